@@ -1,0 +1,181 @@
+package app
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Prober is anything that can report a Capability: every backend, and
+// facilities that are not backends themselves (Landlock, seccomp).
+type Prober interface {
+	Name() string
+	Probe(ctx context.Context) backends.Capability
+}
+
+// Capabilities is what this machine can isolate with.
+type Capabilities struct {
+	OS string `json:"os"`
+	// State is "isolated" when at least one isolating backend is healthy,
+	// else "degraded": code can only run with no barrier.
+	State string `json:"state"`
+	// Summary says the state in one sentence.
+	Summary string `json:"summary"`
+	// Recommended is the backend a run without a choice gets.
+	Recommended string                `json:"recommended"`
+	Backends    []backends.Capability `json:"backends"`
+	// Facilities are probes of things that are not backends (Landlock).
+	Facilities []backends.Capability `json:"facilities,omitempty"`
+}
+
+// Overall states.
+const (
+	Isolated = "isolated"
+	Degraded = "degraded"
+)
+
+// prober caches probe results per backend so that a run only waits for the
+// probe of the backend it uses, and a slow probe is not repeated per run.
+type prober struct {
+	backends []backends.Backend
+	extras   []Prober
+	ttl      time.Duration
+	now      func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]*probeEntry
+}
+
+type probeEntry struct {
+	mu  sync.Mutex // held while probing: one probe per backend at a time
+	cap backends.Capability
+	at  time.Time
+	ok  bool
+}
+
+// probeTimeout bounds one probe; backends also honour it themselves.
+const probeTimeout = 5 * time.Second
+
+func newProber(bs []backends.Backend, ttl time.Duration, now func() time.Time) *prober {
+	if ttl == 0 {
+		ttl = 20 * time.Second
+	}
+	return &prober{backends: bs, ttl: ttl, now: now, cache: map[string]*probeEntry{}}
+}
+
+func (p *prober) entry(name string) *probeEntry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	en := p.cache[name]
+	if en == nil {
+		en = &probeEntry{}
+		p.cache[name] = en
+	}
+	return en
+}
+
+// probe returns pr's capability, probing when the cached one is stale.
+func (p *prober) probe(ctx context.Context, pr Prober, refresh bool) backends.Capability {
+	en := p.entry(pr.Name())
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if en.ok && !refresh && p.now().Sub(en.at) < p.ttl {
+		return en.cap
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	en.cap = pr.Probe(ctx)
+	en.cap.Backend = pr.Name()
+	en.at, en.ok = p.now(), true
+	return en.cap
+}
+
+// find returns the named backend.
+func (p *prober) find(name string) backends.Backend {
+	for _, b := range p.backends {
+		if b.Name() == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// best returns the first healthy isolating backend in preference order,
+// probing lazily: a later backend is only probed when the earlier ones are
+// not healthy. The capabilities seen on the way explain a refusal.
+func (p *prober) best(ctx context.Context) (backends.Backend, []backends.Capability) {
+	var seen []backends.Capability
+	for _, b := range p.backends {
+		c := p.probe(ctx, b, false)
+		seen = append(seen, c)
+		if c.Isolates && c.Usable() {
+			return b, seen
+		}
+	}
+	return nil, seen
+}
+
+func (p *prober) all(ctx context.Context, refresh bool) Capabilities {
+	caps := Capabilities{OS: runtime.GOOS, State: Degraded}
+	var wg sync.WaitGroup
+	caps.Backends = make([]backends.Capability, len(p.backends))
+	for i, b := range p.backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			caps.Backends[i] = p.probe(ctx, b, refresh)
+		}()
+	}
+	caps.Facilities = make([]backends.Capability, len(p.extras))
+	for i, x := range p.extras {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			caps.Facilities[i] = p.probe(ctx, x, refresh)
+		}()
+	}
+	wg.Wait()
+	for _, c := range caps.Backends {
+		if c.Isolates && c.Usable() {
+			caps.State = Isolated
+			caps.Recommended = c.Backend
+			break
+		}
+	}
+	caps.Summary = summarize(caps)
+	return caps
+}
+
+func summarize(c Capabilities) string {
+	if c.State == Isolated {
+		return "Code runs isolated with " + c.Recommended + "."
+	}
+	var why []string
+	for _, b := range c.Backends {
+		if b.Isolates {
+			why = append(why, b.Backend+": "+b.Reason)
+		}
+	}
+	s := "Degraded: no isolation is available on this machine, so code could only run with no barrier at all; sandboxed runs are refused."
+	if len(why) > 0 {
+		s += " " + strings.Join(why, "; ")
+	}
+	return s
+}
+
+// ProbeFunc adapts a probe function to a Prober.
+func ProbeFunc(name string, fn func(ctx context.Context) backends.Capability) Prober {
+	return probeFunc{name, fn}
+}
+
+type probeFunc struct {
+	name string
+	fn   func(ctx context.Context) backends.Capability
+}
+
+func (p probeFunc) Name() string                                  { return p.name }
+func (p probeFunc) Probe(ctx context.Context) backends.Capability { return p.fn(ctx) }

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/backends"
+)
+
+// PolicyChanges are the switches `senclaw policy` may set; nil leaves one
+// unchanged.
+type PolicyChanges struct {
+	AgentShell       *bool
+	AgentNetwork     *bool
+	DiskRead         *string
+	AgentLoopback    []int
+	Scheduler        *bool
+	SchedulerNetwork *bool
+	Python           *bool
+	Node             *bool
+	CodeNetwork      *bool
+	JSON             bool
+}
+
+// Policy executes `senclaw policy`: it applies the changes, if any, then
+// shows the policy with what each switch means.
+func Policy(e *app.Engine, c PolicyChanges, io IO) int {
+	p := e.Policy()
+	changed := false
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst, changed = *v, true
+		}
+	}
+	set(&p.ExecShell, c.AgentShell)
+	set(&p.ExecNetwork, c.AgentNetwork)
+	set(&p.SchedulerScript, c.Scheduler)
+	set(&p.SchedulerNetwork, c.SchedulerNetwork)
+	set(&p.RunPython, c.Python)
+	set(&p.RunNode, c.Node)
+	set(&p.CodeNetwork, c.CodeNetwork)
+	if c.DiskRead != nil {
+		p.ExecFsMode, changed = backends.FsMode(*c.DiskRead), true
+	}
+	if c.AgentLoopback != nil {
+		p.ExecLoopback, changed = c.AgentLoopback, true
+	}
+	if changed {
+		var err error
+		if p, err = e.SetPolicy(p); err != nil {
+			fmt.Fprintln(io.Err, "senclaw policy:", err)
+			return ExitUsage
+		}
+	}
+	if c.JSON {
+		writeJSON(io.Out, p)
+		return 0
+	}
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	tw := table(io.Out)
+	fmt.Fprintf(tw, "agent shell\t%s\toff: runs directly on the host (recorded as none); on: sandboxed, refused when nothing can isolate\n", onOff(p.ExecShell))
+	fmt.Fprintf(tw, "  disk read\t%s\twhat the sandboxed agent shell may read (strict, allowlist, open)\n", p.ExecFsMode)
+	fmt.Fprintf(tw, "  network\t%s\t\n", onOff(p.ExecNetwork))
+	fmt.Fprintf(tw, "  loopback\t%v\tthis machine's ports it may call\n", p.ExecLoopback)
+	fmt.Fprintf(tw, "scheduler scripts\t%s\toff: run directly (recorded as none); on: one-shot sandbox\n", onOff(p.SchedulerScript))
+	fmt.Fprintf(tw, "  network\t%s\t\n", onOff(p.SchedulerNetwork))
+	fmt.Fprintf(tw, "run python\t%s\toff: every Python code run is refused\n", onOff(p.RunPython))
+	fmt.Fprintf(tw, "run node\t%s\toff: every Node code run is refused\n", onOff(p.RunNode))
+	fmt.Fprintf(tw, "code network\t%s\tnetwork for one-shot code runs\n", onOff(p.CodeNetwork))
+	tw.Flush()
+	return 0
+}

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+)
+
+// Caps executes `senclaw caps`.
+func Caps(ctx context.Context, e *app.Engine, jsonOut bool, io IO) int {
+	c := e.Capabilities(ctx, true)
+	if jsonOut {
+		writeJSON(io.Out, c)
+		return 0
+	}
+	fmt.Fprintf(io.Out, "state: %s\n%s\n\n", c.State, c.Summary)
+	tw := table(io.Out)
+	fmt.Fprintln(tw, "BACKEND\tSTATE\tVERSION\tISOLATES\tENFORCES\tREASON")
+	for _, b := range c.Backends {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", b.Backend, b.State, dash(b.Version), b.Isolates, dash(strings.Join(b.Enforces, ",")), b.Reason)
+	}
+	for _, f := range c.Facilities {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t%s\n", f.Backend, f.State, dash(f.Version), f.Reason)
+	}
+	tw.Flush()
+	return 0
+}
+
+// List executes `senclaw ls`.
+func List(e *app.Engine, jsonOut bool, io IO) int {
+	all, err := e.List()
+	if err != nil {
+		fmt.Fprintln(io.Err, "senclaw ls:", err)
+		return ExitFailure
+	}
+	if jsonOut {
+		if all == nil {
+			all = []app.Sandbox{}
+		}
+		writeJSON(io.Out, all)
+		return 0
+	}
+	tw := table(io.Out)
+	fmt.Fprintln(tw, "ID\tNAME\tBACKEND\tFS\tNETWORK\tLIMITS\tSTATE\tLAST USE")
+	for _, s := range all {
+		backend := s.Backend
+		if backend == "" {
+			backend = "auto"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%g cpu, %d MB, %d pids, %d s\t%s\t%s\n",
+			s.ID, s.Name, backend, s.FsMode, s.Network, s.CPUs, s.MemoryMB, s.Pids, s.TimeoutMs/1000, s.State, ago(s.LastUsedAt))
+	}
+	tw.Flush()
+	return 0
+}
+
+// Remove executes `senclaw rm`.
+func Remove(e *app.Engine, ids []string, purge bool, io IO) int {
+	if len(ids) == 0 {
+		fmt.Fprintln(io.Err, "senclaw rm: give the id of a sandbox (senclaw ls lists them)")
+		return ExitUsage
+	}
+	code := 0
+	for _, id := range ids {
+		purged, err := e.Delete(id, purge)
+		if err != nil {
+			fmt.Fprintln(io.Err, "senclaw rm:", err)
+			code = ExitFailure
+			continue
+		}
+		files := "files kept"
+		if purged {
+			files = "files removed"
+		} else if purge {
+			files = "files kept: the workspace is not senclaw's own directory"
+		}
+		fmt.Fprintf(io.Out, "deleted %s (%s)\n", id, files)
+	}
+	return code
+}
+
+// Stop executes `senclaw stop-sandbox`.
+func Stop(e *app.Engine, ids []string, all bool, io IO) int {
+	if all {
+		fmt.Fprintf(io.Out, "stopped %d runs\n", e.StopAll())
+		return 0
+	}
+	for _, id := range ids {
+		n, err := e.Stop(id)
+		if err != nil {
+			fmt.Fprintln(io.Err, "senclaw stop:", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(io.Out, "%s: stopped %d runs\n", id, n)
+	}
+	return 0
+}
+
+// Runs executes `senclaw runs`.
+func Runs(e *app.Engine, sandboxID string, limit int, jsonOut bool, io IO) int {
+	runs, err := e.Runs(sandboxID, limit)
+	if err != nil {
+		fmt.Fprintln(io.Err, "senclaw runs:", err)
+		return ExitFailure
+	}
+	if jsonOut {
+		writeJSON(io.Out, runs)
+		return 0
+	}
+	tw := table(io.Out)
+	fmt.Fprintln(tw, "RUN\tWHEN\tSOURCE\tSANDBOX\tISOLATION\tEXIT\tTIME\tCOMMAND")
+	for _, r := range runs {
+		exit := "-"
+		switch {
+		case r.State == "running":
+			exit = "running"
+		case r.TimedOut:
+			exit = "timeout"
+		case r.Killed != "":
+			exit = "killed"
+		case r.ExitCode != nil:
+			exit = fmt.Sprint(*r.ExitCode)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d ms\t%s\n", r.ID, ago(r.StartedAt), r.Source, r.SandboxName, r.Isolation, exit, r.DurationMs, oneLine(r.Command, 60))
+	}
+	tw.Flush()
+	return 0
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := time.Since(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.Local().Format("2006-01-02")
+}

@@ -1,0 +1,190 @@
+// Package app is the headless engine of SenClaw Sandbox: sandboxes, the
+// runner (the single gate every execution passes through), the exec policy,
+// settings, capability probing and the store. It knows nothing of windows,
+// trays, HTTP or MCP; those faces are clients of it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/senclaw/sandbox/app/store"
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Options configure an Engine. main builds them from flags and the
+// environment; the engine reads neither.
+type Options struct {
+	// DataDir holds the database and the workspaces.
+	DataDir string
+	// ConfigDir holds the API token and profiles; hidden from sandboxes.
+	ConfigDir string
+	// RuntimeDir holds the API socket; hidden from sandboxes.
+	RuntimeDir string
+	// HomeDir is the home of the user the engine serves; its secret
+	// folders are hidden from sandboxes and never mounted.
+	HomeDir string
+	// Backends in order of preference. The first healthy isolating one
+	// is used when a sandbox does not name one.
+	Backends []backends.Backend
+	// Probes are facilities reported with the capabilities that are not
+	// backends (Landlock).
+	Probes []Prober
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxRuns bounds the run history (default 5000).
+	MaxRuns int
+	// ProbeTTL is how long a probe result is reused (default 20 s).
+	ProbeTTL time.Duration
+	// EUID is the engine's effective uid (os.Geteuid()); it decides
+	// whether sandboxed code must be dropped to the sandbox user.
+	EUID int
+	// SystemPath is the PATH given to sandboxed code.
+	SystemPath string
+}
+
+// Engine owns all state. Create it with New and release it with Close.
+type Engine struct {
+	opts   Options
+	log    *slog.Logger
+	store  *store.Store
+	paths  enginePaths
+	now    func() time.Time
+	probes *prober
+
+	mu       sync.Mutex // guards settings, policy
+	settings Settings
+	policy   ExecPolicy
+
+	live *liveRuns
+}
+
+// New opens the store and returns a ready engine.
+func New(opts Options) (*Engine, error) {
+	if opts.DataDir == "" {
+		return nil, errors.New("no data dir given")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SystemPath == "" {
+		opts.SystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	}
+	dataDir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	opts.DataDir = dataDir
+	if err := prepareDataDir(dataDir); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(dataDir, "senclaw.db"), store.Options{MaxRuns: opts.MaxRuns})
+	if err != nil {
+		return nil, fmt.Errorf("opening the store: %w", err)
+	}
+	e := &Engine{
+		opts:  opts,
+		log:   opts.Logger,
+		store: st,
+		paths: enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir},
+		now:   opts.Now,
+		live:  newLiveRuns(),
+	}
+	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
+	e.probes.extras = opts.Probes
+	if err := e.loadConfig(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// prepareDataDir creates the data dir and its workspaces dir. Both are
+// 0711: not listable by anyone else, but traversable, because a root
+// engine runs sandboxed code as an unprivileged user whose workspace lies
+// below them. The database itself is 0600.
+func prepareDataDir(dir string) error {
+	for _, d := range []string{dir, filepath.Join(dir, "workspaces")} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
+		if err := os.Chmod(d, 0o711); err != nil {
+			return fmt.Errorf("setting the mode of %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// Close stops every live run and closes the store.
+func (e *Engine) Close() error {
+	e.live.killAll()
+	e.live.wait(5 * time.Second)
+	return e.store.Close()
+}
+
+// DataDir is where the database and workspaces live.
+func (e *Engine) DataDir() string { return e.opts.DataDir }
+
+func (e *Engine) workspacesDir() string { return filepath.Join(e.opts.DataDir, "workspaces") }
+
+// loadConfig reads settings and policy into memory. A setting that was
+// never saved takes its default; one that cannot be read is an error, so a
+// broken store never silently means "switches off".
+func (e *Engine) loadConfig() error {
+	s := DefaultSettings()
+	if err := e.store.GetSetting("app", &s); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("reading settings: %w", err)
+	}
+	p := DefaultExecPolicy()
+	if err := e.store.GetSetting("exec_policy", &p); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("reading the exec policy: %w", err)
+	}
+	e.mu.Lock()
+	e.settings, e.policy = s, p
+	e.mu.Unlock()
+	return nil
+}
+
+// Settings returns the current settings.
+func (e *Engine) Settings() Settings {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.settings
+	s.Allowlist = append([]string{}, s.Allowlist...)
+	return s
+}
+
+// Policy returns the current exec policy.
+func (e *Engine) Policy() ExecPolicy {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.policy
+	p.ExecLoopback = append([]int{}, p.ExecLoopback...)
+	return p
+}
+
+// sandboxUser is who sandboxed code runs as: nil (the engine's own user)
+// unless the engine is root, which sandboxed code must never be.
+func (e *Engine) sandboxUser() *backends.Credential {
+	if e.opts.EUID != 0 {
+		return nil
+	}
+	s := e.Settings()
+	return &backends.Credential{UID: s.SandboxUID, GID: s.SandboxGID}
+}
+
+// Capabilities probes every backend (reusing recent results unless
+// refresh) and says whether this machine can isolate.
+func (e *Engine) Capabilities(ctx context.Context, refresh bool) Capabilities {
+	return e.probes.all(ctx, refresh)
+}

@@ -1,0 +1,64 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldError is bad input: it names the field and the value, says why, and
+// nothing was changed.
+type FieldError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	switch v := e.Value.(type) {
+	case nil:
+		return fmt.Sprintf("%s: %s", e.Field, e.Reason)
+	case string:
+		return fmt.Sprintf("%s %q: %s", e.Field, v, e.Reason)
+	default:
+		return fmt.Sprintf("%s %v: %s", e.Field, v, e.Reason)
+	}
+}
+
+func badField(field string, value any, format string, args ...any) error {
+	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// RefusedError is a run that was refused by policy or because no isolation
+// could be applied. Nothing ran.
+type RefusedError struct {
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return "refused: " + e.Reason }
+
+func refused(format string, args ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundError is an unknown id.
+type NotFoundError struct {
+	Kind string
+	ID   string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no %s with id %q", e.Kind, e.ID)
+}
+
+// ConflictError is a request that cannot be done in the current state.
+type ConflictError struct {
+	Reason string
+}
+
+func (e *ConflictError) Error() string { return e.Reason }
+
+// IsRefused reports whether err is a refusal by policy or missing isolation.
+func IsRefused(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
+}

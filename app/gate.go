@@ -1,0 +1,111 @@
+package app
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Isolation labels of runs without a barrier.
+const (
+	isolationNone     = "none"
+	isolationDegraded = "none (degraded)"
+)
+
+// choose applies the exec policy and picks the backend for p. It never
+// returns a weaker backend than the one asked for: an isolating backend
+// that is not usable is a refusal, not a fallback.
+func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string, error) {
+	pol := e.Policy()
+	switch runtimeOf(p) {
+	case "python":
+		if !pol.RunPython {
+			return nil, "", refused("Python execution is switched off (Security enforcement → Run Python); turn the switch on to run Python code")
+		}
+	case "node":
+		if !pol.RunNode {
+			return nil, "", refused("Node execution is switched off (Security enforcement → Run Node); turn the switch on to run Node code")
+		}
+	}
+	if p.offPath {
+		b := e.probes.find("direct")
+		if b == nil {
+			return nil, "", refused("no direct backend is configured")
+		}
+		return b, isolationNone, nil
+	}
+	switch name := p.sb.Backend; name {
+	case "direct":
+		if !e.Settings().AllowDirect {
+			return nil, "", refused("this sandbox asks for the direct backend, which runs code with no isolation, and allowDirect is off in the settings; use an isolating backend (bwrap, docker), or turn allowDirect on if you accept unconfined runs")
+		}
+		return e.probes.find("direct"), isolationDegraded, nil
+	case "":
+		b, seen := e.probes.best(ctx)
+		if b == nil {
+			var why []string
+			for _, c := range seen {
+				if c.Isolates {
+					why = append(why, c.Backend+": "+c.Reason)
+				}
+			}
+			reason := "no isolation is available on this machine, and nothing runs unconfined"
+			if len(why) > 0 {
+				reason += " (" + strings.Join(why, "; ") + ")"
+			}
+			return nil, "", refused("%s", reason)
+		}
+		return b, b.Name(), nil
+	default:
+		b := e.probes.find(name)
+		if b == nil {
+			return nil, "", refused("this sandbox's backend %q is not available in this engine", name)
+		}
+		c := e.probes.probe(ctx, b, false)
+		if !c.Usable() {
+			return nil, "", refused("%s is not usable: %s", name, c.Reason)
+		}
+		return b, name, nil
+	}
+}
+
+var (
+	pythonWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python[0-9.]*|pip[0-9.]*|ipython[0-9]*|pytest)$`) })
+	nodeWord   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(node|nodejs|npm|npx|tsx|ts-node|yarn|pnpm)$`) })
+)
+
+// runtimeOf says whether p runs Python or Node code: a code run in that
+// language, or a command whose first word is one of their interpreters or
+// package managers. A shell line that starts Python deeper inside is not
+// recognised; the switch governs code runs and direct interpreter calls.
+func runtimeOf(p *plan) string {
+	switch p.req.Language {
+	case "python":
+		return "python"
+	case "node":
+		return "node"
+	case "bash":
+		return ""
+	}
+	var first string
+	if len(p.req.Argv) > 0 {
+		first = p.req.Argv[0]
+	} else if f := strings.Fields(p.req.Command); len(f) > 0 {
+		first = f[0]
+		for i := 0; i < len(f)-1 && (f[i] == "env" || f[i] == "exec" || strings.Contains(f[i], "=")); i++ {
+			first = f[i+1]
+		}
+	}
+	base := filepath.Base(first)
+	switch {
+	case pythonWord().MatchString(base):
+		return "python"
+	case nodeWord().MatchString(base):
+		return "node"
+	}
+	return ""
+}

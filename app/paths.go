@@ -1,0 +1,132 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// homeSecrets are folders and files under a home directory that hold
+// credentials. They are masked in open mode and can never be mounted.
+var homeSecrets = []string{
+	".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker", ".netrc",
+	".azure", ".config/gh", ".git-credentials", ".npmrc", ".pypirc",
+	".cargo/credentials", ".cargo/credentials.toml", ".password-store",
+	".local/share/keyrings", ".pki", ".vault-token", ".terraform.d",
+	// browser profiles
+	".mozilla", ".thunderbird", ".config/google-chrome", ".config/chromium",
+	".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
+	".config/opera", ".var/app",
+}
+
+// hostSockets are paths of services that would let sandboxed code act
+// outside its sandbox (a Docker socket is root on the host). Unix sockets
+// are reached through the filesystem, not the network namespace, so they
+// are masked in open mode even when the network is off.
+var hostSockets = []string{
+	"/run/docker.sock", "/var/run/docker.sock", "/run/docker", "/run/containerd",
+	"/run/podman", "/run/dbus", "/run/user", "/run/snapd.socket",
+	"/run/snapd-snap.socket", "/run/systemd/private", "/run/systemd/journal",
+	"/run/libvirt", "/run/lxd-installer.socket", "/var/lib/docker", "/var/lib/containerd",
+	"/var/snap/lxd/common/lxd",
+}
+
+// systemRoots are refused as mount sources (exact match): mounting one
+// adds nothing a jailed mode lacks and would make it writable.
+var systemRoots = []string{
+	"/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/var",
+	"/proc", "/sys", "/dev", "/boot", "/run", "/opt", "/root", "/home", "/tmp",
+	"/srv", "/mnt", "/media", "/nix", "/nix/store",
+}
+
+// enginePaths are the engine's own directories and the user's home, the
+// inputs to protection decisions.
+type enginePaths struct {
+	data    string
+	config  string
+	runtime string
+	home    string
+}
+
+// protected returns the canonical paths no sandbox may see: the engine's
+// own dirs and the home secrets.
+func (p enginePaths) protected() []string {
+	var out []string
+	add := func(path string) {
+		if path == "" {
+			return
+		}
+		out = append(out, canonical(path))
+	}
+	add(p.data)
+	add(p.config)
+	add(p.runtime)
+	if p.home != "" {
+		for _, s := range homeSecrets {
+			add(filepath.Join(p.home, s))
+		}
+	}
+	return out
+}
+
+// hidden returns the existing paths that open mode masks: the protected
+// paths and the host service sockets. A path that does not exist needs no
+// mask (and bwrap could not mount over it).
+func (p enginePaths) hidden() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, path := range append(p.protected(), hostSockets...) {
+		path = canonical(path)
+		if seen[path] {
+			continue
+		}
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		seen[path] = true
+		out = append(out, path)
+	}
+	return dropNested(out)
+}
+
+// dropNested removes paths that lie under another path of the list: a mask
+// of the parent covers them, and a second mount under a masked directory
+// would fail.
+func dropNested(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		nested := false
+		for _, q := range paths {
+			if p != q && within(p, q) {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// canonical resolves symlinks as far as the path exists, so that a link to
+// a protected folder is recognised as that folder.
+func canonical(path string) string {
+	path = filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" || dir == path {
+		return path
+	}
+	return filepath.Join(canonical(filepath.Clean(dir)), base)
+}
+
+// within reports whether path is root or lies under it.
+func within(path, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
+}

@@ -1,0 +1,330 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/senclaw/sandbox/app/store"
+	"github.com/senclaw/sandbox/backends"
+)
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newRunID returns an id that sorts in creation order (the store prunes the
+// smallest ids first).
+func (e *Engine) newRunID() string {
+	return fmt.Sprintf("r%016x%s", e.now().UnixNano(), randomHex(2))
+}
+
+// knownBackend reports whether name is a configured backend.
+func (e *Engine) knownBackend(name string) bool {
+	return e.probes.find(name) != nil
+}
+
+// applyConfig validates cfg onto a copy of sb and returns it. Create and
+// update share it, so the same input is judged the same way.
+func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbox, error) {
+	var err error
+	if cfg.Name != nil {
+		if sb.Name, err = checkName(*cfg.Name); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.Backend != nil {
+		name := strings.TrimSpace(*cfg.Backend)
+		switch {
+		case !create && name != sb.Backend:
+			return sb, badField("backend", name, "cannot be changed; create a new sandbox instead")
+		case name != "" && name != "auto" && !e.knownBackend(name):
+			return sb, badField("backend", name, "unknown backend: use %s", strings.Join(e.backendNames(), ", "))
+		}
+		if create {
+			sb.Backend = name
+		}
+	}
+	if cfg.Image != nil {
+		if !create && *cfg.Image != sb.Image {
+			return sb, badField("image", *cfg.Image, "cannot be changed; create a new sandbox instead")
+		}
+		sb.Image = strings.TrimSpace(*cfg.Image)
+	}
+	if cfg.FsMode != nil {
+		if sb.FsMode, err = checkFsMode("fsMode", *cfg.FsMode); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.Mounts != nil {
+		if sb.Mounts, err = checkMounts(cfg.Mounts, e.paths); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.Network != nil {
+		sb.Network = *cfg.Network
+	}
+	if cfg.Listen != nil || cfg.Connect != nil || cfg.Loopback != nil {
+		listen, connect, loopback := sb.Ports.Listen, sb.Ports.Connect, sb.Ports.Loopback
+		if cfg.Listen != nil {
+			listen = cfg.Listen
+		}
+		if cfg.Connect != nil {
+			connect = cfg.Connect
+		}
+		if cfg.Loopback != nil {
+			loopback = cfg.Loopback
+		}
+		if sb.Ports, err = checkPortRules(listen, connect, loopback); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.CPUs != nil {
+		if err := checkCPUs("cpus", *cfg.CPUs); err != nil {
+			return sb, err
+		}
+		sb.CPUs = *cfg.CPUs
+	}
+	if cfg.MemoryMB != nil {
+		if err := checkMemory("memoryMb", *cfg.MemoryMB); err != nil {
+			return sb, err
+		}
+		sb.MemoryMB = *cfg.MemoryMB
+	}
+	if cfg.Pids != nil {
+		if err := checkPids("pids", *cfg.Pids); err != nil {
+			return sb, err
+		}
+		sb.Pids = *cfg.Pids
+	}
+	if cfg.DiskMB != nil {
+		if err := checkDisk("diskMb", *cfg.DiskMB); err != nil {
+			return sb, err
+		}
+		sb.DiskMB = *cfg.DiskMB
+	}
+	if cfg.TimeoutMs != nil {
+		if err := checkTimeout("timeoutMs", *cfg.TimeoutMs); err != nil {
+			return sb, err
+		}
+		sb.TimeoutMs = *cfg.TimeoutMs
+	}
+	if cfg.Env != nil {
+		if err := checkEnv("env", cfg.Env); err != nil {
+			return sb, err
+		}
+		sb.Env = cfg.Env
+	}
+	return sb, nil
+}
+
+func (e *Engine) backendNames() []string {
+	var names []string
+	for _, b := range e.opts.Backends {
+		names = append(names, b.Name())
+	}
+	return append(names, "auto")
+}
+
+// defaultSandbox is a sandbox filled with the settings' defaults.
+func (e *Engine) defaultSandbox() Sandbox {
+	s := e.Settings()
+	now := e.now().UTC()
+	return Sandbox{
+		FsMode:    s.DefaultFsMode,
+		Mounts:    []backends.Mount{},
+		Network:   s.DefaultNetwork,
+		Ports:     backends.PortRules{Listen: []int{}, Connect: []int{}, Loopback: []int{}},
+		CPUs:      s.DefaultCPUs,
+		MemoryMB:  s.DefaultMemoryMB,
+		Pids:      s.DefaultPids,
+		DiskMB:    s.DefaultDiskMB,
+		TimeoutMs: s.DefaultTimeoutMs,
+		Image:     s.DefaultImage,
+		Env:       map[string]string{},
+		State:     StateIdle,
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+}
+
+// Create validates cfg, makes the sandbox's workspace and stores it.
+// Nothing is stored when any field is invalid.
+func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error) {
+	sb, err := e.newSandbox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.makeWorkspace(&sb); err != nil {
+		return nil, err
+	}
+	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
+		os.RemoveAll(sb.Workspace)
+		return nil, fmt.Errorf("saving sandbox: %w", err)
+	}
+	e.log.Info("Sandbox created.", "id", sb.ID, "name", sb.Name, "backend", sb.Backend)
+	return &sb, nil
+}
+
+// newSandbox validates cfg over the defaults; it stores nothing.
+func (e *Engine) newSandbox(cfg SandboxConfig) (Sandbox, error) {
+	sb, err := e.applyConfig(e.defaultSandbox(), cfg, true)
+	if err != nil {
+		return sb, err
+	}
+	sb.ID = randomHex(6)
+	if sb.Name == "" {
+		sb.Name = "sandbox-" + sb.ID
+	}
+	if sb.Backend == "auto" {
+		sb.Backend = ""
+	}
+	return sb, nil
+}
+
+// makeWorkspace creates the sandbox's own directory under workspaces/,
+// owned by the sandbox user when the engine is root.
+func (e *Engine) makeWorkspace(sb *Sandbox) error {
+	dir := filepath.Join(e.workspacesDir(), sb.ID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the workspace: %w", err)
+	}
+	if u := e.sandboxUser(); u != nil {
+		if err := os.Chown(dir, int(u.UID), int(u.GID)); err != nil {
+			os.Remove(dir)
+			return fmt.Errorf("giving the workspace to the sandbox user %d: %w", u.UID, err)
+		}
+	}
+	sb.Workspace, sb.OwnWorkspace = dir, true
+	return nil
+}
+
+// Get returns the sandbox id, with its live state.
+func (e *Engine) Get(id string) (*Sandbox, error) {
+	var sb Sandbox
+	if err := e.store.GetSandbox(id, &sb); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &NotFoundError{Kind: "sandbox", ID: id}
+		}
+		return nil, err
+	}
+	e.withLiveState(&sb)
+	return &sb, nil
+}
+
+func (e *Engine) withLiveState(sb *Sandbox) {
+	if e.live.count(sb.ID) > 0 {
+		sb.State = StateRunning
+	} else if sb.State == StateRunning {
+		sb.State = StateIdle
+	}
+}
+
+// List returns every sandbox, most recently used first.
+func (e *Engine) List() ([]Sandbox, error) {
+	var out []Sandbox
+	err := e.store.EachSandbox(func(data []byte) error {
+		var sb Sandbox
+		if err := json.Unmarshal(data, &sb); err != nil {
+			return err
+		}
+		e.withLiveState(&sb)
+		out = append(out, sb)
+		return nil
+	})
+	slices.SortStableFunc(out, func(a, b Sandbox) int {
+		ta, tb := a.LastUsedAt, b.LastUsedAt
+		if ta.IsZero() {
+			ta = a.CreatedAt
+		}
+		if tb.IsZero() {
+			tb = b.CreatedAt
+		}
+		return tb.Compare(ta)
+	})
+	return out, err
+}
+
+// Update validates cfg against the sandbox and saves it. The same checks
+// as Create apply; on any error nothing changes.
+func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
+	sb, err := e.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	next, err := e.applyConfig(*sb, cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	next.UpdatedAt = e.now().UTC()
+	if err := e.store.PutSandbox(id, next); err != nil {
+		return nil, fmt.Errorf("saving sandbox: %w", err)
+	}
+	return &next, nil
+}
+
+// Stop kills every process of the sandbox and returns how many runs were
+// stopped.
+func (e *Engine) Stop(id string) (int, error) {
+	if _, err := e.Get(id); err != nil {
+		return 0, err
+	}
+	return e.live.killSandbox(id, "stopped"), nil
+}
+
+// StopAll stops every sandbox's processes.
+func (e *Engine) StopAll() int {
+	return e.live.killAll()
+}
+
+// Delete stops the sandbox and removes it. With purge, its workspace is
+// removed too, but only when it is our own directory under workspaces/;
+// a project directory (the agent shell's) or a forged path is never
+// touched. It reports whether files were removed.
+func (e *Engine) Delete(id string, purge bool) (bool, error) {
+	sb, err := e.Get(id)
+	if err != nil {
+		return false, err
+	}
+	e.live.killSandbox(id, "sandbox deleted")
+	e.live.waitSandbox(id)
+	if err := e.store.DeleteSandbox(id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	if !purge {
+		return false, nil
+	}
+	return e.purgeWorkspace(sb)
+}
+
+// purgeWorkspace removes a workspace only if it is exactly
+// workspaces/<id> of this sandbox.
+func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
+	want := filepath.Join(e.workspacesDir(), sb.ID)
+	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != want || sb.ID == "" || strings.ContainsAny(sb.ID, "/.") {
+		return false, nil
+	}
+	if err := os.RemoveAll(want); err != nil {
+		return false, fmt.Errorf("removing the workspace: %w", err)
+	}
+	return true, nil
+}
+
+// touch records the sandbox's last use.
+func (e *Engine) touch(id string) {
+	var sb Sandbox
+	if err := e.store.GetSandbox(id, &sb); err != nil {
+		return
+	}
+	sb.LastUsedAt = e.now().UTC()
+	_ = e.store.PutSandbox(id, sb)
+}

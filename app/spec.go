@@ -1,0 +1,187 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// spec resolves p into the backend's Spec: the environment built from
+// nothing, the paths to hide, the user to run as, the code file written.
+func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
+	sb := p.sb
+	user := e.sandboxUser()
+	if p.offPath {
+		user = nil // the documented off path runs as the engine's user
+	}
+	if rec.Backend == "bwrap" && user != nil {
+		if err := reachable(sb.Workspace, *user); err != nil {
+			return nil, err
+		}
+		for _, m := range sb.Mounts {
+			if err := reachable(m.Source, *user); err != nil {
+				return nil, err
+			}
+		}
+	}
+	argv := p.argv
+	if p.code != "" {
+		file, err := e.writeCode(p, rec.ID)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(slices.Clone(argv), file)
+		if rec.Backend != "docker" {
+			if _, err := lookIn(argv[0], e.opts.SystemPath); err != nil {
+				return nil, err
+			}
+		}
+	}
+	env, err := e.buildEnv(p)
+	if err != nil {
+		return nil, err
+	}
+	spec := &backends.Spec{
+		SandboxID: sb.ID,
+		RunID:     rec.ID,
+		Workspace: sb.Workspace,
+		Argv:      argv,
+		Env:       env,
+		FsMode:    sb.FsMode,
+		Mounts:    sb.Mounts,
+		Network:   sb.Network,
+		Ports:     sb.Ports,
+		Limits:    sb.limits(),
+		User:      user,
+		Image:     sb.Image,
+	}
+	switch sb.FsMode {
+	case backends.FsAllowlist:
+		spec.ReadPaths = e.Settings().Allowlist
+	case backends.FsOpen:
+		spec.Hidden = e.paths.hidden()
+	}
+	return spec, nil
+}
+
+// buildEnv builds the run's environment from nothing: nothing of the
+// engine's own environment reaches sandboxed code.
+func (e *Engine) buildEnv(p *plan) ([]string, error) {
+	home := p.sb.Workspace
+	tmp := filepath.Join(home, ".tmp")
+	if p.offPath && e.opts.HomeDir != "" {
+		home = e.opts.HomeDir
+	}
+	if p.sb.Kind == "agent" {
+		tmp = "/tmp" // the sandbox's private /tmp; keeps the project dir clean
+	} else if !p.offPath {
+		if _, err := e.engineDir(p.sb, ".tmp"); err != nil {
+			return nil, err
+		}
+	}
+	vars := map[string]string{
+		"PATH":                    e.opts.SystemPath,
+		"HOME":                    home,
+		"TMPDIR":                  tmp,
+		"LANG":                    "C.UTF-8",
+		"PYTHONDONTWRITEBYTECODE": "1",
+		"PYTHONUNBUFFERED":        "1",
+		"SENCLAW_SANDBOX":         "1",
+	}
+	if p.offPath {
+		delete(vars, "SENCLAW_SANDBOX")
+		delete(vars, "TMPDIR")
+	}
+	for k, v := range p.sb.Env {
+		vars[k] = v
+	}
+	for k, v := range p.req.Env {
+		vars[k] = v
+	}
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	env := make([]string, 0, len(keys))
+	for _, k := range keys {
+		env = append(env, k+"="+vars[k])
+	}
+	return env, nil
+}
+
+// engineDir makes dir name inside the workspace, owned by the sandbox
+// user, and returns its path.
+func (e *Engine) engineDir(sb *Sandbox, name string) (string, error) {
+	dir := filepath.Join(sb.Workspace, name)
+	fi, err := os.Lstat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return "", fmt.Errorf("%s in the workspace is not a directory; remove it", name)
+	case err == nil:
+		return dir, nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return "", fmt.Errorf("creating %s in the workspace: %w", name, err)
+	}
+	e.chownToSandbox(dir)
+	return dir, nil
+}
+
+// chownToSandbox gives path to the sandbox user when the engine is root.
+func (e *Engine) chownToSandbox(path string) {
+	if u := e.sandboxUser(); u != nil {
+		_ = os.Lchown(path, int(u.UID), int(u.GID))
+	}
+}
+
+// reachable checks that user can walk down to path: a root engine runs
+// sandboxed code as an unprivileged user, and bubblewrap opens the
+// workspace and mounts as that user.
+func reachable(path string, user backends.Credential) error {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("checking %s: %w", dir, err)
+		}
+		uid, gid, ok := ownerOf(fi)
+		mode := fi.Mode().Perm()
+		if ok {
+			search := mode&0o001 != 0 ||
+				(uid == user.UID && mode&0o100 != 0) ||
+				(gid == user.GID && mode&0o010 != 0)
+			if !search {
+				return fmt.Errorf("%s is not reachable by the sandbox user %d: %s (mode %o) is not searchable by it; keep the data dir and mounts outside private folders such as /root (for example --data-dir /var/lib/senclaw)", path, user.UID, dir, mode)
+			}
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
+}
+
+// lookIn finds an executable named name in the directories of pathList.
+func lookIn(name, pathList string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(pathList) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &FieldError{Field: "language", Value: name, Reason: fmt.Sprintf("is not installed on this machine (looked in %s); install it, for example apt-get install %s", pathList, debianPackage(name))}
+}
+
+func debianPackage(bin string) string {
+	switch bin {
+	case "node":
+		return "nodejs"
+	}
+	return bin
+}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// CurrentSchema is the schema version this code writes.
+//
+// History:
+//   - 1: meta, settings, sandboxes, runs.
+//   - 2: runs_by_sandbox, an index of run ids per sandbox, so a sandbox's
+//     history and its deletion do not scan every run.
+const CurrentSchema = 2
+
+// migrations[v] upgrades a file from version v to v+1, inside one
+// transaction together with the version bump.
+var migrations = map[int]func(tx *bolt.Tx) error{
+	1: migrateRunIndex,
+}
+
+func readVersion(tx *bolt.Tx) int {
+	b := tx.Bucket(bucketMeta)
+	if b == nil {
+		return 0
+	}
+	v := b.Get(keySchemaVersion)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+func writeVersion(tx *bolt.Tx, v int) error {
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], uint64(v))
+	return tx.Bucket(bucketMeta).Put(keySchemaVersion, buf[:])
+}
+
+// migrate brings the file to CurrentSchema. A new file is created at the
+// current version directly; a file from a newer engine is refused rather
+// than misread.
+func (s *Store) migrate() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		v := readVersion(tx)
+		if v == 0 && tx.Bucket(bucketMeta) == nil {
+			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex} {
+				if _, err := tx.CreateBucket(name); err != nil {
+					return fmt.Errorf("creating bucket %s: %w", name, err)
+				}
+			}
+			return writeVersion(tx, CurrentSchema)
+		}
+		if v > CurrentSchema {
+			return fmt.Errorf("the database is schema version %d, newer than this engine's %d: upgrade senclaw", v, CurrentSchema)
+		}
+		for ; v < CurrentSchema; v++ {
+			step, ok := migrations[v]
+			if !ok {
+				return fmt.Errorf("no migration from schema version %d", v)
+			}
+			if err := step(tx); err != nil {
+				return fmt.Errorf("migrating schema %d to %d: %w", v, v+1, err)
+			}
+			if err := writeVersion(tx, v+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// migrateRunIndex builds runs_by_sandbox from the runs bucket.
+func migrateRunIndex(tx *bolt.Tx) error {
+	index, err := tx.CreateBucketIfNotExists(bucketRunIndex)
+	if err != nil {
+		return err
+	}
+	runs := tx.Bucket(bucketRuns)
+	if runs == nil {
+		return nil
+	}
+	return runs.ForEach(func(k, v []byte) error {
+		var r struct {
+			SandboxID string `json:"sandboxId"`
+		}
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("run %s: %w", k, err)
+		}
+		if r.SandboxID == "" {
+			return nil
+		}
+		sb, err := index.CreateBucketIfNotExists([]byte(r.SandboxID))
+		if err != nil {
+			return err
+		}
+		return sb.Put(k, nil)
+	})
+}

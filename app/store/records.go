@@ -1,0 +1,176 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// PutSandbox saves a sandbox document under id.
+func (s *Store) PutSandbox(id string, v any) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return putJSON(tx.Bucket(bucketSandboxes), id, v)
+	})
+}
+
+// GetSandbox decodes the sandbox id into v, or returns ErrNotFound.
+func (s *Store) GetSandbox(id string, v any) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return getJSON(tx.Bucket(bucketSandboxes), id, v)
+	})
+}
+
+// DeleteSandbox removes the sandbox document. Its runs stay: the history of
+// what ran is kept until pruned, also for deleted and one-shot sandboxes.
+func (s *Store) DeleteSandbox(id string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSandboxes)
+		if b.Get([]byte(id)) == nil {
+			return ErrNotFound
+		}
+		return b.Delete([]byte(id))
+	})
+}
+
+// EachSandbox calls fn with every stored sandbox document.
+func (s *Store) EachSandbox(fn func(data []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSandboxes).ForEach(func(_, v []byte) error { return fn(v) })
+	})
+}
+
+// PutRun saves a run record. Run ids must sort in creation order (the
+// engine makes them from the clock), because pruning drops the smallest.
+// After the insert the history is cut back to MaxRuns.
+func (s *Store) PutRun(id, sandboxID string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding run %q: %w", id, err)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		runs := tx.Bucket(bucketRuns)
+		n := runCount(tx)
+		if runs.Get([]byte(id)) == nil {
+			n++
+		}
+		if err := runs.Put([]byte(id), data); err != nil {
+			return err
+		}
+		if sandboxID != "" {
+			idx, err := tx.Bucket(bucketRunIndex).CreateBucketIfNotExists([]byte(sandboxID))
+			if err != nil {
+				return err
+			}
+			if err := idx.Put([]byte(id), nil); err != nil {
+				return err
+			}
+		}
+		return s.prune(tx, n)
+	})
+}
+
+// prune deletes the oldest runs beyond maxRuns, with their index entries,
+// and saves the new count. n is the number of runs now stored.
+func (s *Store) prune(tx *bolt.Tx, n int) error {
+	runs := tx.Bucket(bucketRuns)
+	extra := n - s.maxRuns
+	if extra <= 0 {
+		return writeRunCount(tx, n)
+	}
+	type victim struct{ id, sandbox string }
+	var victims []victim
+	c := runs.Cursor()
+	for k, v := c.First(); k != nil && len(victims) < extra; k, v = c.Next() {
+		var r struct {
+			SandboxID string `json:"sandboxId"`
+		}
+		_ = json.Unmarshal(v, &r) // an undecodable record is still pruned
+		victims = append(victims, victim{string(k), r.SandboxID})
+	}
+	idx := tx.Bucket(bucketRunIndex)
+	for _, vv := range victims {
+		if err := runs.Delete([]byte(vv.id)); err != nil {
+			return err
+		}
+		if sb := idx.Bucket([]byte(vv.sandbox)); sb != nil {
+			if err := sb.Delete([]byte(vv.id)); err != nil {
+				return err
+			}
+			if sb.Stats().KeyN == 0 {
+				if err := idx.DeleteBucket([]byte(vv.sandbox)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return writeRunCount(tx, n-len(victims))
+}
+
+var keyRunCount = []byte("run_count")
+
+// runCount is the number of stored runs, kept in meta so that pruning does
+// not walk the whole bucket on every insert. A file without the counter
+// (schema 1) gets it counted once.
+func runCount(tx *bolt.Tx) int {
+	if v := tx.Bucket(bucketMeta).Get(keyRunCount); len(v) == 8 {
+		return int(binary.BigEndian.Uint64(v))
+	}
+	return tx.Bucket(bucketRuns).Stats().KeyN
+}
+
+func writeRunCount(tx *bolt.Tx, n int) error {
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], uint64(n))
+	return tx.Bucket(bucketMeta).Put(keyRunCount, buf[:])
+}
+
+// GetRun decodes the run id into v, or returns ErrNotFound.
+func (s *Store) GetRun(id string, v any) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return getJSON(tx.Bucket(bucketRuns), id, v)
+	})
+}
+
+// CountRuns returns how many run records are kept.
+func (s *Store) CountRuns() (int, error) {
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = runCount(tx)
+		return nil
+	})
+	return n, err
+}
+
+// ListRuns calls fn with up to limit run documents, newest first; only the
+// runs of sandboxID when it is not empty. fn returning false stops early.
+func (s *Store) ListRuns(sandboxID string, limit int, fn func(data []byte) bool) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		runs := tx.Bucket(bucketRuns)
+		var c *bolt.Cursor
+		if sandboxID == "" {
+			c = runs.Cursor()
+		} else {
+			sb := tx.Bucket(bucketRunIndex).Bucket([]byte(sandboxID))
+			if sb == nil {
+				return nil
+			}
+			c = sb.Cursor()
+		}
+		n := 0
+		for k, v := c.Last(); k != nil && (limit <= 0 || n < limit); k, v = c.Prev() {
+			if sandboxID != "" {
+				v = runs.Get(k)
+				if v == nil {
+					continue
+				}
+			}
+			n++
+			if !fn(v) {
+				return nil
+			}
+		}
+		return nil
+	})
+}

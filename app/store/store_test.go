@@ -1,0 +1,192 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+type run struct {
+	ID        string `json:"id"`
+	SandboxID string `json:"sandboxId"`
+}
+
+func listIDs(t *testing.T, s *Store, sandbox string, limit int) []string {
+	t.Helper()
+	var ids []string
+	err := s.ListRuns(sandbox, limit, func(data []byte) bool {
+		var r run
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func TestRunsArePrunedOldestFirst(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{MaxRuns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 1; i <= 5; i++ {
+		sb := "a"
+		if i%2 == 0 {
+			sb = "b"
+		}
+		id := fmt.Sprintf("r%02d", i)
+		if err := s.PutRun(id, sb, run{id, sb}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(listIDs(t, s, "", 0), ","); got != "r05,r04,r03" {
+		t.Fatalf("kept runs = %s, want r05,r04,r03", got)
+	}
+	if got := strings.Join(listIDs(t, s, "a", 0), ","); got != "r05,r03" {
+		t.Fatalf("runs of a = %s", got)
+	}
+	if got := strings.Join(listIDs(t, s, "b", 0), ","); got != "r04" {
+		t.Fatalf("runs of b = %s", got)
+	}
+	if n, _ := s.CountRuns(); n != 3 {
+		t.Fatalf("count = %d", n)
+	}
+	// Updating an existing run does not count it twice.
+	if err := s.PutRun("r05", "a", run{"r05", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.CountRuns(); n != 3 {
+		t.Fatalf("count after update = %d", n)
+	}
+	if got := listIDs(t, s, "", 1); len(got) != 1 || got[0] != "r05" {
+		t.Fatalf("limit 1 = %v", got)
+	}
+}
+
+// writeV1 makes a file the way schema 1 wrote it: no run index, no counter.
+func writeV1(t *testing.T, path string, runs []run) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range []string{"meta", "settings", "sandboxes", "runs"} {
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], 1)
+		if err := tx.Bucket([]byte("meta")).Put([]byte("schema_version"), v[:]); err != nil {
+			return err
+		}
+		for _, r := range runs {
+			data, _ := json.Marshal(r)
+			if err := tx.Bucket([]byte("runs")).Put([]byte(r.ID), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+}
+
+func TestMigrationFromSchema1BuildsTheRunIndex(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	writeV1(t, path, []run{{"r1", "x"}, {"r2", "y"}, {"r3", "x"}})
+	s, err := Open(path, Options{MaxRuns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersion(); v != CurrentSchema {
+		t.Fatalf("schema = %d, want %d", v, CurrentSchema)
+	}
+	if got := strings.Join(listIDs(t, s, "x", 0), ","); got != "r3,r1" {
+		t.Fatalf("runs of x after migration = %q", got)
+	}
+	if n, _ := s.CountRuns(); n != 3 {
+		t.Fatalf("count = %d", n)
+	}
+}
+
+func TestANewerSchemaIsRefused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "new.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error { return writeVersion(tx, CurrentSchema+1) })
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "newer than this engine") {
+		t.Fatalf("err = %v, want a refusal naming the newer schema", err)
+	}
+}
+
+func TestASecondOpenSaysTheLockIsHeld(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = Open(path, Options{Timeout: 50e6})
+	if err == nil || !strings.Contains(err.Error(), "another engine") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSettingsAndSandboxes(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v map[string]int
+	if err := s.GetSetting("app", &v); err != ErrNotFound {
+		t.Fatalf("missing setting: %v", err)
+	}
+	if err := s.PutSetting("app", map[string]int{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GetSetting("app", &v); err != nil || v["a"] != 1 {
+		t.Fatalf("got %v %v", v, err)
+	}
+	if err := s.PutSandbox("s1", map[string]string{"id": "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	_ = s.EachSandbox(func([]byte) error { n++; return nil })
+	if n != 1 {
+		t.Fatalf("sandboxes = %d", n)
+	}
+	if err := s.DeleteSandbox("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSandbox("s1"); err != ErrNotFound {
+		t.Fatalf("second delete: %v", err)
+	}
+}

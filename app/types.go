@@ -1,0 +1,194 @@
+package app
+
+import (
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Sandbox is a named, persistent isolation context.
+type Sandbox struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Kind is "" for a managed sandbox, "agent" for the agent shell's
+	// per-project sandbox, "oneshot" for a throwaway one.
+	Kind    string `json:"kind,omitempty"`
+	Backend string `json:"backend"`
+	Image   string `json:"image,omitempty"`
+	// Workspace is the directory the sandbox may write.
+	Workspace string `json:"workspace"`
+	// OwnWorkspace is true when Workspace is ours (under the data dir's
+	// workspaces/), the only case where a purge may remove it.
+	OwnWorkspace bool               `json:"ownWorkspace"`
+	FsMode       backends.FsMode    `json:"fsMode"`
+	Mounts       []backends.Mount   `json:"mounts"`
+	Network      bool               `json:"network"`
+	Ports        backends.PortRules `json:"ports"`
+	CPUs         float64            `json:"cpus"`
+	MemoryMB     int                `json:"memoryMb"`
+	Pids         int                `json:"pids"`
+	DiskMB       int                `json:"diskMb"`
+	TimeoutMs    int                `json:"timeoutMs"`
+	Env          map[string]string  `json:"env"`
+	// State is "idle", "running" or "error"; running is derived from live
+	// processes when the sandbox is read.
+	State      string    `json:"state"`
+	LastError  string    `json:"lastError,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	LastUsedAt time.Time `json:"lastUsedAt"`
+}
+
+// Sandbox states.
+const (
+	StateIdle    = "idle"
+	StateRunning = "running"
+	StateError   = "error"
+)
+
+func (s *Sandbox) limits() backends.Limits {
+	return backends.Limits{CPUs: s.CPUs, MemoryMB: s.MemoryMB, Pids: s.Pids, DiskMB: s.DiskMB}
+}
+
+// SandboxConfig is what a caller may set on create and update. Nil pointers
+// and nil slices mean "not given": the default on create, unchanged on
+// update.
+type SandboxConfig struct {
+	Name      *string           `json:"name,omitempty"`
+	Backend   *string           `json:"backend,omitempty"`
+	Image     *string           `json:"image,omitempty"`
+	FsMode    *string           `json:"fsMode,omitempty"`
+	Mounts    []backends.Mount  `json:"mounts,omitempty"`
+	Network   *bool             `json:"network,omitempty"`
+	Listen    []int             `json:"listenPorts,omitempty"`
+	Connect   []int             `json:"connectPorts,omitempty"`
+	Loopback  []int             `json:"loopbackPorts,omitempty"`
+	CPUs      *float64          `json:"cpus,omitempty"`
+	MemoryMB  *int              `json:"memoryMb,omitempty"`
+	Pids      *int              `json:"pids,omitempty"`
+	DiskMB    *int              `json:"diskMb,omitempty"`
+	TimeoutMs *int              `json:"timeoutMs,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+}
+
+// Settings hold the defaults for new sandboxes and engine-wide choices.
+type Settings struct {
+	DefaultFsMode    backends.FsMode `json:"defaultFsMode"`
+	Allowlist        []string        `json:"allowlist"`
+	DefaultNetwork   bool            `json:"defaultNetwork"`
+	DefaultCPUs      float64         `json:"defaultCpus"`
+	DefaultMemoryMB  int             `json:"defaultMemoryMb"`
+	DefaultPids      int             `json:"defaultPids"`
+	DefaultTimeoutMs int             `json:"defaultTimeoutMs"`
+	// DefaultDiskMB is the workspace quota of new sandboxes.
+	DefaultDiskMB int `json:"defaultDiskMb"`
+	// SandboxUID and SandboxGID are the unprivileged host user that
+	// sandboxed code runs as when the engine itself runs as root.
+	SandboxUID uint32 `json:"sandboxUid"`
+	SandboxGID uint32 `json:"sandboxGid"`
+	// AllowDirect permits runs that explicitly ask for the direct
+	// backend (no isolation at all). Off by default: an agent asking for
+	// "direct" must not be able to leave the sandbox on its own.
+	AllowDirect bool `json:"allowDirect"`
+	// DefaultImage is the container image for container backends.
+	DefaultImage string `json:"defaultImage"`
+}
+
+// DefaultSettings are used until settings are saved.
+func DefaultSettings() Settings {
+	return Settings{
+		DefaultFsMode:    backends.FsStrict,
+		Allowlist:        []string{},
+		DefaultCPUs:      1,
+		DefaultMemoryMB:  512,
+		DefaultPids:      256,
+		DefaultTimeoutMs: 30000,
+		DefaultDiskMB:    2048,
+		SandboxUID:       65534,
+		SandboxGID:       65534,
+		DefaultImage:     "debian:bookworm-slim",
+	}
+}
+
+// ExecPolicy holds the enforcement switches.
+type ExecPolicy struct {
+	// ExecShell: the agent shell runs sandboxed (on) or directly (off).
+	ExecShell bool `json:"execShell"`
+	// ExecNetwork: the sandboxed agent shell may use the network.
+	ExecNetwork bool `json:"execNetwork"`
+	// ExecFsMode: what the sandboxed agent shell may read ("Disk read").
+	ExecFsMode backends.FsMode `json:"execFsMode"`
+	// ExecLoopback: this machine's ports the agent shell may call.
+	ExecLoopback []int `json:"execLoopback"`
+	// RunPython / RunNode: off refuses every Python / Node code run.
+	RunPython bool `json:"runPython"`
+	RunNode   bool `json:"runNode"`
+	// CodeNetwork: code runs (REPL) may use the network.
+	CodeNetwork bool `json:"codeNetwork"`
+	// SchedulerScript: scheduler scripts run sandboxed (on) or directly.
+	SchedulerScript  bool `json:"schedulerScript"`
+	SchedulerNetwork bool `json:"schedulerNetwork"`
+}
+
+// DefaultExecPolicy is the policy until one is saved.
+func DefaultExecPolicy() ExecPolicy {
+	return ExecPolicy{
+		ExecNetwork:      true,
+		ExecFsMode:       backends.FsOpen,
+		ExecLoopback:     []int{},
+		RunPython:        true,
+		RunNode:          true,
+		SchedulerNetwork: true,
+	}
+}
+
+// Run sources: who asked for a run.
+const (
+	SourceMCP        = "mcp"
+	SourceREST       = "rest"
+	SourceCLI        = "cli"
+	SourceAgentShell = "agent-shell"
+	SourceScheduler  = "scheduler"
+	SourceCode       = "code"
+	SourceSpaceApp   = "space-app"
+)
+
+// RunRecord is what is kept of one execution.
+type RunRecord struct {
+	ID          string `json:"id"`
+	SandboxID   string `json:"sandboxId"`
+	SandboxName string `json:"sandboxName"`
+	Source      string `json:"source"`
+	// Kind is "exec", "code", "install" or "oneshot".
+	Kind     string `json:"kind"`
+	Command  string `json:"command,omitempty"`
+	Language string `json:"language,omitempty"`
+	Backend  string `json:"backend"`
+	// Isolation is what was really applied: "bwrap", "docker", "none",
+	// "none (degraded)" or "refused: <reason>".
+	Isolation string `json:"isolation"`
+	// Enforced lists the limits that held; Missing what was asked for and
+	// not enforced.
+	Enforced   []string `json:"enforced,omitempty"`
+	Missing    []string `json:"missing,omitempty"`
+	Network    bool     `json:"network"`
+	Background bool     `json:"background,omitempty"`
+	// State is "running" for a background run still going, else "done".
+	State     string `json:"state"`
+	ExitCode  *int   `json:"exitCode"`
+	TimedOut  bool   `json:"timedOut"`
+	Truncated bool   `json:"truncated"`
+	// Killed says why the engine killed the run, if it did.
+	Killed     string    `json:"killed,omitempty"`
+	DurationMs int64     `json:"durationMs"`
+	Stdout     string    `json:"stdout"`
+	Stderr     string    `json:"stderr"`
+	LogFile    string    `json:"logFile,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+}
+
+// OK reports whether the run exited 0 without timing out.
+func (r *RunRecord) OK() bool {
+	return r.ExitCode != nil && *r.ExitCode == 0 && !r.TimedOut && r.Killed == ""
+}

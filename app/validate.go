@@ -1,0 +1,220 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Limits ranges. Create and update use the same checks.
+const (
+	MinCPUs      = 0.1
+	MaxCPUs      = 32
+	MinMemoryMB  = 64
+	MaxMemoryMB  = 65536
+	MinPids      = 16
+	MaxPids      = 8192
+	MinTimeoutMs = 1000
+	MaxTimeoutMs = 600000
+	MinDiskMB    = 16
+	MaxDiskMB    = 1 << 20
+	MaxPorts     = 16
+	MaxMounts    = 32
+)
+
+func checkCPUs(field string, v float64) error {
+	if v < MinCPUs || v > MaxCPUs || v != v {
+		return badField(field, v, "must be between %g and %g", MinCPUs, float64(MaxCPUs))
+	}
+	return nil
+}
+
+func checkRange(field string, v, lo, hi int, unit string) error {
+	if v < lo || v > hi {
+		return badField(field, v, "must be between %d and %d%s", lo, hi, unit)
+	}
+	return nil
+}
+
+func checkMemory(field string, v int) error {
+	return checkRange(field, v, MinMemoryMB, MaxMemoryMB, " MB")
+}
+func checkPids(field string, v int) error { return checkRange(field, v, MinPids, MaxPids, "") }
+func checkTimeout(field string, v int) error {
+	return checkRange(field, v, MinTimeoutMs, MaxTimeoutMs, " ms (1 s to 600 s)")
+}
+func checkDisk(field string, v int) error { return checkRange(field, v, MinDiskMB, MaxDiskMB, " MB") }
+
+func checkFsMode(field, v string) (backends.FsMode, error) {
+	m := backends.FsMode(v)
+	if !m.Valid() {
+		return "", badField(field, v, "unknown fs mode: use strict, allowlist or open")
+	}
+	return m, nil
+}
+
+// checkPorts validates one port list and returns it sorted and deduplicated.
+func checkPorts(field string, ports []int, min int) ([]int, error) {
+	out := slices.Clone(ports)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > MaxPorts {
+		return nil, badField(field, len(out), "at most %d ports per list", MaxPorts)
+	}
+	for _, p := range out {
+		if p < min || p > 65535 {
+			if min > 1 {
+				return nil, badField(field, p, "ports must be between %d and 65535 (ports below %d are privileged)", min, min)
+			}
+			return nil, badField(field, p, "ports must be between 1 and 65535")
+		}
+	}
+	if out == nil {
+		out = []int{}
+	}
+	return out, nil
+}
+
+func checkPortRules(listen, connect, loopback []int) (backends.PortRules, error) {
+	var r backends.PortRules
+	var err error
+	if r.Listen, err = checkPorts("listenPorts", listen, 1024); err != nil {
+		return r, err
+	}
+	if r.Connect, err = checkPorts("connectPorts", connect, 1); err != nil {
+		return r, err
+	}
+	if r.Loopback, err = checkPorts("loopbackPorts", loopback, 1); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+var envKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+
+// reservedEnv are variables the engine sets and a caller may not replace:
+// they tell sandboxed code where it is.
+var reservedEnv = []string{"SENCLAW_SANDBOX"}
+
+func checkEnv(field string, env map[string]string) error {
+	for k, v := range env {
+		if !envKeyRE().MatchString(k) {
+			return badField(field, k, "environment variable names are letters, digits and _, not starting with a digit")
+		}
+		if slices.Contains(reservedEnv, k) {
+			return badField(field, k, "is set by the engine")
+		}
+		if strings.ContainsRune(v, 0) {
+			return badField(field+"."+k, nil, "value contains a NUL byte")
+		}
+		if len(v) > 128<<10 {
+			return badField(field+"."+k, nil, "value longer than 128 KiB")
+		}
+	}
+	return nil
+}
+
+func checkName(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > 100 {
+		return "", badField("name", v, "must be 1 to 100 characters")
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return "", badField("name", v, "must not contain control characters")
+		}
+	}
+	return v, nil
+}
+
+// checkHostDir validates a host directory a sandbox is given (a mount
+// source or an agent project dir) and returns its canonical path. It must
+// be absolute and existing; it must not be the whole disk, a system root,
+// the home directory itself, the engine's own dirs, a secret folder, or an
+// ancestor of one of those (mounting ~/.config would expose ~/.config/gcloud).
+func checkHostDir(field, path string, paths enginePaths) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", badField(field, path, "must be an absolute path")
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", badField(field, path, "does not exist")
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return "", badField(field, path, "is not a directory")
+	}
+	if slices.Contains(systemRoots, real) {
+		return "", badField(field, path, "is a system directory; give a folder of your own")
+	}
+	if paths.home != "" && real == canonical(paths.home) {
+		return "", badField(field, path, "is your whole home directory; give a folder inside it")
+	}
+	for _, p := range paths.protected() {
+		if within(real, p) {
+			return "", badField(field, path, "is private to you or to senclaw (%s) and is never given to a sandbox", p)
+		}
+		if within(p, real) {
+			return "", badField(field, path, "contains %s, which is private and never given to a sandbox; give a narrower folder", p)
+		}
+	}
+	return real, nil
+}
+
+// reservedTargets are workspace names the engine uses itself.
+var reservedTargets = []string{".runs", ".tmp", ".senclaw"}
+
+func checkMounts(mounts []backends.Mount, paths enginePaths) ([]backends.Mount, error) {
+	if len(mounts) > MaxMounts {
+		return nil, badField("mounts", len(mounts), "at most %d mounts", MaxMounts)
+	}
+	out := make([]backends.Mount, 0, len(mounts))
+	seen := map[string]bool{}
+	for i, m := range mounts {
+		src, err := checkHostDir("mounts["+strconv.Itoa(i)+"].source", m.Source, paths)
+		if err != nil {
+			return nil, err
+		}
+		target, err := checkTarget("mounts["+strconv.Itoa(i)+"].target", m.Target, src)
+		if err != nil {
+			return nil, err
+		}
+		if seen[target] {
+			return nil, badField("mounts["+strconv.Itoa(i)+"].target", target, "is already used by another mount")
+		}
+		seen[target] = true
+		out = append(out, backends.Mount{Source: src, Target: target, ReadOnly: m.ReadOnly})
+	}
+	return out, nil
+}
+
+func checkTarget(field, target, source string) (string, error) {
+	if target == "" {
+		target = filepath.Base(source)
+	}
+	if filepath.IsAbs(target) {
+		return "", badField(field, target, "must be relative to the workspace (drop the leading /)")
+	}
+	for _, part := range strings.Split(target, "/") {
+		if part == ".." {
+			return "", badField(field, target, "must not contain ..")
+		}
+	}
+	clean := filepath.Clean(target)
+	if clean == "." || clean == "" {
+		return "", badField(field, target, "must name a folder inside the workspace")
+	}
+	first := strings.SplitN(clean, "/", 2)[0]
+	for _, r := range reservedTargets {
+		if first == r || strings.HasPrefix(first, r) {
+			return "", badField(field, target, "is reserved for the engine (%s)", r)
+		}
+	}
+	return clean, nil
+}

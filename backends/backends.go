@@ -1,0 +1,196 @@
+// Package backends defines what a sandbox backend is: something that turns a
+// resolved Spec into a running, confined process, and that can say, through
+// Probe, whether it works on this machine and which rules it enforces.
+//
+// The interface is small on purpose. Everything a backend must do is in
+// Backend; what only some backends can do lives in optional interfaces that
+// callers discover with a type assertion.
+package backends
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// FsMode says what a sandbox may read from the host's disk. Writes are jailed
+// to the workspace and the read-write mounts in every mode.
+type FsMode string
+
+const (
+	// FsStrict exposes the workspace, the mounts and the system roots.
+	FsStrict FsMode = "strict"
+	// FsAllowlist is strict plus the allowlist paths from the settings.
+	FsAllowlist FsMode = "allowlist"
+	// FsOpen exposes the whole disk read-only, except the hidden paths
+	// (secret folders, the home directory, the engine's own data).
+	FsOpen FsMode = "open"
+)
+
+// FsModes lists the valid modes in the order they are shown to people.
+var FsModes = []FsMode{FsStrict, FsAllowlist, FsOpen}
+
+// Valid reports whether m is one of the known modes.
+func (m FsMode) Valid() bool {
+	return m == FsStrict || m == FsAllowlist || m == FsOpen
+}
+
+// Mount is a host directory made visible inside a sandbox under the
+// workspace, at Target (relative to the workspace).
+type Mount struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly"`
+}
+
+// PortRules are the network permissions finer than the network switch.
+type PortRules struct {
+	// Listen are ports (>= 1024) the sandbox may bind, reachable from the
+	// host at 127.0.0.1 only.
+	Listen []int `json:"listen"`
+	// Connect are remote ports the sandbox may dial.
+	Connect []int `json:"connect"`
+	// Loopback are this machine's own service ports the sandbox may call.
+	// Empty means none.
+	Loopback []int `json:"loopback"`
+}
+
+// Empty reports whether no port is named at all.
+func (p PortRules) Empty() bool {
+	return len(p.Listen) == 0 && len(p.Connect) == 0 && len(p.Loopback) == 0
+}
+
+// Limits are the resource limits of one run.
+type Limits struct {
+	CPUs     float64 `json:"cpus"`
+	MemoryMB int     `json:"memoryMb"`
+	Pids     int     `json:"pids"`
+	// DiskMB is the workspace quota.
+	DiskMB int `json:"diskMb"`
+}
+
+// Credential is the host user and group a sandboxed process runs as.
+type Credential struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+}
+
+// Spec is everything a backend needs to start one confined process. It is
+// fully resolved: paths are absolute and canonical, lists are validated, the
+// environment is complete. A backend never reads the engine's environment.
+type Spec struct {
+	SandboxID string
+	RunID     string
+	// Workspace is the host directory the process may write; it is also its
+	// working directory and HOME.
+	Workspace string
+	// Argv is the command to run inside; Argv[0] is resolved inside the
+	// sandbox's PATH.
+	Argv []string
+	// Env is the complete environment of the process ("K=V").
+	Env    []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+
+	FsMode FsMode
+	// ReadPaths are extra read-only paths (the allowlist in allowlist mode).
+	ReadPaths []string
+	// Hidden are host paths masked from the sandbox in open mode (home,
+	// secret folders, the engine's data and config dirs).
+	Hidden []string
+	Mounts []Mount
+
+	Network bool
+	Ports   PortRules
+	Limits  Limits
+	// User is who the process runs as on the host; nil means the engine's
+	// own user (which must not be root for an isolating backend).
+	User *Credential
+	// Image is the container image, for container backends.
+	Image string
+}
+
+// Enforcement says which of a Spec's rules a started process really got.
+// It goes into the run record so people see what held.
+type Enforcement struct {
+	// Isolation names the barrier, e.g. "bwrap", "docker", "none".
+	Isolation string `json:"isolation"`
+	// Limits lists the limits that are enforced and how, e.g.
+	// "memory: cgroup v1", "pids: cgroup v1", "disk: rlimit+watchdog".
+	Limits []string `json:"limits,omitempty"`
+	// Missing lists rules that were asked for but are not enforced, in words.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Process is a started sandboxed process tree.
+type Process interface {
+	// Pid is the host pid of the process the backend started (for bwrap,
+	// bwrap itself).
+	Pid() int
+	// Wait waits for the process tree's leader to exit. Once it returns,
+	// every process of the tree is gone.
+	Wait() (ExitStatus, error)
+	// Kill kills the whole process tree. It is safe to call more than once
+	// and after Wait.
+	Kill() error
+	// Enforcement says what the process really got.
+	Enforcement() Enforcement
+	// Pids lists the host pids currently in the tree (best effort).
+	Pids() []int
+}
+
+// ExitStatus is how a process ended.
+type ExitStatus struct {
+	// Code is the exit code, or 128+signal when it died by a signal.
+	Code int `json:"code"`
+	// Signal names the signal that killed it ("killed"), if any.
+	Signal string `json:"signal,omitempty"`
+}
+
+// Backend starts confined processes.
+type Backend interface {
+	// Name is the backend's stable name ("bwrap", "docker", "direct", ...).
+	Name() string
+	// Probe checks whether the backend works here. It must honour ctx's
+	// deadline.
+	Probe(ctx context.Context) Capability
+	// Start starts spec's process. It never falls back to weaker isolation:
+	// if the barrier cannot be set up, it returns an error and nothing ran.
+	Start(ctx context.Context, spec *Spec) (Process, error)
+}
+
+// ProbeState is where a backend stands on this machine.
+type ProbeState string
+
+const (
+	// NeverSeen: the backend has never been found working here.
+	NeverSeen ProbeState = "never seen"
+	// SeenGone: it worked earlier in this engine's life and stopped working.
+	SeenGone ProbeState = "seen and gone"
+	// Healthy: it works now.
+	Healthy ProbeState = "healthy"
+)
+
+// Capability is the answer of a probe.
+type Capability struct {
+	Backend string     `json:"backend"`
+	State   ProbeState `json:"state"`
+	Version string     `json:"version,omitempty"`
+	// Reason says in words why the state is what it is, and what to do when
+	// it is not healthy.
+	Reason string `json:"reason"`
+	// Isolates is false for a backend that runs code with no barrier.
+	Isolates bool `json:"isolates"`
+	// Enforces lists the rules it can enforce: "fs", "network", "ports",
+	// "memory", "pids", "cpu", "disk", "seccomp", ...
+	Enforces []string `json:"enforces"`
+	// Details carries backend-specific facts (Landlock ABI, seccomp, cgroup
+	// version, daemon address).
+	Details map[string]string `json:"details,omitempty"`
+	// CheckedAt is when the probe ran.
+	CheckedAt time.Time `json:"checkedAt"`
+}
+
+// Usable reports whether the backend can start processes now.
+func (c Capability) Usable() bool { return c.State == Healthy }

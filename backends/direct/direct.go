@@ -1,0 +1,125 @@
+// Package direct runs a process on the host with no barrier at all. The
+// engine uses it only for the documented "off" paths (agent shell and
+// scheduler scripts switched off) and for a run that explicitly asks for no
+// isolation; the records of such runs say so.
+package direct
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Backend is the no-isolation backend.
+type Backend struct{}
+
+var _ backends.Backend = (*Backend)(nil)
+
+// New returns the direct backend.
+func New() *Backend { return &Backend{} }
+
+// Name is "direct".
+func (*Backend) Name() string { return "direct" }
+
+// Probe always answers healthy and not isolating.
+func (*Backend) Probe(context.Context) backends.Capability {
+	return backends.Capability{
+		Backend:   "direct",
+		State:     backends.Healthy,
+		Reason:    "runs code directly on this machine with no barrier: nothing is enforced",
+		Isolates:  false,
+		Enforces:  []string{},
+		CheckedAt: time.Now(),
+	}
+}
+
+// Start runs spec.Argv in spec.Workspace with spec.Env, in its own process
+// group so that the whole tree can be killed.
+func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Process, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("no command given")
+	}
+	path, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        spec.Argv,
+		Env:         spec.Env,
+		Dir:         spec.Workspace,
+		Stdin:       spec.Stdin,
+		Stdout:      spec.Stdout,
+		Stderr:      spec.Stderr,
+		SysProcAttr: sysProcAttr(spec.User),
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", spec.Argv[0], err)
+	}
+	return &process{cmd: cmd}, nil
+}
+
+// lookPath finds argv0 on the PATH of the run's own environment, not the
+// engine's.
+func lookPath(argv0 string, env []string) (string, error) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if len(env[i]) > 5 && env[i][:5] == "PATH=" {
+			return lookIn(argv0, env[i][5:])
+		}
+	}
+	return lookIn(argv0, "/usr/local/bin:/usr/bin:/bin")
+}
+
+type process struct {
+	cmd      *exec.Cmd
+	waitOnce sync.Once
+	status   backends.ExitStatus
+	err      error
+}
+
+func (p *process) Pid() int { return p.cmd.Process.Pid }
+
+func (p *process) Wait() (backends.ExitStatus, error) {
+	p.waitOnce.Do(func() {
+		err := p.cmd.Wait()
+		// The leader is gone; take its group with it so nothing it
+		// started lives on unaccounted.
+		_ = killGroup(p.cmd.Process.Pid)
+		p.status, p.err = exitStatus(p.cmd, err)
+	})
+	return p.status, p.err
+}
+
+func (p *process) Kill() error { return killGroup(p.cmd.Process.Pid) }
+
+func (p *process) Enforcement() backends.Enforcement {
+	return backends.Enforcement{
+		Isolation: "none",
+		Missing:   []string{"no isolation: files, network and limits are not enforced"},
+	}
+}
+
+func (p *process) Pids() []int {
+	return groupPids(p.cmd.Process.Pid)
+}
+
+func exitStatus(cmd *exec.Cmd, err error) (backends.ExitStatus, error) {
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return backends.ExitStatus{Code: -1}, err
+	}
+	if ws.Signaled() {
+		return backends.ExitStatus{Code: 128 + int(ws.Signal()), Signal: ws.Signal().String()}, nil
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return backends.ExitStatus{Code: ws.ExitStatus()}, err
+	}
+	return backends.ExitStatus{Code: ws.ExitStatus()}, nil
+}

@@ -1,0 +1,18 @@
+package direct
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+func sysProcAttr(*backends.Credential) *syscall.SysProcAttr { return nil }
+
+func killGroup(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return nil
+	}
+	return p.Kill()
+}
