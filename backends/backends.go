@@ -109,6 +109,9 @@ type Spec struct {
 	User *Credential
 	// Image is the container image, for container backends.
 	Image string
+	// OneShot marks a throwaway sandbox that lives for this one run: a
+	// container backend may take a pre-created container from a pool.
+	OneShot bool
 }
 
 // Enforcement says which of a Spec's rules a started process really got.
@@ -159,6 +162,35 @@ type Backend interface {
 	// if the barrier cannot be set up, it returns an error and nothing ran.
 	Start(ctx context.Context, spec *Spec) (Process, error)
 }
+
+// Persistent is implemented by backends that keep something per sandbox
+// between runs (a container). The engine calls it on stop, delete, drift
+// checks and at start-up.
+type Persistent interface {
+	// SandboxStatus says what the backend keeps for the sandbox spec
+	// describes: StatusNone, StatusRunning, StatusStopped or
+	// StatusNeedsRecreate (its saved settings no longer match).
+	SandboxStatus(ctx context.Context, spec *Spec) (string, error)
+	// Recreate replaces what is kept with one made from spec; workspace
+	// files survive.
+	Recreate(ctx context.Context, spec *Spec) error
+	// StopSandbox kills every process of the sandbox and stops what is
+	// kept (the container), leaving it to be started again.
+	StopSandbox(ctx context.Context, sandboxID string) error
+	// RemoveSandbox removes what is kept for the sandbox.
+	RemoveSandbox(ctx context.Context, sandboxID string) error
+	// Reconcile runs at engine start: what belongs to a sandbox for which
+	// known returns false is removed, the rest adopted.
+	Reconcile(ctx context.Context, known func(sandboxID string) bool) error
+}
+
+// Statuses reported by Persistent.SandboxStatus.
+const (
+	StatusNone          = "none"
+	StatusRunning       = "running"
+	StatusStopped       = "stopped"
+	StatusNeedsRecreate = "needs recreate"
+)
 
 // ProbeState is where a backend stands on this machine.
 type ProbeState string
