@@ -132,7 +132,7 @@ func TestBackgroundRunsKeepGoingAndStopEndsThem(t *testing.T) {
 	if got, _ := e.Get(sb.ID); got.State != StateRunning {
 		t.Fatalf("state %q, want running", got.State)
 	}
-	if n, err := e.Stop(sb.ID); err != nil || n != 1 {
+	if n, err := e.Stop(context.Background(), sb.ID); err != nil || n != 1 {
 		t.Fatalf("stop = %d, %v", n, err)
 	}
 	waitFor(t, func() bool {
@@ -322,7 +322,7 @@ func TestPurgeOnlyRemovesOurOwnWorkspace(t *testing.T) {
 	if len(all) != 1 || all[0].Kind != "agent" {
 		t.Fatalf("agent sandbox: %+v", all)
 	}
-	if purged, err := e.Delete(all[0].ID, true); err != nil || purged {
+	if purged, err := e.Delete(context.Background(), all[0].ID, true); err != nil || purged {
 		t.Fatalf("purge of an agent sandbox: %v %v", purged, err)
 	}
 	if _, err := os.Stat(filepath.Join(project, "keep")); err != nil {
@@ -338,7 +338,7 @@ func TestPurgeOnlyRemovesOurOwnWorkspace(t *testing.T) {
 	if err := e.store.PutSandbox(sb.ID, forged); err != nil {
 		t.Fatal(err)
 	}
-	if purged, _ := e.Delete(sb.ID, true); purged {
+	if purged, _ := e.Delete(context.Background(), sb.ID, true); purged {
 		t.Fatal("a forged workspace was purged")
 	}
 	if _, err := os.Stat(filepath.Join(project, "keep")); err != nil {
@@ -346,7 +346,7 @@ func TestPurgeOnlyRemovesOurOwnWorkspace(t *testing.T) {
 	}
 	// Our own workspace is.
 	sb, _ = e.Create(context.Background(), directConfig())
-	if purged, err := e.Delete(sb.ID, true); err != nil || !purged {
+	if purged, err := e.Delete(context.Background(), sb.ID, true); err != nil || !purged {
 		t.Fatalf("purge: %v %v", purged, err)
 	}
 	if _, err := os.Stat(sb.Workspace); !os.IsNotExist(err) {

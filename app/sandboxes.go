@@ -272,31 +272,23 @@ func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
 	return &next, nil
 }
 
-// Stop kills every process of the sandbox and returns how many runs were
-// stopped.
-func (e *Engine) Stop(id string) (int, error) {
-	if _, err := e.Get(id); err != nil {
-		return 0, err
-	}
-	return e.live.killSandbox(id, "stopped"), nil
-}
-
-// StopAll stops every sandbox's processes.
-func (e *Engine) StopAll() int {
-	return e.live.killAll()
-}
 
 // Delete stops the sandbox and removes it. With purge, its workspace is
 // removed too, but only when it is our own directory under workspaces/;
 // a project directory (the agent shell's) or a forged path is never
 // touched. It reports whether files were removed.
-func (e *Engine) Delete(id string, purge bool) (bool, error) {
+func (e *Engine) Delete(ctx context.Context, id string, purge bool) (bool, error) {
 	sb, err := e.Get(id)
 	if err != nil {
 		return false, err
 	}
 	e.live.killSandbox(id, "sandbox deleted")
 	e.live.waitSandbox(id)
+	if p := e.persistent(sb); p != nil {
+		if err := p.RemoveSandbox(ctx, id); err != nil {
+			return false, fmt.Errorf("removing the %s state of the sandbox: %w", sb.Backend, err)
+		}
+	}
 	if err := e.store.DeleteSandbox(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, err
 	}

@@ -63,7 +63,14 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	case backends.FsAllowlist:
 		spec.ReadPaths = e.Settings().Allowlist
 	case backends.FsOpen:
-		spec.Hidden = e.paths.hidden()
+		for _, h := range e.paths.hidden() {
+			// A path the sandbox user cannot even walk to is already
+			// hidden by the kernel, and bwrap (running as that user)
+			// could not mount over it.
+			if user == nil || reachable(h, *user) == nil {
+				spec.Hidden = append(spec.Hidden, h)
+			}
+		}
 	}
 	return spec, nil
 }

@@ -65,7 +65,7 @@ func Remove(e *app.Engine, ids []string, purge bool, io IO) int {
 	}
 	code := 0
 	for _, id := range ids {
-		purged, err := e.Delete(id, purge)
+		purged, err := e.Delete(context.Background(), id, purge)
 		if err != nil {
 			fmt.Fprintln(io.Err, "senclaw rm:", err)
 			code = ExitFailure
@@ -85,11 +85,11 @@ func Remove(e *app.Engine, ids []string, purge bool, io IO) int {
 // Stop executes `senclaw stop-sandbox`.
 func Stop(e *app.Engine, ids []string, all bool, io IO) int {
 	if all {
-		fmt.Fprintf(io.Out, "stopped %d runs\n", e.StopAll())
+		fmt.Fprintf(io.Out, "stopped %d runs\n", e.StopAll(context.Background()))
 		return 0
 	}
 	for _, id := range ids {
-		n, err := e.Stop(id)
+		n, err := e.Stop(context.Background(), id)
 		if err != nil {
 			fmt.Fprintln(io.Err, "senclaw stop:", err)
 			return ExitFailure

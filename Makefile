@@ -1,0 +1,40 @@
+# SenClaw Sandbox. `make start` installs what is needed and starts the app;
+# `make test` runs every test. See README.md.
+
+GO      ?= go
+BINARY  ?= senclaw
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: all build deps test-deps start test test-go vet bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+test-deps:
+	./scripts/install-deps.sh test
+
+# The headless binary: every subcommand but the window and tray, no cgo.
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BINARY) .
+
+start: deps build
+	./$(BINARY) serve
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+test-go:
+	$(GO) test -count=1 ./...
+
+test: test-deps vet test-go
+
+# Benchmarks print ratios against the raw tools measured in the same run.
+bench: deps
+	SENCLAW_BENCH=1 $(GO) test -count=1 -run 'TestBench' -v ./app/
+
+clean:
+	rm -f $(BINARY)

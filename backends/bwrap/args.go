@@ -1,0 +1,130 @@
+package bwrap
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// SystemRoots returns the directories that strict and allowlist sandboxes
+// see read-only, so that programs and their libraries work.
+func SystemRoots() []string {
+	return []string{
+		"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+		"/etc", "/opt", "/run/current-system", "/nix/store",
+	}
+}
+
+// FDs are the file descriptor numbers, as bwrap sees them, of the seccomp
+// program, the info pipe and the block pipe.
+type FDs struct {
+	Seccomp int
+	Info    int
+	Block   int
+}
+
+// Root is a system root as found on the host.
+type Root struct {
+	Path string
+	// Symlink is the link's target when Path is a symbolic link (on merged
+	// /usr systems /bin is "usr/bin"); the sandbox gets the same link.
+	Symlink string
+}
+
+// PathKind says what a host path is.
+type PathKind int
+
+const (
+	// Absent: the path does not exist; there is nothing to mask.
+	Absent PathKind = iota
+	// Dir is a directory; it is masked with an empty tmpfs.
+	Dir
+	// File is anything else; /dev/null is bound over it.
+	File
+)
+
+// Host is what Args needs to know about the machine. Start fills it in;
+// tests write it by hand.
+type Host struct {
+	// Roots are the existing system roots, in SystemRoots order.
+	Roots []Root
+	// Hidden says what each of spec.Hidden is on the host.
+	Hidden map[string]PathKind
+}
+
+// Args builds bwrap's argument list for spec. It is a pure function: it
+// reads nothing from the environment or the disk.
+func Args(spec *backends.Spec, host Host, fds FDs) []string {
+	a := []string{
+		"--die-with-parent", "--new-session",
+		"--unshare-user", "--disable-userns",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	}
+	if !spec.Network && spec.Ports.Empty() {
+		a = append(a, "--unshare-net")
+	}
+	var exposed []string
+	if spec.FsMode == backends.FsOpen {
+		a = append(a, "--ro-bind", "/", "/")
+		exposed = []string{"/"}
+	} else {
+		for _, r := range host.Roots {
+			if r.Symlink != "" {
+				a = append(a, "--symlink", r.Symlink, r.Path)
+				continue
+			}
+			a = append(a, "--ro-bind", r.Path, r.Path)
+			exposed = append(exposed, r.Path)
+		}
+		if spec.FsMode == backends.FsAllowlist {
+			for _, p := range spec.ReadPaths {
+				a = append(a, "--ro-bind-try", p, p)
+				exposed = append(exposed, p)
+			}
+		}
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	// Hidden paths are masked after the read-only views and before the
+	// workspace, so a workspace inside a hidden directory still appears.
+	for _, h := range spec.Hidden {
+		if !under(h, exposed) {
+			continue
+		}
+		switch host.Hidden[h] {
+		case Dir:
+			a = append(a, "--tmpfs", h)
+		case File:
+			a = append(a, "--ro-bind", "/dev/null", h)
+		}
+	}
+	w := spec.Workspace
+	a = append(a, "--bind", w, w)
+	for _, m := range spec.Mounts {
+		// Cleaning "/"+target drops any leading "..", so a mount can never
+		// land outside the workspace even if validation was skipped.
+		target := path.Join(w, path.Clean("/"+m.Target))
+		op := "--bind"
+		if m.ReadOnly {
+			op = "--ro-bind"
+		}
+		a = append(a, op, m.Source, target)
+	}
+	a = append(a,
+		"--seccomp", strconv.Itoa(fds.Seccomp),
+		"--info-fd", strconv.Itoa(fds.Info),
+		"--block-fd", strconv.Itoa(fds.Block),
+		"--chdir", w, "--")
+	return append(a, spec.Argv...)
+}
+
+// under reports whether p is one of roots or inside one of them.
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if r == "/" || p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,192 @@
+package bwrap
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// debianHost is a merged-/usr host: /bin, /sbin and /lib* are links.
+var debianHost = Host{
+	Roots: []Root{
+		{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}, {Path: "/sbin", Symlink: "usr/sbin"},
+		{Path: "/lib", Symlink: "usr/lib"}, {Path: "/lib64", Symlink: "usr/lib64"},
+		{Path: "/etc"}, {Path: "/opt"},
+	},
+	Hidden: map[string]PathKind{
+		"/home/ann":                  Dir,
+		"/home/ann/.local/share/sc":  Dir,
+		"/etc/shadow":                File,
+		"/home/ann/.config/gone":     Absent,
+		"/home/ann/.ssh/id_ed25519":  File,
+		"/srv/shared/.aws":           Dir,
+		"/srv/not-exposed/.netrc":    File,
+		"/home/ann/.local/share/sc2": Dir,
+	},
+}
+
+func baseSpec(mode backends.FsMode) *backends.Spec {
+	return &backends.Spec{
+		RunID:     "r1",
+		Workspace: "/home/ann/.local/share/sc/workspaces/s1",
+		Argv:      []string{"python3", "-c", "print('hi')"},
+		FsMode:    mode,
+	}
+}
+
+func argsCases() []struct {
+	name string
+	spec *backends.Spec
+} {
+	allow := baseSpec(backends.FsAllowlist)
+	allow.ReadPaths = []string{"/srv/shared", "/data/ro"}
+	allow.Hidden = []string{"/srv/shared/.aws", "/srv/not-exposed/.netrc", "/home/ann"}
+	open := baseSpec(backends.FsOpen)
+	open.Hidden = []string{"/home/ann", "/home/ann/.local/share/sc", "/etc/shadow", "/home/ann/.config/gone", "/home/ann/.ssh/id_ed25519"}
+	mounts := baseSpec(backends.FsStrict)
+	mounts.Mounts = []backends.Mount{
+		{Source: "/srv/data", Target: "data"},
+		{Source: "/srv/models", Target: "models/base", ReadOnly: true},
+		{Source: "/srv/evil", Target: "../../escape"},
+	}
+	netOn := baseSpec(backends.FsStrict)
+	netOn.Network = true
+	ports := baseSpec(backends.FsStrict)
+	ports.Ports = backends.PortRules{Listen: []int{8080}}
+	return []struct {
+		name string
+		spec *backends.Spec
+	}{
+		{"strict", baseSpec(backends.FsStrict)},
+		{"allowlist", allow},
+		{"open_hidden", open},
+		{"mounts_rw_ro", mounts},
+		{"network_on", netOn},
+		{"network_off", baseSpec(backends.FsStrict)},
+		{"ports_listed", ports},
+	}
+}
+
+func TestArgsGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range argsCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := strings.Join(Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), "\n") + "\n"
+			file := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", file, got, want)
+			}
+		})
+	}
+}
+
+func TestArgsInvariants(t *testing.T) {
+	t.Parallel()
+	for _, tc := range argsCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
+			joined := " " + strings.Join(a, " ") + " "
+			for _, bad := range []string{"--share-net", "--cap-add", "--bind-fd"} {
+				if strings.Contains(joined, " "+bad+" ") {
+					t.Errorf("contains %s", bad)
+				}
+			}
+			for _, must := range []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--seccomp"} {
+				if !slices.Contains(a, must) {
+					t.Errorf("missing %s", must)
+				}
+			}
+			if tc.spec.FsMode != backends.FsOpen && strings.Contains(joined, " --ro-bind / / ") {
+				t.Errorf("%s mode binds the whole root", tc.spec.FsMode)
+			}
+			wantNet := !tc.spec.Network && tc.spec.Ports.Empty()
+			if slices.Contains(a, "--unshare-net") != wantNet {
+				t.Errorf("--unshare-net present=%v, want %v", !wantNet, wantNet)
+			}
+			sep := slices.Index(a, "--")
+			if sep < 0 || !slices.Equal(a[sep+1:], tc.spec.Argv) {
+				t.Errorf("argv not after --: %q", a)
+			}
+			ws := indexPair(a, "--bind", tc.spec.Workspace, tc.spec.Workspace)
+			if ws < 0 {
+				t.Fatalf("no workspace bind")
+			}
+			for i := 0; i+1 < len(a); i++ {
+				if a[i] == "--bind" || a[i] == "--ro-bind" {
+					if a[i] == "--bind" && i != ws && !strings.HasPrefix(a[i+2], tc.spec.Workspace+"/") {
+						t.Errorf("writable bind outside the workspace: %q", a[i:i+3])
+					}
+				}
+			}
+			root := indexPair(a, "--ro-bind", "/", "/")
+			for _, h := range tc.spec.Hidden {
+				i := slices.Index(a, h)
+				if i < 0 {
+					continue
+				}
+				if i < root || i > ws {
+					t.Errorf("hidden %s at %d is not between the root bind (%d) and the workspace (%d)", h, i, root, ws)
+				}
+			}
+		})
+	}
+}
+
+// indexPair finds op followed by a and b.
+func indexPair(args []string, op, a, b string) int {
+	for i := 0; i+2 < len(args); i++ {
+		if args[i] == op && args[i+1] == a && args[i+2] == b {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	ok := baseSpec(backends.FsStrict)
+	cases := []struct {
+		name   string
+		change func(s *backends.Spec)
+		valid  bool
+	}{
+		{"valid", func(s *backends.Spec) {}, true},
+		{"unknown_mode", func(s *backends.Spec) { s.FsMode = "wide" }, false},
+		{"relative_workspace", func(s *backends.Spec) { s.Workspace = "ws" }, false},
+		{"root_workspace", func(s *backends.Spec) { s.Workspace = "/" }, false},
+		{"unclean_workspace", func(s *backends.Spec) { s.Workspace = "/a/../b" }, false},
+		{"empty_argv", func(s *backends.Spec) { s.Argv = nil }, false},
+		{"mount_escape", func(s *backends.Spec) { s.Mounts = []backends.Mount{{Source: "/x", Target: "../y"}} }, false},
+		{"mount_absolute", func(s *backends.Spec) { s.Mounts = []backends.Mount{{Source: "/x", Target: "/y"}} }, false},
+		{"bad_run_id", func(s *backends.Spec) { s.RunID = "../x" }, false},
+		{"relative_hidden", func(s *backends.Spec) { s.Hidden = []string{"x"} }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := *ok
+			tc.change(&s)
+			if err := validate(&s); (err == nil) != tc.valid {
+				t.Errorf("validate = %v, want valid=%v", err, tc.valid)
+			}
+		})
+	}
+}

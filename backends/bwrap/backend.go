@@ -1,0 +1,82 @@
+// Package bwrap runs sandboxed commands with bubblewrap on Linux: a new user,
+// pid, ipc, uts, cgroup and (unless the network is allowed) network
+// namespace, a read-only view of the host chosen by the fs mode, the
+// workspace as the only writable directory, a seccomp filter from
+// seccompfilter, and cgroup or rlimit resource limits.
+//
+// Args turns a Spec into bwrap's argument list without touching the system;
+// Backend.Start runs it; Backend.Probe says whether it works here.
+package bwrap
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Name is the backend's stable name.
+const Name = "bwrap"
+
+// Options configure a Backend.
+type Options struct {
+	// Binary is the bwrap executable; "" looks "bwrap" up on PATH.
+	Binary string
+	// Logger receives probe state changes; nil discards them.
+	Logger *slog.Logger
+	// SandboxUser is who the probe's trial sandbox runs as. nil means
+	// uid/gid 65534 when the engine is root, the engine's own user otherwise.
+	// The engine passes the same user it puts in Spec.User.
+	SandboxUser *backends.Credential
+}
+
+// Backend starts processes under bwrap. Create it with New.
+type Backend struct {
+	opts Options
+	log  *slog.Logger
+
+	mu          sync.Mutex
+	everHealthy bool
+	lastState   backends.ProbeState
+
+	// noCgroups makes Start use the rlimit fallback (tests only).
+	noCgroups bool
+}
+
+var _ backends.Backend = (*Backend)(nil)
+
+// New returns a Backend configured by opts.
+func New(opts Options) *Backend {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Backend{opts: opts, log: log}
+}
+
+// Name returns "bwrap".
+func (b *Backend) Name() string { return Name }
+
+// networkNote is what Enforcement.Missing says when the host network is
+// shared.
+const networkNote = "network: the sandbox shares the host network; loopback and connect port rules are not enforced by bwrap yet"
+
+// SetupError is bwrap failing to build the sandbox before the command ran
+// (a missing mount source, no user namespaces, ...).
+type SetupError struct {
+	// Message is bwrap's own message, e.g. "bwrap: Can't find source path".
+	Message string
+}
+
+// Error says that bwrap failed and quotes it.
+func (e *SetupError) Error() string { return "bwrap could not set up the sandbox: " + e.Message }
+
+// RefusedError is a Start refused by policy before anything ran, such as a
+// sandbox that would run as root.
+type RefusedError struct {
+	// Reason says in words what was refused and what to do.
+	Reason string
+}
+
+// Error says why the start was refused.
+func (e *RefusedError) Error() string { return "refusing to start the sandbox: " + e.Reason }

@@ -1,0 +1,257 @@
+package bwrap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/seccompfilter"
+	"golang.org/x/sys/unix"
+)
+
+// extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
+// first ExtraFile is fd 3).
+func extraFDs() FDs { return FDs{Seccomp: 3, Info: 4, Block: 5} }
+
+// setupTimeout bounds the wait for bwrap's info when ctx has no deadline.
+const setupTimeout = 30 * time.Second
+
+// Start runs spec's command under bwrap. ctx bounds the setup only; the
+// started process is stopped with Kill. Nothing runs if any part of the
+// barrier (namespaces, seccomp, cgroups, rlimits) cannot be set up.
+func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Process, error) {
+	if err := validate(spec); err != nil {
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
+	cred, err := credential(spec.User)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := b.binary()
+	if err != nil {
+		return nil, err
+	}
+	prog, err := seccompfilter.Program()
+	if err != nil {
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
+	runID := spec.RunID
+	if runID == "" {
+		runID = "run-" + randomID()
+	}
+	layout := cgroupLayout{}
+	if !b.noCgroups {
+		layout = detectCgroups()
+	}
+	plan, err := planLimits(layout, runID, spec.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
+	p, err := b.launch(ctx, spec, bin, prog, cred, plan)
+	if err != nil {
+		if plan.cg != nil {
+			_ = plan.cg.killAll()
+			_ = plan.cg.remove()
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// launch starts bwrap, waits for its child, applies the limits and lets it
+// go on.
+func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, prog []byte,
+	cred *syscall.Credential, plan *limitPlan) (*process, error) {
+	// The child's ends are closed here once bwrap has them (or on error).
+	var childEnds []*os.File
+	defer func() { closeAll(childEnds) }()
+	secFD, err := seccompMemfd(prog)
+	if err != nil {
+		return nil, err
+	}
+	childEnds = append(childEnds, secFD)
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating info pipe: %w", err)
+	}
+	defer infoR.Close()
+	childEnds = append(childEnds, infoW)
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating block pipe: %w", err)
+	}
+	defer blockW.Close()
+	childEnds = append(childEnds, blockR)
+	if err := closeOnExecInherited(); err != nil {
+		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
+	}
+	stderr := &headWriter{w: spec.Stderr}
+	cmd := exec.Command(bin, Args(spec, DetectHost(spec), extraFDs())...)
+	// bwrap's own environment is what pid 1 inside shows in
+	// /proc/1/environ: it must be exactly the sandbox's, never the engine's.
+	cmd.Env = append([]string{}, spec.Env...)
+	cmd.Dir = "/"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, stderr
+	cmd.ExtraFiles = childEnds
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
+	closeAll(childEnds) // bwrap has its copies; without ours, EOF means bwrap is gone
+	childEnds = nil
+	p := newProcess(cmd, plan, stderr, spec)
+
+	childPid, err := readInfo(ctx, infoR)
+	if err == nil {
+		// From here Kill reaches the child, which would otherwise go on
+		// (unlimited) once the block pipe closes.
+		p.watchChild(childPid)
+		err = plan.apply(cmd.Process.Pid)
+	}
+	if err == nil {
+		err = plan.apply(childPid)
+	}
+	if err == nil {
+		// The command and bwrap's init are forked only after this byte,
+		// so they start inside the cgroups and under the rlimits.
+		_, err = blockW.Write([]byte{1})
+	}
+	if err == nil {
+		err = waitConsumed(ctx, blockW, p.done)
+	}
+	if err != nil {
+		_ = p.Kill()
+		_, werr := p.Wait()
+		var se *SetupError
+		if errors.As(werr, &se) {
+			return nil, se
+		}
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
+	return p, nil
+}
+
+// waitConsumed waits until bwrap has read the block byte. bwrap builds the
+// mounts before it reads it (FIONREAD, alias TIOCINQ, on the pipe), so a setup failure shows up here (bwrap exits)
+// rather than after Start has returned.
+func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error {
+	raw, err := w.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("waiting for bwrap: %w", err)
+	}
+	deadline := time.Now().Add(setupTimeout)
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		n := -1
+		cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		if cerr != nil || err != nil {
+			return fmt.Errorf("waiting for bwrap: %w", errors.Join(cerr, err))
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("bwrap exited during setup")
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for bwrap: %w", ctx.Err())
+		case <-time.After(delay):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("waiting for bwrap: setup took too long")
+		}
+	}
+}
+
+// readInfo reads {"child-pid": N} from bwrap's info pipe.
+func readInfo(ctx context.Context, r io.Reader) (int, error) {
+	type result struct {
+		pid int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var info struct {
+			ChildPid int `json:"child-pid"`
+		}
+		err := json.NewDecoder(r).Decode(&info)
+		if err == nil && info.ChildPid <= 0 {
+			err = errors.New("no child-pid in bwrap's info")
+		}
+		ch <- result{info.ChildPid, err}
+	}()
+	timer := time.NewTimer(setupTimeout)
+	defer timer.Stop()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return 0, fmt.Errorf("reading bwrap's info: %w", res.err)
+		}
+		return res.pid, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("waiting for bwrap: %w", ctx.Err())
+	case <-timer.C:
+		return 0, errors.New("waiting for bwrap: no answer in time")
+	}
+}
+
+// credential decides who bwrap runs as. A root engine never runs a sandbox
+// as root: bwrap must run unprivileged so that it builds the user namespace
+// itself and the sandbox holds no host privileges.
+func credential(u *backends.Credential) (*syscall.Credential, error) {
+	euid, egid := os.Geteuid(), os.Getegid()
+	if euid == 0 {
+		if u == nil || u.UID == 0 || u.GID == 0 {
+			return nil, &RefusedError{Reason: "the engine runs as root and the sandbox user is root or unset; pass an unprivileged Spec.User (e.g. 65534)"}
+		}
+		return &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{}}, nil
+	}
+	if u == nil || (int(u.UID) == euid && int(u.GID) == egid) {
+		return nil, nil
+	}
+	return nil, &RefusedError{Reason: fmt.Sprintf("the engine runs as uid %d and cannot start a sandbox as uid %d", euid, u.UID)}
+}
+
+// binary finds bwrap.
+func (b *Backend) binary() (string, error) {
+	name := b.opts.Binary
+	if name == "" {
+		name = "bwrap"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("finding bwrap: %w (install it with `apt-get install bubblewrap`)", err)
+	}
+	return p, nil
+}
+
+// seccompMemfd returns a memfd holding prog, positioned at its start.
+func seccompMemfd(prog []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("senclaw-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating seccomp memfd: %w", err)
+	}
+	m := os.NewFile(uintptr(fd), "seccomp")
+	if _, err := m.Write(prog); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("writing seccomp program: %w", err)
+	}
+	if _, err := m.Seek(0, io.SeekStart); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("writing seccomp program: %w", err)
+	}
+	return m, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}

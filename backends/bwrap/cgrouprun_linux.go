@@ -1,0 +1,210 @@
+package bwrap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// cpuPeriodUs is the CFS period; the quota is CPUs times this.
+const cpuPeriodUs = 100000
+
+// setLimits writes lim into the run's cgroups and returns what applied and
+// what did not. A failed write is an error: the caller fails closed.
+func (cg *runCgroups) setLimits(lim backends.Limits) (applied, missing []string, err error) {
+	v := "cgroup v" + strconv.Itoa(cg.version)
+	if lim.MemoryMB > 0 {
+		bytes := strconv.FormatInt(int64(lim.MemoryMB)<<20, 10)
+		what := fmt.Sprintf("memory %d MiB", lim.MemoryMB)
+		if cg.version == 1 {
+			if err := cg.write("memory", "memory.limit_in_bytes", bytes); err != nil {
+				return nil, nil, err
+			}
+			// memsw is memory plus swap: equal to the limit means no swap.
+			if cg.has("memory", "memory.memsw.limit_in_bytes") {
+				if err := cg.write("memory", "memory.memsw.limit_in_bytes", bytes); err != nil {
+					return nil, nil, err
+				}
+			} else {
+				missing = append(missing, "swap: not limited (no memory.memsw in cgroup v1; swap accounting is off)")
+			}
+		} else {
+			if err := cg.write("", "memory.max", bytes); err != nil {
+				return nil, nil, err
+			}
+			if cg.has("", "memory.swap.max") {
+				if err := cg.write("", "memory.swap.max", "0"); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		applied = append(applied, what+": "+v)
+	}
+	if lim.Pids > 0 {
+		if err := cg.write("pids", "pids.max", strconv.Itoa(lim.Pids)); err != nil {
+			return nil, nil, err
+		}
+		applied = append(applied, fmt.Sprintf("pids %d: %s", lim.Pids, v))
+	}
+	if lim.CPUs > 0 {
+		quota := max(int(lim.CPUs*cpuPeriodUs), 1000)
+		if cg.version == 1 {
+			err = cg.write("cpu", "cpu.cfs_period_us", strconv.Itoa(cpuPeriodUs))
+			if err == nil {
+				err = cg.write("cpu", "cpu.cfs_quota_us", strconv.Itoa(quota))
+			}
+		} else {
+			err = cg.write("", "cpu.max", fmt.Sprintf("%d %d", quota, cpuPeriodUs))
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		applied = append(applied, fmt.Sprintf("cpu %s: %s cfs", formatCPUs(lim.CPUs), v))
+	}
+	return applied, missing, nil
+}
+
+// dir returns the run's directory for controller c ("" on v2).
+func (cg *runCgroups) dir(c string) string {
+	if cg.version == 2 {
+		return cg.dirs[""]
+	}
+	return cg.dirs[c]
+}
+
+func (cg *runCgroups) has(c, file string) bool {
+	d := cg.dir(c)
+	if d == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(d, file))
+	return err == nil
+}
+
+func (cg *runCgroups) write(c, file, value string) error {
+	d := cg.dir(c)
+	if d == "" {
+		return fmt.Errorf("setting %s: the %s controller is not available", file, c)
+	}
+	if err := os.WriteFile(filepath.Join(d, file), []byte(value), 0o644); err != nil {
+		return fmt.Errorf("setting %s: %w", file, err)
+	}
+	return nil
+}
+
+// add moves pid into every cgroup of the run.
+func (cg *runCgroups) add(pid int) error {
+	for _, d := range cg.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("moving pid %d into %s: %w", pid, d, err)
+		}
+	}
+	return nil
+}
+
+// procs lists the pids in any of the run's cgroups.
+func (cg *runCgroups) procs() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, d := range cg.dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+				seen[pid] = true
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// signal sends SIGKILL to every process in the run's cgroups once.
+func (cg *runCgroups) signal() {
+	if cg.version == 2 && cg.has("", "cgroup.kill") {
+		_ = cg.write("", "cgroup.kill", "1")
+		return
+	}
+	for _, pid := range cg.procs() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// killAll kills everything in the run's cgroups and waits until they are
+// empty. On v1 the tree is frozen first so a fork loop cannot outrun it.
+func (cg *runCgroups) killAll() error {
+	frozen := cg.version == 1 && cg.write("freezer", "freezer.state", "FROZEN") == nil
+	cg.signal()
+	if frozen {
+		_ = cg.write("freezer", "freezer.state", "THAWED")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(cg.procs()) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("killing the run's processes: %v still alive", cg.procs())
+		}
+		cg.signal()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// oomKilled reports whether the kernel's OOM killer struck inside the run.
+func (cg *runCgroups) oomKilled() bool {
+	file := "memory.events"
+	if cg.version == 1 {
+		file = "memory.oom_control"
+	}
+	d := cg.dir("memory")
+	if d == "" {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(d, file))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok := strings.CutPrefix(line, "oom_kill "); ok && strings.TrimSpace(n) != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes the run's cgroups, retrying while the kernel finishes
+// tearing down exited processes.
+func (cg *runCgroups) remove() error {
+	var errs []error
+	for _, d := range cg.dirs {
+		var err error
+		for i := 0; i < 100; i++ {
+			if err = os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+				err = nil
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("removing cgroup: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// formatCPUs prints 1 as "1.0" and 0.5 as "0.5".
+func formatCPUs(c float64) string {
+	s := strconv.FormatFloat(c, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}

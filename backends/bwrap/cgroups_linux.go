@@ -1,0 +1,215 @@
+package bwrap
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// cgroupLayout is how cgroups are mounted on this machine.
+type cgroupLayout struct {
+	// version is 1 (per-controller hierarchies), 2 (unified) or 0 (none).
+	version int
+	// v1 maps a controller (memory, pids, cpu, freezer) to its hierarchy's
+	// directory where this engine may create children.
+	v1 map[string]string
+	// v2 is the unified directory under which run cgroups are created.
+	v2 string
+}
+
+// detectCgroups reads /proc/self/mountinfo and /proc/self/cgroup. As root,
+// run cgroups go under each hierarchy's root; otherwise under the engine's
+// own cgroup, which only works when that subtree is delegated to it.
+func detectCgroups() cgroupLayout {
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return cgroupLayout{}
+	}
+	own := ownCgroups()
+	root := os.Geteuid() == 0
+	l := cgroupLayout{v1: map[string]string{}}
+	var unified string
+	for _, line := range strings.Split(string(mounts), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		mnt := f[4]
+		switch g[0] {
+		case "cgroup2":
+			unified = mnt
+		case "cgroup":
+			for _, opt := range strings.Split(g[2], ",") {
+				switch opt {
+				case "memory", "pids", "cpu", "freezer":
+					dir := mnt
+					if !root {
+						dir = filepath.Join(mnt, own[opt])
+					}
+					l.v1[opt] = dir
+				}
+			}
+		}
+	}
+	switch {
+	case len(l.v1) > 0:
+		l.version = 1
+	case unified != "":
+		l.version, l.v1 = 2, nil
+		l.v2 = unified
+		if !root {
+			l.v2 = filepath.Join(unified, own[""])
+		}
+	}
+	return l
+}
+
+// ownCgroups maps each v1 controller, and "" for v2, to this process's
+// cgroup path.
+func ownCgroups() map[string]string {
+	m := map[string]string{}
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		parts := strings.SplitN(s.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			m[""] = parts[2]
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			m[c] = parts[2]
+		}
+	}
+	return m
+}
+
+// writable reports whether run cgroups can be created, by creating and
+// removing one. It is what the probe shows as "cgroup_writable".
+func (l cgroupLayout) writable() bool {
+	if l.version == 0 {
+		return false
+	}
+	cg, err := l.create("probe-"+randomID(), nil)
+	if cg == nil || err != nil {
+		return false
+	}
+	cg.remove()
+	return true
+}
+
+func (l cgroupLayout) name() string {
+	switch l.version {
+	case 1:
+		return "v1"
+	case 2:
+		return "v2"
+	}
+	return "none"
+}
+
+// runCgroups are the cgroups of one run.
+type runCgroups struct {
+	version int
+	// dirs maps a controller to the run's directory; on v2 the only key is "".
+	dirs map[string]string
+}
+
+// errNoCgroups means the engine may not create cgroups here; the caller
+// falls back to rlimits.
+var errNoCgroups = errors.New("cgroups are not writable")
+
+// create makes the run's cgroups for the controllers listed in want (nil:
+// a tracking cgroup only). It returns errNoCgroups when the parent is not
+// writable; any other failure is an error and nothing is left behind.
+func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
+	cg := &runCgroups{version: l.version, dirs: map[string]string{}}
+	switch l.version {
+	case 1:
+		// pids tracks every process of the run; freezer lets Kill stop a
+		// forking tree before killing it.
+		for _, c := range append([]string{"pids", "freezer"}, want...) {
+			if _, done := cg.dirs[c]; done || l.v1[c] == "" {
+				continue
+			}
+			dir, err := mkRunDir(l.v1[c], runID)
+			if err != nil {
+				cg.remove()
+				return nil, err
+			}
+			cg.dirs[c] = dir
+		}
+	case 2:
+		parent := filepath.Join(l.v2, "senclaw")
+		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, noCgroups(err)
+		}
+		// Enable the controllers for the runs below senclaw/; this fails
+		// when the parent holds processes itself (no delegation).
+		for _, p := range []string{l.v2, parent} {
+			if err := enableControllers(p); err != nil && p == parent {
+				return nil, noCgroups(err)
+			}
+		}
+		dir, err := mkRunDir(l.v2, runID)
+		if err != nil {
+			return nil, err
+		}
+		cg.dirs[""] = dir
+	default:
+		return nil, errNoCgroups
+	}
+	if len(cg.dirs) == 0 {
+		return nil, errNoCgroups
+	}
+	return cg, nil
+}
+
+func enableControllers(dir string) error {
+	avail, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return err
+	}
+	var ctl []string
+	for _, c := range strings.Fields(string(avail)) {
+		if c == "memory" || c == "pids" || c == "cpu" {
+			ctl = append(ctl, "+"+c)
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(ctl, " ")), 0o644)
+}
+
+// mkRunDir creates base/senclaw/runID.
+func mkRunDir(base, runID string) (string, error) {
+	parent := filepath.Join(base, "senclaw")
+	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", noCgroups(err)
+	}
+	dir := filepath.Join(parent, runID)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("creating cgroup %s: a run with this id exists", dir)
+		}
+		return "", noCgroups(err)
+	}
+	return dir, nil
+}
+
+// noCgroups turns permission problems into errNoCgroups.
+func noCgroups(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EROFS) {
+		return errNoCgroups
+	}
+	return fmt.Errorf("creating cgroup: %w", err)
+}

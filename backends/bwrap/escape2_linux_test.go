@@ -1,0 +1,163 @@
+package bwrap
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// TestEscapeReads checks what each fs mode lets a sandbox read.
+func TestEscapeReads(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := New(Options{})
+	for _, u := range sandboxUsers(t) {
+		cases := []struct {
+			name     string
+			mode     backends.FsMode
+			readable []string // of "secret", "allowed", "hiddenfile", "public"
+			hide     bool
+		}{
+			{"strict", backends.FsStrict, nil, false},
+			{"allowlist", backends.FsAllowlist, []string{"allowed"}, false},
+			{"open_hidden", backends.FsOpen, []string{"allowed", "public"}, true},
+		}
+		for _, tc := range cases {
+			t.Run(u.name+"_"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				d := newTestDirs(t, u)
+				// Outside /tmp (a fresh tmpfs inside), so open mode sees it.
+				root := filepath.Dir(d.outside)
+				files := map[string]string{
+					"secret":     filepath.Join(root, "secret", "data"),
+					"allowed":    filepath.Join(root, "allowed", "data"),
+					"public":     filepath.Join(root, "public", "data"),
+					"hiddenfile": filepath.Join(root, "public", "token"),
+				}
+				for _, f := range files {
+					must(t, os.MkdirAll(filepath.Dir(f), 0o755))
+					must(t, os.WriteFile(f, []byte("SECRET"), 0o644))
+				}
+				spec := newSpec(t, u, d.ws)
+				spec.FsMode = tc.mode
+				spec.ReadPaths = []string{filepath.Dir(files["allowed"])}
+				if tc.hide {
+					spec.Hidden = []string{filepath.Dir(files["secret"]), files["hiddenfile"]}
+				}
+				var prog strings.Builder
+				prog.WriteString("import sys\n")
+				for name, f := range files {
+					fmt.Fprintf(&prog, `
+try: print(%q, open(%q).read() == "SECRET")
+except OSError: print(%q, False)
+`, name, f, name)
+				}
+				r := py(t, b, spec, prog.String())
+				if r.status.Code != 0 {
+					t.Fatalf("exit %+v: %s", r.status, r.stderr)
+				}
+				for name := range files {
+					want := false
+					for _, n := range tc.readable {
+						want = want || n == name
+					}
+					if !strings.Contains(r.stdout, fmt.Sprintf("%s %v", name, map[bool]string{true: "True", false: "False"}[want])) {
+						t.Errorf("%s readable should be %v:\n%s", name, want, r.stdout)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestEscapeNetworkAndProcesses checks the network and pid namespaces.
+func TestEscapeNetworkAndProcesses(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := New(Options{})
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { tcp.Close() })
+	abstract := fmt.Sprintf("@senclaw-bwrap-test-%d", os.Getpid())
+	unixL, err := net.Listen("unix", abstract)
+	must(t, err)
+	t.Cleanup(func() { unixL.Close() })
+	go acceptAll(tcp)
+	go acceptAll(unixL)
+	host := exec.Command("sleep", "120")
+	must(t, host.Start())
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+
+	prog := fmt.Sprintf(`import socket, os
+def try_connect(family, addr):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(3)
+    try:
+        s.connect(addr); return "connected"
+    except OSError as e:
+        return "refused"
+print("tcp", try_connect(socket.AF_INET, ("127.0.0.1", %d)))
+print("abstract", try_connect(socket.AF_UNIX, "\0" + %q))
+pids = [p for p in os.listdir("/proc") if p.isdigit()]
+print("pids", len(pids))
+try:
+    os.kill(%d, 9); print("kill", "sent")
+except OSError as e:
+    print("kill", "failed")
+`, tcp.Addr().(*net.TCPAddr).Port, abstract[1:], host.Process.Pid)
+
+	for _, u := range sandboxUsers(t) {
+		for _, network := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
+				t.Parallel()
+				d := newTestDirs(t, u)
+				spec := newSpec(t, u, d.ws)
+				spec.Network = network
+				r := py(t, b, spec, prog)
+				if r.status.Code != 0 {
+					t.Fatalf("exit %+v: %s", r.status, r.stderr)
+				}
+				want := "refused"
+				if network {
+					// Documented gap: with the network on, bwrap shares the
+					// host's namespace until the egress proxy exists.
+					want = "connected"
+					if !strings.Contains(strings.Join(r.proc.Enforcement().Missing, "\n"), "shares the host network") {
+						t.Errorf("Enforcement.Missing does not report the shared network: %+v", r.proc.Enforcement())
+					}
+				}
+				for _, line := range []string{"tcp " + want, "abstract " + want, "kill failed"} {
+					if !strings.Contains(r.stdout, line) {
+						t.Errorf("want %q in:\n%s", line, r.stdout)
+					}
+				}
+				// bwrap's init and python (plus sh if any): never the host's.
+				var n int
+				fmt.Sscanf(r.stdout[strings.Index(r.stdout, "pids "):], "pids %d", &n)
+				if n == 0 || n > 3 {
+					t.Errorf("sandbox sees %d processes:\n%s", n, r.stdout)
+				}
+				if err := host.Process.Signal(syscall.Signal(0)); err != nil {
+					t.Errorf("host process died: %v", err)
+				}
+			})
+		}
+	}
+}
+
+func acceptAll(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
+}

@@ -1,0 +1,189 @@
+package bwrap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/senclaw/sandbox/backends"
+	"golang.org/x/sys/unix"
+)
+
+// limitPlan is how one run's limits are enforced: by its cgroups (nil when
+// none could be created) and by rlimits applied to bwrap and its child.
+type limitPlan struct {
+	cg      *runCgroups
+	rlimits []rlimit
+	applied []string
+	missing []string
+}
+
+type rlimit struct {
+	resource int
+	value    uint64
+}
+
+// wantedControllers lists the cgroup controllers lim needs.
+func wantedControllers(lim backends.Limits) []string {
+	var c []string
+	if lim.MemoryMB > 0 {
+		c = append(c, "memory")
+	}
+	if lim.Pids > 0 {
+		c = append(c, "pids")
+	}
+	if lim.CPUs > 0 {
+		c = append(c, "cpu")
+	}
+	return c
+}
+
+// planLimits creates the run's cgroups (when layout allows) and decides the
+// rlimits. Only "cgroups are not available" degrades to rlimits; any other
+// failure is returned and the run must not start.
+func planLimits(layout cgroupLayout, runID string, lim backends.Limits) (*limitPlan, error) {
+	p := &limitPlan{}
+	cg, err := layout.create(runID, wantedControllers(lim))
+	switch {
+	case errors.Is(err, errNoCgroups):
+		cg = nil
+	case err != nil:
+		return nil, err
+	}
+	if cg != nil {
+		applied, missing, err := cg.setLimits(lim)
+		if err != nil {
+			_ = cg.remove()
+			return nil, err
+		}
+		p.cg, p.applied, p.missing = cg, applied, missing
+	} else {
+		if lim.MemoryMB > 0 {
+			p.add(unix.RLIMIT_AS, uint64(lim.MemoryMB)<<20)
+			p.applied = append(p.applied, fmt.Sprintf("memory %d MiB: RLIMIT_AS (address space, approximate; no writable cgroup)", lim.MemoryMB))
+		}
+		if lim.Pids > 0 {
+			p.add(unix.RLIMIT_NPROC, uint64(lim.Pids))
+			p.applied = append(p.applied, fmt.Sprintf("pids %d: RLIMIT_NPROC (per user, approximate; no writable cgroup)", lim.Pids))
+		}
+		if lim.CPUs > 0 {
+			p.missing = append(p.missing, fmt.Sprintf("cpu %s: not enforced (no writable cgroup)", formatCPUs(lim.CPUs)))
+		}
+	}
+	if lim.DiskMB > 0 {
+		p.add(unix.RLIMIT_FSIZE, uint64(lim.DiskMB)<<20)
+		p.applied = append(p.applied, fmt.Sprintf("disk %d MiB: RLIMIT_FSIZE", lim.DiskMB))
+	}
+	// No core dumps: they would land in the workspace or go to the host's
+	// core_pattern handler.
+	p.add(unix.RLIMIT_CORE, 0)
+	return p, nil
+}
+
+func (p *limitPlan) add(resource int, v uint64) {
+	p.rlimits = append(p.rlimits, rlimit{resource, v})
+}
+
+// apply puts pid into the run's cgroups and lowers its rlimits. Processes
+// it forks afterwards inherit both.
+func (p *limitPlan) apply(pid int) error {
+	if p.cg != nil {
+		if err := p.cg.add(pid); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.rlimits {
+		lim := unix.Rlimit{Cur: r.value, Max: r.value}
+		err := unix.Prlimit(pid, r.resource, &lim, nil)
+		if errors.Is(err, unix.EPERM) && os.Geteuid() == 0 {
+			err = prlimitAsOwner(pid, r.resource, &lim)
+		}
+		if err != nil {
+			return fmt.Errorf("setting rlimit %d on pid %d: %w", r.resource, pid, err)
+		}
+	}
+	return nil
+}
+
+// prlimitAsOwner calls prlimit(2) from a thread whose real uid and gid are
+// those of the target. A root engine without CAP_SYS_RESOURCE (containers
+// often drop it) may only change the rlimits of processes whose uids and
+// gids all equal its real ones. Credentials are per thread in Linux: the
+// raw syscalls change only this locked thread, and it is restored before
+// it is unlocked. It must not be thrown away instead: if this OS thread
+// forked a bwrap earlier, its exit would fire that bwrap's Pdeathsig.
+func prlimitAsOwner(pid, resource int, lim *unix.Rlimit) error {
+	uid, gid, err := realIDs(pid)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Effective and saved ids stay 0, so the thread keeps its
+		// capabilities and can switch back.
+		err := setRealIDs(uid, gid)
+		if err == nil {
+			err = unix.Prlimit(pid, resource, lim, nil)
+		}
+		if rerr := setRealIDs(0, 0); rerr != nil {
+			done <- fmt.Errorf("restoring thread credentials: %w", rerr)
+			select {} // park the thread forever: never reuse or end it
+		}
+		runtime.UnlockOSThread()
+		done <- err
+	}()
+	return <-done
+}
+
+// setRealIDs sets this thread's real uid and gid (uid first when going
+// back to root, gid first when leaving it).
+func setRealIDs(uid, gid int) error {
+	setgid := func() error {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), 0, 0); e != 0 {
+			return fmt.Errorf("setresgid: %w", e)
+		}
+		return nil
+	}
+	setuid := func() error {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), 0, 0); e != 0 {
+			return fmt.Errorf("setresuid: %w", e)
+		}
+		return nil
+	}
+	if uid == 0 {
+		return errors.Join(setuid(), setgid())
+	}
+	if err := setgid(); err != nil {
+		return err
+	}
+	return setuid()
+}
+
+// realIDs reads the real uid and gid of pid from /proc.
+func realIDs(pid int) (uid, gid int, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
+	}
+	uid, gid = -1, -1
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "Uid:":
+			uid, _ = strconv.Atoi(f[1])
+		case "Gid:":
+			gid, _ = strconv.Atoi(f[1])
+		}
+	}
+	if uid <= 0 || gid <= 0 {
+		return 0, 0, fmt.Errorf("pid %d runs as uid %d gid %d; refusing to borrow root ids", pid, uid, gid)
+	}
+	return uid, gid, nil
+}

@@ -1,0 +1,252 @@
+package bwrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// requireCgroups skips tests that need writable cgroups (root here).
+func requireCgroups(t *testing.T) {
+	t.Helper()
+	if !detectCgroups().writable() {
+		t.Skip("cgroups are not writable for this user")
+	}
+}
+
+// cgroupDirsGone checks that no cgroup of runID is left.
+func cgroupDirsGone(t *testing.T, runID string) {
+	t.Helper()
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/senclaw/" + runID)
+	v2, _ := filepath.Glob("/sys/fs/cgroup/senclaw/" + runID)
+	if left := append(dirs, v2...); len(left) > 0 {
+		t.Errorf("cgroups left behind: %v", left)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	requireCgroups(t)
+	b := New(Options{})
+	for _, u := range sandboxUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			t.Parallel()
+			cases := []struct {
+				name  string
+				lim   backends.Limits
+				prog  string
+				check func(t *testing.T, r result)
+			}{
+				{"fork_bomb_bounded", backends.Limits{Pids: 32}, `import os, time
+n = 0
+for i in range(200):
+    try:
+        if os.fork() == 0:
+            time.sleep(5); os._exit(0)
+        n += 1
+    except BlockingIOError:
+        break
+print("forked", n)`, func(t *testing.T, r result) {
+					if !strings.Contains(r.stdout, "forked ") || strings.Contains(r.stdout, "forked 200") {
+						t.Errorf("fork bomb was not stopped: %q %s", r.stdout, r.stderr)
+					}
+				}},
+				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, `chunks = []
+for i in range(100):
+    chunks.append(bytearray(16 << 20))
+print("survived")`, func(t *testing.T, r result) {
+					if r.status.Code != 137 || r.status.Signal != "killed: out of memory" {
+						t.Errorf("status %+v, want an OOM kill (stdout %q)", r.status, r.stdout)
+					}
+				}},
+				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, `import errno
+try:
+    with open("big", "wb") as f: f.write(b"x" * (2 << 20))
+    print("wrote")
+except OSError as e:
+    print("efbig" if e.errno == errno.EFBIG else e)`, func(t *testing.T, r result) {
+					if strings.TrimSpace(r.stdout) != "efbig" {
+						t.Errorf("got %q %s", r.stdout, r.stderr)
+					}
+				}},
+				{"cpu_quota_reported", backends.Limits{CPUs: 0.5}, `print("ok")`, func(t *testing.T, r result) {
+					if got := r.proc.Enforcement().Limits; len(got) != 1 || got[0] != "cpu 0.5: cgroup v1 cfs" && got[0] != "cpu 0.5: cgroup v2 cfs" {
+						t.Errorf("limits %q", got)
+					}
+				}},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					d := newTestDirs(t, u)
+					spec := newSpec(t, u, d.ws)
+					spec.Limits = tc.lim
+					r := py(t, b, spec, tc.prog)
+					tc.check(t, r)
+					if len(r.proc.Pids()) != 0 {
+						t.Errorf("processes left: %v", r.proc.Pids())
+					}
+					cgroupDirsGone(t, spec.RunID)
+				})
+			}
+		})
+	}
+}
+
+func TestKillTree(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	for _, noCgroups := range []bool{false, true} {
+		name := map[bool]string{false: "cgroups", true: "no_cgroups"}[noCgroups]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := New(Options{})
+			b.noCgroups = noCgroups
+			u := sandboxUsers(t)[0]
+			d := newTestDirs(t, u)
+			spec := newSpec(t, u, d.ws, "sh", "-c", "sleep 1000 & sleep 1000 & sleep 1000")
+			p, err := b.Start(context.Background(), spec)
+			must(t, err)
+			deadline := time.Now().Add(10 * time.Second)
+			for len(p.Pids()) < 5 && time.Now().Before(deadline) { // bwrap x2, sh, 3 sleeps
+				time.Sleep(10 * time.Millisecond)
+			}
+			pids := p.Pids()
+			if len(pids) < 5 {
+				t.Fatalf("tree not seen: %v", pids)
+			}
+			must(t, p.Kill())
+			must(t, p.Kill()) // idempotent
+			st, err := p.Wait()
+			if err != nil || st.Signal != "killed" {
+				t.Errorf("status %+v err %v", st, err)
+			}
+			if left := p.Pids(); len(left) != 0 {
+				t.Errorf("pids after kill: %v", left)
+			}
+			for _, pid := range pids {
+				if _, err := os.Stat("/proc/" + itoa(pid)); err == nil && !isZombie(pid) {
+					t.Errorf("pid %d still alive", pid)
+				}
+			}
+			must(t, p.Kill()) // after Wait
+			cgroupDirsGone(t, spec.RunID)
+		})
+	}
+}
+
+func TestRlimitFallback(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := New(Options{})
+	b.noCgroups = true
+	u := sandboxUsers(t)[0]
+	d := newTestDirs(t, u)
+	spec := newSpec(t, u, d.ws)
+	spec.Limits = backends.Limits{MemoryMB: 256, Pids: 64, CPUs: 1, DiskMB: 10}
+	r := py(t, b, spec, `try:
+    x = bytearray(512 << 20); print("allocated")
+except MemoryError:
+    print("memoryerror")`)
+	if strings.TrimSpace(r.stdout) != "memoryerror" {
+		t.Errorf("got %q %s", r.stdout, r.stderr)
+	}
+	e := r.proc.Enforcement()
+	joined := strings.Join(e.Limits, "\n")
+	for _, want := range []string{"memory 256 MiB: RLIMIT_AS", "pids 64: RLIMIT_NPROC", "disk 10 MiB: RLIMIT_FSIZE"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %q in %q", want, e.Limits)
+		}
+	}
+	if len(e.Missing) != 1 || !strings.HasPrefix(e.Missing[0], "cpu 1.0: not enforced") {
+		t.Errorf("missing %q", e.Missing)
+	}
+}
+
+func TestStartRefusals(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := New(Options{})
+	u := sandboxUsers(t)[0]
+	d := newTestDirs(t, u)
+	cases := []struct {
+		name     string
+		change   func(s *backends.Spec)
+		check    func(err error) bool
+		startErr bool // the error must come from Start, not Wait
+	}{
+		{"root_user", func(s *backends.Spec) { s.User = &backends.Credential{UID: 0, GID: 0} }, isRefused, true},
+		{"nil_user_as_root", func(s *backends.Spec) { s.User = nil }, func(err error) bool { return os.Geteuid() != 0 || isRefused(err) }, true},
+		{"bad_mount_source", func(s *backends.Spec) {
+			s.Mounts = []backends.Mount{{Source: "/nonexistent/senclaw", Target: "m"}}
+		}, func(err error) bool {
+			var se *SetupError
+			return errors.As(err, &se) && strings.Contains(se.Message, "Can't find source path")
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spec := newSpec(t, u, d.ws, "touch", "ran")
+			tc.change(spec)
+			p, err := b.Start(context.Background(), spec)
+			if p != nil {
+				if tc.startErr && os.Geteuid() == 0 {
+					t.Errorf("Start succeeded")
+				}
+				_, err = p.Wait()
+			}
+			if !tc.check(err) {
+				t.Errorf("unexpected result %v", err)
+			}
+			if _, serr := os.Stat(filepath.Join(d.ws, "ran")); serr == nil && tc.name != "nil_user_as_root" {
+				t.Errorf("the command ran")
+			}
+		})
+	}
+}
+
+func isRefused(err error) bool {
+	var re *RefusedError
+	return errors.As(err, &re)
+}
+
+// TestRlimitFallbackForkBomb checks that RLIMIT_NPROC bounds a fork bomb
+// when there is no cgroup. The count is per user inside the sandbox's own
+// user namespace, so other sandboxes of the same host user do not eat it.
+func TestRlimitFallbackForkBomb(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := New(Options{})
+	b.noCgroups = true
+	for _, u := range sandboxUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			t.Parallel()
+			d := newTestDirs(t, u)
+			spec := newSpec(t, u, d.ws)
+			spec.Limits = backends.Limits{Pids: 32}
+			r := py(t, b, spec, `import os, time
+n = 0
+for i in range(200):
+    try:
+        if os.fork() == 0:
+            time.sleep(5); os._exit(0)
+        n += 1
+    except BlockingIOError:
+        break
+print("forked", n)`)
+			var n int
+			if _, err := fmt.Sscanf(r.stdout, "forked %d", &n); err != nil || n >= 32 {
+				t.Errorf("fork bomb not bounded: %q %s", r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package bwrap
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRunBasics(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := New(Options{})
+	for _, u := range sandboxUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			t.Parallel()
+			cases := []struct {
+				name  string
+				check func(t *testing.T, d testDirs)
+			}{
+				{"output_and_exit_code", func(t *testing.T, d testDirs) {
+					r := run(t, b, newSpec(t, u, d.ws, "sh", "-c", "echo out; echo err >&2; exit 7"))
+					if r.err != nil || r.status.Code != 7 || r.stdout != "out\n" || r.stderr != "err\n" {
+						t.Fatalf("got %+v", r)
+					}
+					if e := r.proc.Enforcement(); e.Isolation != "bwrap" {
+						t.Errorf("enforcement %+v", e)
+					}
+				}},
+				{"env_is_exact", func(t *testing.T, d testDirs) {
+					// env(1), not Python: Python adds LC_CTYPE in the C locale.
+					spec := newSpec(t, u, d.ws, "sh", "-c", `env | sort; echo --; tr '\0' '\n' < /proc/1/environ | sort`)
+					r := run(t, b, spec)
+					init := slices.Sorted(slices.Values(spec.Env))
+					// bwrap's --chdir sets PWD for the command (and only it).
+					cmdEnv := slices.Sorted(slices.Values(append(slices.Clone(spec.Env), "PWD="+d.ws)))
+					got, gotInit, _ := strings.Cut(r.stdout, "--\n")
+					if r.status.Code != 0 || !slices.Equal(trimLines(got), cmdEnv) || !slices.Equal(trimLines(gotInit), init) {
+						t.Fatalf("env %q, /proc/1/environ %q, want %q and %q (stderr %s)", got, gotInit, cmdEnv, init, r.stderr)
+					}
+				}},
+				{"only_std_fds", func(t *testing.T, d testDirs) {
+					r := py(t, b, newSpec(t, u, d.ws), `import os
+fds = os.listdir("/proc/self/fd")
+print(" ".join(sorted(fds)))`)
+					// One of the four is the directory listdir opened.
+					if got := trimLines(r.stdout); len(got) != 4 || !slices.Equal(got[:3], []string{"0", "1", "2"}) {
+						t.Fatalf("open fds %q (stderr %s)", r.stdout, r.stderr)
+					}
+				}},
+				{"files_owned_by_sandbox_user", func(t *testing.T, d testDirs) {
+					r := run(t, b, newSpec(t, u, d.ws, "sh", "-c", "id -u; echo x > made"))
+					fi, err := os.Stat(filepath.Join(d.ws, "made"))
+					if err != nil || r.status.Code != 0 {
+						t.Fatalf("no file: %v %+v", err, r)
+					}
+					if uid := statUID(fi); uid != u.uid() || uid == 0 {
+						t.Fatalf("file owned by %d on the host, want %d", uid, u.uid())
+					}
+				}},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					tc.check(t, newTestDirs(t, u))
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,147 @@
+package seccompfilter
+
+import (
+	"encoding/binary"
+	"testing"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
+)
+
+// seccompData lays out a struct seccomp_data for x/net/bpf's VM. Seccomp
+// loads native-endian 32-bit words while the VM loads big-endian ones, so
+// each word is stored big-endian at the offset seccomp would read it from.
+func seccompData(nr, auditArch uint32, args ...uint64) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[0:], nr)
+	binary.BigEndian.PutUint32(b[4:], auditArch)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[16+8*i:], uint32(a))     // low half first (little endian)
+		binary.BigEndian.PutUint32(b[20+8*i:], uint32(a>>32)) // then the high half
+	}
+	return b
+}
+
+func TestProgramDecisions(t *testing.T) {
+	t.Parallel()
+	insts, err := Instructions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := bpf.NewVM(insts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, err := arch.GetInfo("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := func(name string) uint32 {
+		n, ok := native.SyscallNames[name]
+		if !ok {
+			t.Fatalf("no syscall %q on %s", name, native.Name)
+		}
+		return uint32(n)
+	}
+	allow := uint32(seccomp.ActionAllow)
+	cases := []struct {
+		name string
+		data []byte
+		want uint32
+	}{
+		{"read_allowed", seccompData(nr("read"), uint32(native.ID)), allow},
+		{"ptrace_eperm", seccompData(nr("ptrace"), uint32(native.ID)), ErrnoAction(EPERM)},
+		{"mount_eperm", seccompData(nr("mount"), uint32(native.ID)), ErrnoAction(EPERM)},
+		{"keyctl_eperm", seccompData(nr("keyctl"), uint32(native.ID)), ErrnoAction(EPERM)},
+		{"io_uring_setup_eperm", seccompData(nr("io_uring_setup"), uint32(native.ID)), ErrnoAction(EPERM)},
+		{"clone3_enosys", seccompData(nr("clone3"), uint32(native.ID)), ErrnoAction(ENOSYS)},
+		{"clone_fork_allowed", seccompData(nr("clone"), uint32(native.ID), 0x11), allow},
+		{"clone_thread_allowed", seccompData(nr("clone"), uint32(native.ID), 0x3d0f00), allow},
+		{"clone_newuser_eperm", seccompData(nr("clone"), uint32(native.ID), cloneNewUser|0x11), ErrnoAction(EPERM)},
+		{"clone_newnet_eperm", seccompData(nr("clone"), uint32(native.ID), cloneNewNet), ErrnoAction(EPERM)},
+		{"unshare_newuser_eperm", seccompData(nr("unshare"), uint32(native.ID), cloneNewUser), ErrnoAction(EPERM)},
+		{"unshare_newns_eperm", seccompData(nr("unshare"), uint32(native.ID), cloneNewNS), ErrnoAction(EPERM)},
+		{"unshare_files_allowed", seccompData(nr("unshare"), uint32(native.ID), 0x400), allow},
+		{"ioctl_tiocsti_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, tiocsti), ErrnoAction(EPERM)},
+		{"ioctl_tiocsti_high_bits_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, 1<<32|tiocsti), ErrnoAction(EPERM)},
+		{"ioctl_tioclinux_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, tioclinux), ErrnoAction(EPERM)},
+		{"ioctl_tcgets_allowed", seccompData(nr("ioctl"), uint32(native.ID), 0, 0x5401), allow},
+		{"foreign_arch_killed", seccompData(20, uint32(arch.I386.ID)), ForeignArchAction},
+		{"arm32_killed", seccompData(20, uint32(arch.ARM.ID)), ForeignArchAction},
+	}
+	if native.ID == arch.X86_64.ID {
+		cases = append(cases, struct {
+			name string
+			data []byte
+			want uint32
+		}{"x32_abi_enosys", seccompData(0x40000000|39, uint32(native.ID)), ErrnoAction(ENOSYS)})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := vm.Run(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uint32(got) != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNoErrnoZero(t *testing.T) {
+	t.Parallel()
+	insts, err := Instructions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range insts {
+		r, ok := in.(bpf.RetConstant)
+		if !ok {
+			continue
+		}
+		if r.Val&0xffff0000 == uint32(seccomp.ActionErrno) && r.Val&0xffff == 0 {
+			t.Errorf("instruction %d returns errno 0: %v", i, in)
+		}
+	}
+}
+
+func TestProgramBytes(t *testing.T) {
+	t.Parallel()
+	insts, err := Instructions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 8*len(insts) {
+		t.Fatalf("got %d bytes for %d instructions", len(b), len(insts))
+	}
+	// The first instruction loads the audit arch: BPF_LD|BPF_W|BPF_ABS, k=4.
+	if op, k := binary.NativeEndian.Uint16(b), binary.NativeEndian.Uint32(b[4:]); op != 0x20 || k != offArch {
+		t.Errorf("first instruction op=%#x k=%d, want ld [4]", op, k)
+	}
+}
+
+func TestRulesKnownOnMainArches(t *testing.T) {
+	t.Parallel()
+	for _, info := range []*arch.Info{arch.X86_64, arch.AARCH64} {
+		missing := 0
+		for _, r := range Rules() {
+			if r.Errno != EPERM && r.Errno != ENOSYS {
+				t.Errorf("%s: unexpected errno %d", r.Syscall, r.Errno)
+			}
+			if _, ok := info.SyscallNames[r.Syscall]; !ok {
+				missing++
+			}
+		}
+		// Only legacy calls (uselib, iopl, ioperm, ...) may be absent.
+		if missing > 4 {
+			t.Errorf("%s: %d rules name unknown system calls", info.Name, missing)
+		}
+	}
+}

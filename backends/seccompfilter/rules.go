@@ -1,0 +1,124 @@
+// Package seccompfilter builds the seccomp BPF program that SenClaw's
+// sandboxes run under: everything is allowed except a list of system calls
+// that let a process escape or attack the host (namespaces, mounts, kernel
+// modules, ptrace, keyrings, io_uring, terminal injection, ...).
+//
+// The deny list is data (Rules) so that other backends can reuse it, for
+// example to extend Docker's default profile. Program assembles it for the
+// native architecture with github.com/elastic/go-seccomp-bpf and adds a guard
+// that kills any process using a foreign system call ABI (i386 through
+// int 0x80 on x86_64, arm32 on arm64), so the list cannot be bypassed with
+// another architecture's syscall numbers.
+package seccompfilter
+
+// Linux errno values returned by denied system calls. They are Linux numbers
+// on every architecture the filter supports, independent of the host OS that
+// builds the program.
+const (
+	// EPERM is "operation not permitted".
+	EPERM Errno = 1
+	// ENOSYS is "function not implemented"; libc falls back to an older call.
+	ENOSYS Errno = 38
+)
+
+// Errno is a Linux errno number returned by a denied system call.
+type Errno uint16
+
+// MatchOp says how an argument is compared.
+type MatchOp string
+
+const (
+	// MatchAnyBit matches when the argument has any bit of Value set.
+	// For Docker, expand it to one SCMP_CMP_MASKED_EQ rule per bit
+	// (value=bit, valueTwo=bit).
+	MatchAnyBit MatchOp = "any-bit"
+	// MatchLow32 matches when the low 32 bits of the argument equal Value.
+	// The kernel truncates such arguments (ioctl's request is an unsigned
+	// int), so comparing all 64 bits could be bypassed by setting the high
+	// half. For Docker: SCMP_CMP_MASKED_EQ value=0xffffffff valueTwo=Value.
+	MatchLow32 MatchOp = "low-32"
+)
+
+// ArgMatch narrows a rule to calls whose argument Index matches.
+type ArgMatch struct {
+	Index uint32
+	Op    MatchOp
+	Value uint64
+}
+
+// Rule denies one system call, or one form of it when Arg is set.
+// Several rules for the same system call are alternatives (any may match).
+type Rule struct {
+	Syscall string
+	Errno   Errno
+	Arg     *ArgMatch
+	// Why says in words what the rule prevents.
+	Why string
+}
+
+// Flags of clone(2) and unshare(2) that create namespaces.
+const (
+	cloneNewTime   = 0x00000080
+	cloneNewNS     = 0x00020000
+	cloneNewCgroup = 0x02000000
+	cloneNewUTS    = 0x04000000
+	cloneNewIPC    = 0x08000000
+	cloneNewUser   = 0x10000000
+	cloneNewPID    = 0x20000000
+	cloneNewNet    = 0x40000000
+
+	// cloneNewAll is every CLONE_NEW* flag that clone(2) accepts. It leaves
+	// out CLONE_NEWTIME, whose bit is part of the exit signal byte in
+	// clone(2)'s flags.
+	cloneNewAll = cloneNewNS | cloneNewCgroup | cloneNewUTS | cloneNewIPC |
+		cloneNewUser | cloneNewPID | cloneNewNet
+
+	// ioctl requests that inject input into or reconfigure a terminal.
+	tiocsti   = 0x5412
+	tioclinux = 0x541c
+)
+
+// Rules returns the deny list. The result is a fresh copy; callers may keep
+// or change it.
+func Rules() []Rule {
+	var rules []Rule
+	add := func(why string, errno Errno, names ...string) {
+		for _, n := range names {
+			rules = append(rules, Rule{Syscall: n, Errno: errno, Why: why})
+		}
+	}
+	add("debugging or reading other processes' memory", EPERM,
+		"ptrace", "process_vm_readv", "process_vm_writev")
+	add("kernel keyrings are shared across sandboxes", EPERM,
+		"keyctl", "add_key", "request_key")
+	add("kernel attack surface often used in exploits", EPERM,
+		"userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+		"bpf", "perf_event_open", "lookup_dcookie", "uselib")
+	add("changing the mount table", EPERM,
+		"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount",
+		"fspick", "open_tree", "move_mount", "mount_setattr", "chroot")
+	add("joining another namespace", EPERM, "setns")
+	add("kernel modules and kexec", EPERM,
+		"kexec_load", "kexec_file_load", "init_module", "finit_module",
+		"delete_module")
+	add("host administration", EPERM,
+		"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl",
+		"quotactl_fd", "settimeofday", "clock_settime", "adjtimex",
+		"clock_adjtime", "vhangup", "iopl", "ioperm")
+	add("opening files by handle bypasses the mount jail", EPERM,
+		"open_by_handle_at", "name_to_handle_at")
+	// clone3 passes its flags in memory, where seccomp cannot look; ENOSYS
+	// makes libc fall back to clone(2), whose flags the rules below check.
+	add("clone3 hides its flags from seccomp; libc falls back to clone", ENOSYS, "clone3")
+	rules = append(rules,
+		Rule{Syscall: "unshare", Errno: EPERM, Why: "creating namespaces",
+			Arg: &ArgMatch{Index: 0, Op: MatchAnyBit, Value: cloneNewAll | cloneNewTime}},
+		Rule{Syscall: "clone", Errno: EPERM, Why: "creating namespaces",
+			Arg: &ArgMatch{Index: 0, Op: MatchAnyBit, Value: cloneNewAll}},
+		Rule{Syscall: "ioctl", Errno: EPERM, Why: "injecting input into the terminal (TIOCSTI)",
+			Arg: &ArgMatch{Index: 1, Op: MatchLow32, Value: tiocsti}},
+		Rule{Syscall: "ioctl", Errno: EPERM, Why: "terminal control (TIOCLINUX)",
+			Arg: &ArgMatch{Index: 1, Op: MatchLow32, Value: tioclinux}},
+	)
+	return rules
+}
