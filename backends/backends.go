@@ -112,6 +112,24 @@ type Spec struct {
 	// OneShot marks a throwaway sandbox that lives for this one run: a
 	// container backend may take a pre-created container from a pool.
 	OneShot bool
+	// Trace, when set, asks the backend to trace the run and report what
+	// it observes, as it happens. A backend that cannot trace from outside
+	// the sandbox says so in Enforcement.Missing.
+	Trace func(TraceEvent)
+}
+
+// TraceEvent is one action of a traced run.
+type TraceEvent struct {
+	TimeMs int64 `json:"tsMs"`
+	Pid    int   `json:"pid"`
+	// Kind is file.read, file.write, proc.spawn, net.connect, net.dns,
+	// denied or trace.truncated.
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Detail string `json:"detail,omitempty"`
+	// Source is who observed it: "strace" (outside the sandbox),
+	// "in-sandbox (can be tampered with)", "diff" or "proxy".
+	Source string `json:"source"`
 }
 
 // Enforcement says which of a Spec's rules a started process really got.
