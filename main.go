@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/cli"
+	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
@@ -37,12 +39,17 @@ Usage:
   senclaw create [flags]               create a persistent sandbox, print its id
   senclaw ls [--json]                  list sandboxes
   senclaw rm [--purge] ID...           delete sandboxes (--purge: and their files)
-  senclaw stop (ID... | --all)         kill every process of sandboxes
+  senclaw kill (ID... | --all)         kill every process of sandboxes
   senclaw runs [--sandbox ID] [--limit N] [--json]
                                        recent runs and the isolation each got
   senclaw caps [--json]                what this machine can isolate with
   senclaw policy [flags]               show or set the enforcement switches
+  senclaw serve [--listen ADDR]        run the engine and its API without a window
+  senclaw url                          print a one-time dashboard login link
+  senclaw stop                         stop the daemon
   senclaw version
+
+The CLI is a client of the daemon: it starts a headless one when none runs.
 
 Global flags (before the subcommand): --data-dir DIR (or SENCLAW_DATA_DIR), -v
 Run "senclaw SUBCOMMAND -h" for a subcommand's flags.
@@ -89,13 +96,17 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	start := func() (*app.Engine, int) {
-		e, err := app.New(opts)
+	if cmd == "serve" {
+		return serve(ctx, opts, args, logger, stdout, stderr)
+	}
+	// Every other command is a client of the daemon.
+	connect := func() (*client.Client, int) {
+		c, err := connectDaemon(ctx, opts.RuntimeDir, *dataDir, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, "senclaw:", err)
 			return nil, cli.ExitFailure
 		}
-		return e, 0
+		return c, 0
 	}
 	switch cmd {
 	case "run", "create":
@@ -103,91 +114,84 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		if o == nil {
 			return code
 		}
-		e, code := start()
-		if e == nil {
-			return code
-		}
-		defer e.Close()
-		if cmd == "run" {
-			return cli.Run(ctx, e, o, io)
-		}
-		return cli.Create(ctx, e, o, io)
-	case "ls", "list":
-		fs := flag.NewFlagSet("ls", flag.ContinueOnError)
-		jsonOut := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(args); err != nil {
-			return cli.ExitUsage
-		}
-		e, code := start()
-		if e == nil {
-			return code
-		}
-		defer e.Close()
-		return cli.List(e, *jsonOut, io)
-	case "rm", "delete":
-		fs := flag.NewFlagSet("rm", flag.ContinueOnError)
-		purge := fs.Bool("purge", false, "also remove the sandbox's files (only ever its own workspace)")
-		if err := fs.Parse(args); err != nil {
-			return cli.ExitUsage
-		}
-		e, code := start()
-		if e == nil {
-			return code
-		}
-		defer e.Close()
-		return cli.Remove(e, fs.Args(), *purge, io)
-	case "stop":
-		fs := flag.NewFlagSet("stop", flag.ContinueOnError)
-		all := fs.Bool("all", false, "stop every sandbox")
-		if err := fs.Parse(args); err != nil {
-			return cli.ExitUsage
-		}
-		e, code := start()
-		if e == nil {
-			return code
-		}
-		defer e.Close()
-		return cli.Stop(e, fs.Args(), *all, io)
-	case "runs":
-		fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-		jsonOut := fs.Bool("json", false, "print JSON")
-		sandbox := fs.String("sandbox", "", "only this sandbox's runs")
-		limit := fs.Int("limit", 30, "how many runs")
-		if err := fs.Parse(args); err != nil {
-			return cli.ExitUsage
-		}
-		e, code := start()
-		if e == nil {
-			return code
-		}
-		defer e.Close()
-		return cli.Runs(e, *sandbox, *limit, *jsonOut, io)
-	case "caps":
-		fs := flag.NewFlagSet("caps", flag.ContinueOnError)
-		jsonOut := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(args); err != nil {
-			return cli.ExitUsage
-		}
-		e, code := start()
-		if e == nil {
-			return code
-		}
-		defer e.Close()
-		return cli.Caps(ctx, e, *jsonOut, io)
-	case "policy":
-		c, code := parsePolicyFlags(args, stderr)
+		c, code := connect()
 		if c == nil {
 			return code
 		}
-		e, code := start()
-		if e == nil {
+		if cmd == "run" {
+			return cli.Run(ctx, c, o, io)
+		}
+		return cli.Create(ctx, c, o, io)
+	case "ls", "list", "caps", "runs", "rm", "delete", "kill", "policy":
+		return clientCommand(ctx, cmd, args, connect, io)
+	case "url":
+		c, code := connect()
+		if c == nil {
 			return code
 		}
-		defer e.Close()
-		return cli.Policy(e, *c, io)
+		info, err := api.ReadDaemonInfo(opts.RuntimeDir)
+		if err != nil || info.URL == "" {
+			fmt.Fprintln(stderr, "senclaw url: the daemon does not serve the dashboard over HTTP (start it with `senclaw serve --listen 127.0.0.1:7878`)")
+			return cli.ExitFailure
+		}
+		u, err := c.LoginURL(ctx, info.URL)
+		if err != nil {
+			fmt.Fprintln(stderr, "senclaw url:", err)
+			return cli.ExitFailure
+		}
+		fmt.Fprintln(stdout, u)
+		return 0
+	case "stop":
+		return stopDaemon(ctx, opts.RuntimeDir, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "senclaw: unknown command %q\n\n%s", cmd, usage)
 	return cli.ExitUsage
+}
+
+// clientCommand runs the simple client subcommands.
+func clientCommand(ctx context.Context, cmd string, args []string, connect func() (*client.Client, int), io cli.IO) int {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	var purge, all *bool
+	var sandbox *string
+	var limit *int
+	var pc *cli.PolicyChanges
+	switch cmd {
+	case "rm", "delete":
+		purge = fs.Bool("purge", false, "also remove the sandbox's files (only ever its own workspace)")
+	case "kill":
+		all = fs.Bool("all", false, "stop every sandbox")
+	case "runs":
+		sandbox = fs.String("sandbox", "", "only this sandbox's runs")
+		limit = fs.Int("limit", 30, "how many runs")
+	case "policy":
+		pc = policyFlags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return cli.ExitUsage
+	}
+	if pc != nil {
+		pc.JSON = *jsonOut
+	}
+	c, code := connect()
+	if c == nil {
+		return code
+	}
+	switch cmd {
+	case "ls", "list":
+		return cli.List(ctx, c, *jsonOut, io)
+	case "caps":
+		return cli.Caps(ctx, c, *jsonOut, io)
+	case "runs":
+		return cli.Runs(ctx, c, *sandbox, *limit, *jsonOut, io)
+	case "rm", "delete":
+		return cli.Remove(ctx, c, fs.Args(), *purge, io)
+	case "kill":
+		return cli.Kill(ctx, c, fs.Args(), *all, io)
+	default:
+		return cli.Policy(ctx, c, *pc, io)
+	}
 }
 
 // engineOptions resolves the engine's directories from the flag and the
@@ -333,31 +337,24 @@ func (f onOff) Set(s string) error {
 	return nil
 }
 
-func parsePolicyFlags(args []string, stderr io.Writer) (*cli.PolicyChanges, int) {
+// policyFlags declares the flags of `senclaw policy` on fs.
+func policyFlags(fs *flag.FlagSet) *cli.PolicyChanges {
 	c := &cli.PolicyChanges{}
-	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Var(onOff{&c.AgentShell}, "agent-shell", "on: the agent shell runs sandboxed; off: directly")
 	fs.Var(onOff{&c.AgentNetwork}, "agent-network", "network for the sandboxed agent shell")
-	diskRead := fs.String("disk-read", "", "what the sandboxed agent shell may read: strict, allowlist, open")
-	var loop intList
-	fs.Var(&loop, "agent-loopback", "this machine's ports the agent shell may call (comma-separated; \"\" clears)")
+	fs.Func("disk-read", "what the sandboxed agent shell may read: strict, allowlist, open", func(v string) error { c.DiskRead = &v; return nil })
+	fs.Func("agent-loopback", "this machine's ports the agent shell may call (comma-separated; \"\" clears)", func(v string) error {
+		var l intList
+		if err := l.Set(v); err != nil {
+			return err
+		}
+		c.AgentLoopback = append([]int{}, l...)
+		return nil
+	})
 	fs.Var(onOff{&c.Scheduler}, "scheduler", "on: scheduler scripts run sandboxed; off: directly")
 	fs.Var(onOff{&c.SchedulerNetwork}, "scheduler-network", "network for sandboxed scheduler scripts")
 	fs.Var(onOff{&c.Python}, "python", "off refuses every Python code run")
 	fs.Var(onOff{&c.Node}, "node", "off refuses every Node code run")
 	fs.Var(onOff{&c.CodeNetwork}, "code-network", "network for one-shot code runs")
-	fs.BoolVar(&c.JSON, "json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return nil, cli.ExitUsage
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "disk-read":
-			c.DiskRead = diskRead
-		case "agent-loopback":
-			c.AgentLoopback = append([]int{}, loop...)
-		}
-	})
-	return c, 0
+	return c
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/monitor"
 )
 
 // Options configure an Engine. main builds them from flags and the
@@ -48,6 +49,11 @@ type Options struct {
 	EUID int
 	// SystemPath is the PATH given to sandboxed code.
 	SystemPath string
+	// ProcessLister reads the process table for the monitor; nil means
+	// the host's.
+	ProcessLister monitor.Lister
+	// SampleInterval is how often processes are sampled (default 1 s).
+	SampleInterval time.Duration
 }
 
 // Engine owns all state. Create it with New and release it with Close.
@@ -63,7 +69,10 @@ type Engine struct {
 	settings Settings
 	policy   ExecPolicy
 
-	live *liveRuns
+	live    *liveRuns
+	sampler *monitor.Sampler
+	// stopBackground ends what Start started.
+	stopBackground context.CancelFunc
 }
 
 // New opens the store and returns a ready engine.
@@ -102,6 +111,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
 	e.probes.extras = opts.Probes
+	e.sampler = monitor.New(monitor.Options{Lister: opts.ProcessLister, Now: opts.Now, Interval: opts.SampleInterval, Roots: e.roots, Logger: opts.Logger})
 	if err := e.loadConfig(); err != nil {
 		st.Close()
 		return nil, err
@@ -127,6 +137,9 @@ func prepareDataDir(dir string) error {
 
 // Close stops every live run and closes the store.
 func (e *Engine) Close() error {
+	if e.stopBackground != nil {
+		e.stopBackground()
+	}
 	e.live.killAll()
 	e.live.wait(5 * time.Second)
 	return e.store.Close()

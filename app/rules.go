@@ -114,6 +114,19 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 	return "no isolating backend is available; runs are refused"
 }
 
+// CreateNote says what a new sandbox gets, in words: when it starts and
+// what its network rules get from its backend.
+func (e *Engine) CreateNote(ctx context.Context, sb *Sandbox) string {
+	start := "each run starts its own isolated process"
+	if sb.Backend == "docker" {
+		start = "the container starts on the first run"
+	}
+	return start + "; " + e.networkNote(ctx, sb)
+}
+
+// ChangeNote says when a configuration change takes effect.
+func (e *Engine) ChangeNote(sb *Sandbox) string { return e.changeNote(sb) }
+
 // changeNote says when a configuration change takes effect.
 func (e *Engine) changeNote(sb *Sandbox) string {
 	if sb.Backend == "docker" {

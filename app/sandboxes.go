@@ -272,7 +272,6 @@ func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
 	return &next, nil
 }
 
-
 // Delete stops the sandbox and removes it. With purge, its workspace is
 // removed too, but only when it is our own directory under workspaces/;
 // a project directory (the agent shell's) or a forged path is never

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -154,17 +156,25 @@ func ParseEnv(pairs []string) (map[string]string, error) {
 	return env, nil
 }
 
-// Run executes `senclaw run` and returns the process exit code.
-func Run(ctx context.Context, e *app.Engine, o *RunOptions, io IO) int {
+// Run executes `senclaw run` through the daemon and returns the process
+// exit code: the command's own, 124 on timeout, 126 when refused.
+func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	if len(o.Argv) == 0 {
 		fmt.Fprintln(io.Err, "senclaw run: no command given; usage: senclaw run [flags] -- CMD ARGS...")
 		return ExitUsage
 	}
-	req := app.RunRequest{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background}
+	body := client.RunBody{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background}
+	var onOutput func(stream, data string)
 	if !o.JSON && !o.Background {
-		req.Stdout, req.Stderr = io.Out, io.Err
+		onOutput = func(stream, data string) {
+			if stream == "stderr" {
+				fmt.Fprint(io.Err, data)
+			} else {
+				fmt.Fprint(io.Out, data)
+			}
+		}
 	}
-	var res *app.RunResult
+	var res *api.RunReply
 	var err error
 	if o.SandboxID != "" {
 		for flag := range o.Set {
@@ -175,42 +185,38 @@ func Run(ctx context.Context, e *app.Engine, o *RunOptions, io IO) int {
 				return ExitUsage
 			}
 		}
-		if req.Env, err = ParseEnv(o.Env); err != nil {
+		if body.Env, err = ParseEnv(o.Env); err != nil {
 			fmt.Fprintln(io.Err, "senclaw run:", err)
 			return ExitUsage
 		}
 		if o.Set["timeout"] {
-			req.TimeoutMs = int(o.Timeout / time.Millisecond)
+			body.TimeoutMs = int(o.Timeout / time.Millisecond)
 		}
-		res, err = e.Exec(ctx, o.SandboxID, req)
+		res, err = c.Exec(ctx, o.SandboxID, body, onOutput)
 	} else {
-		var cfg app.SandboxConfig
-		if cfg, err = o.Config(); err != nil {
-			fmt.Fprintln(io.Err, "senclaw run:", err)
+		cfg, cerr := o.Config()
+		if cerr != nil {
+			fmt.Fprintln(io.Err, "senclaw run:", cerr)
 			return ExitUsage
 		}
-		res, err = e.RunOnce(ctx, cfg, req)
+		res, err = c.RunOnce(ctx, client.RunOnceBody{RunBody: body, Sandbox: cfg}, onOutput)
 	}
 	return finishRun(res, err, o, io)
 }
 
-func finishRun(res *app.RunResult, err error, o *RunOptions, io IO) int {
+func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	if err != nil {
-		var fe *app.FieldError
-		var nf *app.NotFoundError
+		fmt.Fprintln(io.Err, "senclaw:", err)
+		var ce *client.Error
 		switch {
-		case app.IsRefused(err):
-			fmt.Fprintln(io.Err, "senclaw:", err)
+		case client.IsRefused(err):
 			return ExitRefused
-		case errors.As(err, &fe), errors.As(err, &nf):
-			fmt.Fprintln(io.Err, "senclaw:", err)
+		case errors.As(err, &ce) && ce.Status < 500:
 			return ExitUsage
-		default:
-			fmt.Fprintln(io.Err, "senclaw:", err)
-			return ExitFailure
 		}
+		return ExitFailure
 	}
-	rec := res.Record
+	rec := res.Run
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else if o.Background {
@@ -242,23 +248,36 @@ func finishRun(res *app.RunResult, err error, o *RunOptions, io IO) int {
 }
 
 // Create executes `senclaw create`.
-func Create(ctx context.Context, e *app.Engine, o *RunOptions, io IO) int {
+func Create(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	cfg, err := o.Config()
 	if err != nil {
 		fmt.Fprintln(io.Err, "senclaw create:", err)
 		return ExitUsage
 	}
-	sb, err := e.Create(ctx, cfg)
+	res, err := c.Create(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(io.Err, "senclaw create:", err)
-		return ExitUsage
+		return exitFor(err)
 	}
 	if o.JSON {
-		writeJSON(io.Out, sb)
+		writeJSON(io.Out, res)
 	} else {
-		fmt.Fprintln(io.Out, sb.ID)
+		fmt.Fprintln(io.Out, res.Sandbox.ID)
+		if res.Note != "" {
+			fmt.Fprintln(io.Err, "senclaw: note:", res.Note)
+		}
 	}
 	return 0
+}
+
+// exitFor maps an API error to an exit code: bad input is a usage error,
+// the rest a failure.
+func exitFor(err error) int {
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 {
+		return ExitUsage
+	}
+	return ExitFailure
 }
 
 func writeJSON(w io.Writer, v any) {

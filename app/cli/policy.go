@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -24,8 +25,13 @@ type PolicyChanges struct {
 
 // Policy executes `senclaw policy`: it applies the changes, if any, then
 // shows the policy with what each switch means.
-func Policy(e *app.Engine, c PolicyChanges, io IO) int {
-	p := e.Policy()
+func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int {
+	cur, err := cl.Policy(ctx)
+	if err != nil {
+		fmt.Fprintln(io.Err, "senclaw policy:", err)
+		return ExitFailure
+	}
+	p := *cur
 	changed := false
 	set := func(dst *bool, v *bool) {
 		if v != nil {
@@ -46,11 +52,12 @@ func Policy(e *app.Engine, c PolicyChanges, io IO) int {
 		p.ExecLoopback, changed = c.AgentLoopback, true
 	}
 	if changed {
-		var err error
-		if p, err = e.SetPolicy(p); err != nil {
+		saved, err := cl.SetPolicy(ctx, p)
+		if err != nil {
 			fmt.Fprintln(io.Err, "senclaw policy:", err)
-			return ExitUsage
+			return exitFor(err)
 		}
+		p = *saved
 	}
 	if c.JSON {
 		writeJSON(io.Out, p)

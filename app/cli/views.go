@@ -7,11 +7,16 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/client"
 )
 
 // Caps executes `senclaw caps`.
-func Caps(ctx context.Context, e *app.Engine, jsonOut bool, io IO) int {
-	c := e.Capabilities(ctx, true)
+func Caps(ctx context.Context, cl *client.Client, jsonOut bool, io IO) int {
+	c, err := cl.Caps(ctx, true)
+	if err != nil {
+		fmt.Fprintln(io.Err, "senclaw caps:", err)
+		return ExitFailure
+	}
 	if jsonOut {
 		writeJSON(io.Out, c)
 		return 0
@@ -30,8 +35,8 @@ func Caps(ctx context.Context, e *app.Engine, jsonOut bool, io IO) int {
 }
 
 // List executes `senclaw ls`.
-func List(e *app.Engine, jsonOut bool, io IO) int {
-	all, err := e.List()
+func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
+	all, err := c.Sandboxes(ctx)
 	if err != nil {
 		fmt.Fprintln(io.Err, "senclaw ls:", err)
 		return ExitFailure
@@ -58,21 +63,21 @@ func List(e *app.Engine, jsonOut bool, io IO) int {
 }
 
 // Remove executes `senclaw rm`.
-func Remove(e *app.Engine, ids []string, purge bool, io IO) int {
+func Remove(ctx context.Context, c *client.Client, ids []string, purge bool, io IO) int {
 	if len(ids) == 0 {
 		fmt.Fprintln(io.Err, "senclaw rm: give the id of a sandbox (senclaw ls lists them)")
 		return ExitUsage
 	}
 	code := 0
 	for _, id := range ids {
-		purged, err := e.Delete(context.Background(), id, purge)
+		res, err := c.Delete(ctx, id, purge)
 		if err != nil {
 			fmt.Fprintln(io.Err, "senclaw rm:", err)
 			code = ExitFailure
 			continue
 		}
 		files := "files kept"
-		if purged {
+		if res.Files == "purged" {
 			files = "files removed"
 		} else if purge {
 			files = "files kept: the workspace is not senclaw's own directory"
@@ -82,16 +87,25 @@ func Remove(e *app.Engine, ids []string, purge bool, io IO) int {
 	return code
 }
 
-// Stop executes `senclaw stop-sandbox`.
-func Stop(e *app.Engine, ids []string, all bool, io IO) int {
+// Kill executes `senclaw kill`: it stops every process of the sandboxes.
+func Kill(ctx context.Context, c *client.Client, ids []string, all bool, io IO) int {
 	if all {
-		fmt.Fprintf(io.Out, "stopped %d runs\n", e.StopAll(context.Background()))
+		n, err := c.StopAll(ctx)
+		if err != nil {
+			fmt.Fprintln(io.Err, "senclaw kill:", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(io.Out, "stopped %d runs\n", n)
 		return 0
 	}
+	if len(ids) == 0 {
+		fmt.Fprintln(io.Err, "senclaw kill: give sandbox ids, or --all")
+		return ExitUsage
+	}
 	for _, id := range ids {
-		n, err := e.Stop(context.Background(), id)
+		n, err := c.Stop(ctx, id)
 		if err != nil {
-			fmt.Fprintln(io.Err, "senclaw stop:", err)
+			fmt.Fprintln(io.Err, "senclaw kill:", err)
 			return ExitFailure
 		}
 		fmt.Fprintf(io.Out, "%s: stopped %d runs\n", id, n)
@@ -100,8 +114,8 @@ func Stop(e *app.Engine, ids []string, all bool, io IO) int {
 }
 
 // Runs executes `senclaw runs`.
-func Runs(e *app.Engine, sandboxID string, limit int, jsonOut bool, io IO) int {
-	runs, err := e.Runs(sandboxID, limit)
+func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, jsonOut bool, io IO) int {
+	runs, err := c.Runs(ctx, sandboxID, limit)
 	if err != nil {
 		fmt.Fprintln(io.Err, "senclaw runs:", err)
 		return ExitFailure

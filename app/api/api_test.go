@@ -1,0 +1,303 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/direct"
+)
+
+const testToken = "0123456789abcdef0123456789abcdef"
+
+// testDir is a directory a sandbox user can traverse.
+func testDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "senclaw-api-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o711)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func testEngine(t *testing.T, bs ...backends.Backend) *app.Engine {
+	t.Helper()
+	if len(bs) == 0 {
+		bs = []backends.Backend{direct.New()}
+	}
+	root := testDir(t)
+	e, err := app.New(app.Options{DataDir: filepath.Join(root, "data"), ConfigDir: filepath.Join(root, "config"), RuntimeDir: filepath.Join(root, "run"), HomeDir: filepath.Join(root, "home"), Backends: bs, EUID: os.Geteuid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := e.Settings()
+	s.AllowDirect = true
+	s.DefaultTimeoutMs = 20000
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// tcpServer serves s over loopback TCP the way the daemon does, with the
+// Host and Origin checks of a TCP listener.
+func tcpServer(t *testing.T, s *Server) (*httptest.Server, string) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(s)
+	ts.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return WithTransport(ctx, "tcp", allowedHosts(c.LocalAddr()))
+	}
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts, ts.URL
+}
+
+type call struct {
+	method, path string
+	body         any
+	headers      map[string]string
+}
+
+func do(t *testing.T, base string, c call) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if c.body != nil {
+		if s, ok := c.body.(string); ok {
+			rd = strings.NewReader(s)
+		} else {
+			data, _ := json.Marshal(c.body)
+			rd = bytes.NewReader(data)
+		}
+	}
+	req, _ := http.NewRequest(c.method, base+c.path, rd)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	for k, v := range c.headers {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+		if k == "Host" {
+			req.Host = v
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(data, &out)
+	if out == nil {
+		out = map[string]any{"_raw": string(data)}
+	}
+	return resp.StatusCode, out
+}
+
+func TestAuthOverTCP(t *testing.T) {
+	t.Parallel()
+	_, base := tcpServer(t, New(Options{Engine: testEngine(t), Token: testToken}))
+	cases := []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"good_token", nil, 200},
+		{"no_token", map[string]string{"Authorization": ""}, 401},
+		{"wrong_token", map[string]string{"Authorization": "Bearer nope"}, 401},
+		{"basic_auth", map[string]string{"Authorization": "Basic " + testToken}, 401},
+		{"rebinding_host", map[string]string{"Host": "evil.example:80"}, 403},
+		{"other_port_host", map[string]string{"Host": "127.0.0.1:1"}, 403},
+		{"cross_site_origin", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"null_origin", map[string]string{"Origin": "null"}, 403},
+		{"same_origin", map[string]string{"Origin": base}, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			status, body := do(t, base, call{method: "GET", path: "/api/sandbox/settings", headers: tc.headers})
+			if status != tc.want {
+				t.Fatalf("status %d, want %d: %v", status, tc.want, body)
+			}
+			if tc.want != 200 && body["error"] == "" {
+				t.Fatalf("no error message: %v", body)
+			}
+		})
+	}
+}
+
+// A connection that no listener marked is refused: only the daemon's own
+// listeners and the desktop window reach the API.
+func TestUnmarkedConnectionsAreRefused(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(New(Options{Engine: testEngine(t), Token: testToken}))
+	defer ts.Close()
+	if status, _ := do(t, ts.URL, call{method: "GET", path: "/api/sandbox/health"}); status != 403 {
+		t.Fatalf("status %d", status)
+	}
+}
+
+func TestEngineUnavailableAnswers503Everywhere(t *testing.T) {
+	t.Parallel()
+	s := New(Options{EngineErr: errors.New("opening the store: disk on fire"), Token: testToken})
+	_, base := tcpServer(t, s)
+	for _, route := range s.table {
+		method, path, _ := strings.Cut(route, " ")
+		path = strings.ReplaceAll(path, "{id}", "x")
+		status, body := do(t, base, call{method: method, path: path, body: map[string]any{}})
+		if status != 503 || !strings.Contains(body["error"].(string), "disk on fire") {
+			t.Errorf("%s: %d %v", route, status, body)
+		}
+	}
+}
+
+func TestRoutesMatchTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	served := append([]string{}, New(Options{}).table...)
+	sort.Strings(documented)
+	sort.Strings(served)
+	if strings.Join(documented, "\n") != strings.Join(served, "\n") {
+		t.Fatalf("routes and openapi.json differ:\nserved:\n%s\n\ndocumented:\n%s", strings.Join(served, "\n"), strings.Join(documented, "\n"))
+	}
+}
+
+func TestLoginGivesTheDashboardASession(t *testing.T) {
+	t.Parallel()
+	dash := fstest.MapFS{"index.html": {Data: []byte("<html><head><!--senclaw-token--></head></html>")}, "app.js": {Data: []byte("x")}}
+	s := New(Options{Engine: testEngine(t), Token: testToken, Dashboard: dash})
+	_, base := tcpServer(t, s)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, _ := noRedirect.Get(base + "/")
+	if resp.StatusCode != 401 {
+		t.Fatalf("page without a session: %d", resp.StatusCode)
+	}
+	status, body := do(t, base, call{method: "POST", path: "/api/sandbox/login-codes"})
+	if status != 200 {
+		t.Fatal(body)
+	}
+	code := body["code"].(string)
+	resp, _ = noRedirect.Get(base + "/login?code=" + code)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	cookie := resp.Cookies()[0]
+	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookie %+v", cookie)
+	}
+	if resp, _ := noRedirect.Get(base + "/login?code=" + code); resp.StatusCode != 401 {
+		t.Fatal("a login code worked twice")
+	}
+	req, _ := http.NewRequest("GET", base+"/", nil)
+	req.AddCookie(cookie)
+	resp, _ = noRedirect.Do(req)
+	page, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(page), `<meta name="senclaw-token" content="`+cookie.Value+`">`) {
+		t.Fatalf("page: %s", page)
+	}
+	// The session works as the page's bearer token.
+	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/status", headers: map[string]string{"Authorization": "Bearer " + cookie.Value}}); status != 200 {
+		t.Fatalf("session as bearer: %d", status)
+	}
+}
+
+func TestSocketNeedsNoTokenAndIsPrivate(t *testing.T) {
+	t.Parallel()
+	rt := filepath.Join(testDir(t), "rt")
+	s := New(Options{Engine: testEngine(t), Token: testToken})
+	lock, err := AcquireLock(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if _, err := AcquireLock(rt); err == nil {
+		t.Fatal("a second daemon got the lock")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan DaemonInfo, 1)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, DaemonOptions{RuntimeDir: rt, Ready: func(i DaemonInfo) { ready <- i }}) }()
+	info := <-ready
+	fi, err := os.Stat(info.Socket)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v %v", fi.Mode(), err)
+	}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", info.Socket)
+	}}}
+	resp, err := hc.Get("http://senclaw/api/sandbox/status")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status over the socket: %v %v", resp, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(info.Socket); !os.IsNotExist(err) {
+		t.Fatal("the socket was left behind")
+	}
+}
+
+func TestANonLoopbackListenIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, o := range []DaemonOptions{{Listen: "0.0.0.0:0"}, {Listen: "0.0.0.0:0", AllowRemote: true}} {
+		if _, _, err := listenTCP(o); err == nil {
+			t.Fatalf("%+v was accepted", o)
+		}
+	}
+	l, url, err := listenTCP(DaemonOptions{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatal(url)
+	}
+}
+
+func TestTokenFileIsPrivateAndStable(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(testDir(t), "cfg", "api-token")
+	a, err := LoadOrCreateToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := LoadOrCreateToken(path)
+	fi, _ := os.Stat(path)
+	if a != b || len(a) != 64 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token %q %q mode %v", a, b, fi.Mode())
+	}
+}
+
+var _ = time.Second
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

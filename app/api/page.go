@@ -1,0 +1,95 @@
+package api
+
+import (
+	"bytes"
+	"html"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+)
+
+// loginCode answers POST /login-codes (socket only in practice: it needs
+// the token) with a one-time URL for a browser.
+func (s *Server) loginCode(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"code": s.sessions.newCode(), "path": "/login?code="})
+	return nil
+}
+
+// login redeems a one-time code: a session cookie and a redirect to the
+// dashboard.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.sessions.redeem(r.URL.Query().Get("code"))
+	if !ok {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(noSessionPage("That login link is not valid any more: each link works once, for two minutes.")))
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL.Seconds())})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// page serves the dashboard. index.html gets the session as the page's
+// bearer token; without a session it says how to open the dashboard.
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
+	if name != "" && name != "index.html" && s.opts.Dashboard != nil {
+		if f, err := s.opts.Dashboard.Open(name); err == nil {
+			f.Close()
+			http.ServeFileFS(w, r, s.opts.Dashboard, name)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'")
+	t, _ := r.Context().Value(transportKey{}).(transport)
+	token := ""
+	if t.kind == "inproc" {
+		token = "inproc"
+	} else if c, err := r.Cookie(sessionCookie); err == nil && s.sessions.valid(c.Value) {
+		token = c.Value
+	}
+	if token == "" {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(noSessionPage("Open the dashboard with the command `senclaw url`: it prints a one-time link.")))
+		return
+	}
+	index, err := s.index()
+	if err != nil {
+		_, _ = w.Write([]byte(noSessionPage("The dashboard was not built into this binary (" + err.Error() + "). The REST API under /api/sandbox/ works.")))
+		return
+	}
+	meta := `<meta name="senclaw-token" content="` + html.EscapeString(token) + `">`
+	_, _ = w.Write(bytes.Replace(index, []byte("<!--senclaw-token-->"), []byte(meta), 1))
+}
+
+func (s *Server) index() ([]byte, error) {
+	if s.opts.Dashboard == nil {
+		return nil, fs.ErrNotExist
+	}
+	return fs.ReadFile(s.opts.Dashboard, "index.html")
+}
+
+func noSessionPage(msg string) string {
+	return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>SenClaw Sandbox</title>
+<style>body{font:16px system-ui,sans-serif;max-width:40em;margin:4em auto;padding:0 1em}code{background:#8882;padding:0 .3em}</style></head>
+<body><h1>SenClaw Sandbox</h1><p>` + html.EscapeString(msg) + `</p></body></html>`
+}
+
+func pid() int { return os.Getpid() }
+
+// daemonStop answers POST /daemon/stop and stops the daemon after the
+// answer is sent.
+func (s *Server) daemonStop(w http.ResponseWriter, r *http.Request) error {
+	if s.opts.OnStop == nil {
+		return &badRequest{msg: "this server cannot be stopped through the API"}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopping": true})
+	go s.opts.OnStop()
+	return nil
+}

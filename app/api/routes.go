@@ -1,0 +1,209 @@
+package api
+
+import (
+	_ "embed"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+)
+
+// route registers h for pattern under /api/sandbox. Every API handler
+// answers 503 with the reason when the engine could not start.
+func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
+	method, path, _ := cut(pattern)
+	s.table = append(s.table, method+" /api/sandbox"+path)
+	s.mux.HandleFunc(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
+		if s.e == nil {
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "sandbox engine unavailable: " + errText(s.opts.EngineErr) + " (see the daemon's log)"})
+			return
+		}
+		if err := h(w, r); err != nil {
+			writeError(w, err)
+		}
+	})
+}
+
+func cut(pattern string) (string, string, bool) {
+	for i := 0; i < len(pattern); i++ {
+		if pattern[i] == ' ' {
+			return pattern[:i], pattern[i+1:], true
+		}
+	}
+	return "", pattern, false
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+func (s *Server) routes() {
+	s.route("GET /status", s.status)
+	s.route("GET /health", func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+		return nil
+	})
+	s.route("GET /caps", func(w http.ResponseWriter, r *http.Request) error {
+		refresh, _ := strconv.ParseBool(r.URL.Query().Get("refresh"))
+		writeJSON(w, http.StatusOK, s.e.Capabilities(r.Context(), refresh))
+		return nil
+	})
+	s.route("GET /languages", func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, map[string]any{"languages": app.Languages()})
+		return nil
+	})
+	s.route("GET /fs-modes", func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, map[string]any{"fsModes": app.FsModeLabels()})
+		return nil
+	})
+	s.route("GET /sandboxes", s.listSandboxes)
+	s.route("POST /sandboxes", s.createSandbox)
+	s.route("GET /sandboxes/{id}", s.getSandbox)
+	s.route("PATCH /sandboxes/{id}", s.updateSandbox)
+	s.route("DELETE /sandboxes/{id}", s.deleteSandbox)
+	s.route("POST /sandboxes/{id}/start", s.startSandbox)
+	s.route("POST /sandboxes/{id}/stop", s.stopSandbox)
+	s.route("POST /sandboxes/{id}/recreate", s.recreateSandbox)
+	s.route("POST /sandboxes/{id}/exec", s.exec)
+	s.route("POST /sandboxes/{id}/run", s.runCode)
+	s.route("POST /sandboxes/{id}/install", s.install)
+	s.route("GET /sandboxes/{id}/files", s.listFiles)
+	s.route("GET /sandboxes/{id}/file", s.readFile)
+	s.route("PUT /sandboxes/{id}/file", s.writeFile)
+	s.route("DELETE /sandboxes/{id}/file", s.deleteFile)
+	s.route("POST /sandboxes/{id}/mkdir", s.mkdir)
+	s.route("GET /sandboxes/{id}/stats", s.stats)
+	s.route("POST /sandboxes/{id}/kill", s.kill)
+	s.route("GET /sandboxes/{id}/mounts", s.listMounts)
+	s.route("POST /sandboxes/{id}/mounts", s.addMount)
+	s.route("POST /sandboxes/{id}/mounts/remove", s.removeMount)
+	s.route("POST /sandboxes/{id}/fs-mode", s.setFsMode)
+	s.route("POST /sandboxes/{id}/ports", s.setPorts)
+	s.route("GET /settings", func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, s.e.Settings())
+		return nil
+	})
+	s.route("PUT /settings", s.putSettings)
+	s.route("GET /exec-policy", func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, s.e.Policy())
+		return nil
+	})
+	s.route("PUT /exec-policy", s.putPolicy)
+	s.route("GET /runs", s.listRuns)
+	s.route("GET /runs/{id}", s.getRun)
+	s.route("POST /run-once", s.runOnce)
+	s.route("POST /agent-shell", s.agentShell)
+	s.route("POST /stop-all", func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopped": s.e.StopAll(r.Context())})
+		return nil
+	})
+	s.route("POST /login-codes", s.loginCode)
+	s.route("POST /daemon/stop", s.daemonStop)
+	s.mux.HandleFunc("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+	})
+	s.mux.HandleFunc("GET /login", s.login)
+	s.mux.HandleFunc("GET /", s.page)
+}
+
+// openAPI describes the API; a test keeps it and the routes in step.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// Status is the answer of GET /status.
+type Status struct {
+	Version   string `json:"version"`
+	State     string `json:"state"`
+	Summary   string `json:"summary"`
+	UptimeSec int64  `json:"uptimeSec"`
+	Sandboxes int    `json:"sandboxes"`
+	Running   int    `json:"running"`
+	DataDir   string `json:"dataDir"`
+	Pid       int    `json:"pid"`
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
+	caps := s.e.Capabilities(r.Context(), false)
+	all, err := s.e.List()
+	if err != nil {
+		return err
+	}
+	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), Sandboxes: len(all), DataDir: s.e.DataDir(), Pid: pid()}
+	for _, sb := range all {
+		if sb.State == app.StateRunning {
+			st.Running++
+		}
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) error {
+	// Merge: start from the current settings so that a partial body
+	// changes only what it names.
+	next := s.e.Settings()
+	if err := decode(r, &next); err != nil {
+		return err
+	}
+	saved, err := s.e.SetSettings(next)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, saved)
+	return nil
+}
+
+func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
+	next := s.e.Policy()
+	if err := decode(r, &next); err != nil {
+		return err
+	}
+	saved, err := s.e.SetPolicy(next)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, saved)
+	return nil
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	limit, err := intParam(r, "limit", 50, 1, 5000)
+	if err != nil {
+		return err
+	}
+	runs, err := s.e.Runs(r.URL.Query().Get("sandboxId"), limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	return nil
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.e.Run(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// intParam reads an integer query parameter, def when absent, refusing
+// values outside lo..hi.
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, &badRequest{field: name, msg: name + " " + strconv.Quote(v) + ": must be a whole number from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi)}
+	}
+	return n, nil
+}

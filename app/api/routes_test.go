@@ -1,0 +1,147 @@
+package api
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEveryRoute drives each route once with good input and once with bad
+// input, through a real engine (direct backend, allowDirect on).
+func TestEveryRoute(t *testing.T) {
+	t.Parallel()
+	e := testEngine(t)
+	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}}))
+	mountDir := testDir(t)
+
+	status, body := do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes", body: map[string]any{"name": "t", "backend": "direct", "memoryMb": 256}})
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	id := body["sandbox"].(map[string]any)["id"].(string)
+	sb := "/api/sandbox/sandboxes/" + id
+
+	good := []struct {
+		c    call
+		want int
+		has  string // a substring of the JSON answer
+	}{
+		{call{method: "GET", path: "/api/sandbox/status"}, 200, "state"},
+		{call{method: "GET", path: "/api/sandbox/health"}, 200, "ok"},
+		{call{method: "GET", path: "/api/sandbox/caps?refresh=1"}, 200, "backends"},
+		{call{method: "GET", path: "/api/sandbox/languages"}, 200, "python"},
+		{call{method: "GET", path: "/api/sandbox/fs-modes"}, 200, "allowlist"},
+		{call{method: "GET", path: "/api/sandbox/sandboxes"}, 200, id},
+		{call{method: "GET", path: sb}, 200, "memoryMb"},
+		{call{method: "PATCH", path: sb, body: map[string]any{"cpus": 2}}, 200, "note"},
+		{call{method: "POST", path: sb + "/start"}, 200, "nothing to start"},
+		{call{method: "POST", path: sb + "/exec", body: map[string]any{"command": "echo hi"}}, 200, "hi\\n"},
+		{call{method: "POST", path: sb + "/run", body: map[string]any{"language": "bash", "code": "echo code"}}, 200, "code\\n"},
+		{call{method: "PUT", path: sb + "/file", body: map[string]any{"path": "d/f.txt", "content": "data"}}, 200, "bytes"},
+		{call{method: "GET", path: sb + "/file?path=d/f.txt"}, 200, "data"},
+		{call{method: "GET", path: sb + "/files?path=d"}, 200, "f.txt"},
+		{call{method: "POST", path: sb + "/mkdir", body: map[string]any{"path": "new/dir"}}, 200, "ok"},
+		{call{method: "DELETE", path: sb + "/file?path=new"}, 200, "deleted"},
+		{call{method: "GET", path: sb + "/stats"}, 200, "processes"},
+		{call{method: "POST", path: sb + "/kill", body: map[string]any{}}, 200, "groups"},
+		{call{method: "POST", path: sb + "/mounts", body: map[string]any{"source": mountDir, "target": "m", "readOnly": true}}, 200, "m"},
+		{call{method: "GET", path: sb + "/mounts"}, 200, mountDir},
+		{call{method: "POST", path: sb + "/mounts/remove", body: map[string]any{"target": "m"}}, 200, "untouched"},
+		{call{method: "POST", path: sb + "/fs-mode", body: map[string]any{"fsMode": "open"}}, 200, "Open"},
+		{call{method: "POST", path: sb + "/ports", body: map[string]any{"listen": []int{8080}}}, 200, "127.0.0.1:8080"},
+		{call{method: "POST", path: sb + "/recreate"}, 200, "nothing to recreate"},
+		{call{method: "POST", path: sb + "/stop"}, 200, "stopped"},
+		{call{method: "GET", path: "/api/sandbox/settings"}, 200, "defaultFsMode"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"defaultPids": 128}}, 200, "128"},
+		{call{method: "GET", path: "/api/sandbox/exec-policy"}, 200, "runPython"},
+		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": false}}, 200, `"runNode":false`},
+		{call{method: "GET", path: "/api/sandbox/runs?limit=5"}, 200, "runs"},
+		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
+		{call{method: "POST", path: "/api/sandbox/agent-shell", body: map[string]any{"projectDir": mountDir, "command": "pwd"}}, 200, mountDir},
+		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
+		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
+		{call{method: "POST", path: "/api/sandbox/login-codes"}, 200, "code"},
+		{call{method: "GET", path: "/api/sandbox/openapi.json"}, 200, "openapi"},
+		{call{method: "POST", path: "/api/sandbox/daemon/stop"}, 200, "stopping"},
+	}
+	for _, g := range good {
+		status, body := do(t, base, g.c)
+		raw := mustJSON(body)
+		if status != g.want || !strings.Contains(raw, g.has) {
+			t.Errorf("%s %s: %d %s (want %d containing %q)", g.c.method, g.c.path, status, raw, g.want, g.has)
+		}
+	}
+	// A run's id can be read back.
+	_, runs := do(t, base, call{method: "GET", path: "/api/sandbox/runs?limit=1"})
+	runID := runs["runs"].([]any)[0].(map[string]any)["id"].(string)
+	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/runs/" + runID}); status != 200 {
+		t.Errorf("run %s: %d", runID, status)
+	}
+
+	bad := []struct {
+		c     call
+		want  int
+		field string
+	}{
+		{call{method: "POST", path: "/api/sandbox/sandboxes", body: `{"name": "x", "bogus": 1}`}, 400, ""},
+		{call{method: "POST", path: "/api/sandbox/sandboxes", body: `{"cpus": "many"}`}, 400, "cpus"},
+		{call{method: "POST", path: "/api/sandbox/sandboxes", body: `{"memoryMb": 5}`}, 400, "memoryMb"},
+		{call{method: "POST", path: "/api/sandbox/sandboxes", body: `{"fsMode": "all"}`}, 400, "fsMode"},
+		{call{method: "POST", path: "/api/sandbox/sandboxes", body: `not json`}, 400, ""},
+		{call{method: "GET", path: "/api/sandbox/sandboxes/nope"}, 404, ""},
+		{call{method: "PATCH", path: sb, body: `{"timeoutMs": 999999999}`}, 400, "timeoutMs"},
+		{call{method: "PATCH", path: sb, body: `{"listenPorts": [22]}`}, 400, "listenPorts"},
+		{call{method: "DELETE", path: "/api/sandbox/sandboxes/nope"}, 404, ""},
+		{call{method: "POST", path: sb + "/exec", body: `{}`}, 400, "command"},
+		{call{method: "POST", path: sb + "/exec", body: `{"command": "true", "timeoutMs": 1}`}, 400, "timeoutMs"},
+		{call{method: "POST", path: sb + "/exec", body: `{"language": "python", "code": "1"}`}, 400, "language"},
+		{call{method: "POST", path: sb + "/run", body: `{"language": "cobol", "code": "x"}`}, 400, "language"},
+		{call{method: "POST", path: sb + "/run", body: `{"language": "python", "code": "  "}`}, 400, "code"},
+		{call{method: "POST", path: sb + "/install", body: `{"manager": "apt", "packages": ["curl"]}`}, 400, "manager"},
+		{call{method: "POST", path: sb + "/install", body: `{"manager": "pip", "packages": ["--index-url=http://evil"]}`}, 400, "packages[0]"},
+		{call{method: "POST", path: sb + "/install", body: `{"manager": "pip", "packages": ["a; rm -rf /"]}`}, 400, "packages[0]"},
+		{call{method: "GET", path: sb + "/file?path=../../etc/passwd"}, 400, "path"},
+		{call{method: "GET", path: sb + "/file?path=missing"}, 404, ""},
+		{call{method: "GET", path: sb + "/file?path=d/f.txt&limit=0"}, 400, "limit"},
+		{call{method: "PUT", path: sb + "/file", body: `{"path": "x", "content": "!!", "encoding": "base64"}`}, 400, "content"},
+		{call{method: "PUT", path: sb + "/file", body: `{"path": "x", "content": "a", "encoding": "rot13"}`}, 400, "encoding"},
+		{call{method: "POST", path: sb + "/mkdir", body: `{"path": "../x"}`}, 400, "path"},
+		{call{method: "POST", path: sb + "/kill", body: `{"pid": 1}`}, 400, "pid"},
+		{call{method: "POST", path: sb + "/mounts", body: `{"source": "/etc"}`}, 400, "source"},
+		{call{method: "POST", path: sb + "/mounts", body: `{"source": "relative"}`}, 400, "source"},
+		{call{method: "POST", path: sb + "/mounts/remove", body: `{"target": "nothing"}`}, 400, "target"},
+		{call{method: "POST", path: sb + "/fs-mode", body: `{"fsMode": "wide"}`}, 400, "fsMode"},
+		{call{method: "POST", path: sb + "/ports", body: `{"connect": [70000]}`}, 400, "connectPorts"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"defaultCpus": 0}`}, 400, "defaultCpus"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowlist": ["relative/path"]}`}, 400, "allowlist[0]"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"sandboxUid": 0}`}, 400, "sandboxUid"},
+		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execFsMode": "everything"}`}, 400, "execFsMode"},
+		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execShell": "yes"}`}, 400, "execShell"},
+		{call{method: "GET", path: "/api/sandbox/runs?limit=0"}, 400, "limit"},
+		{call{method: "GET", path: "/api/sandbox/runs/nope"}, 404, ""},
+		{call{method: "POST", path: "/api/sandbox/run-once", body: `{"command": "true", "memoryMb": 1}`}, 400, "memoryMb"},
+		{call{method: "POST", path: "/api/sandbox/agent-shell", body: `{"projectDir": "/", "command": "true"}`}, 400, "projectDir"},
+	}
+	for _, b := range bad {
+		status, body := do(t, base, b.c)
+		if status != b.want || body["error"] == nil || body["error"] == "" {
+			t.Errorf("%s %s %v: %d %v (want %d)", b.c.method, b.c.path, b.c.body, status, body, b.want)
+			continue
+		}
+		if b.field != "" && !strings.Contains(mustJSON(body), b.field) {
+			t.Errorf("%s %s: the error does not name %s: %v", b.c.method, b.c.path, b.field, body)
+		}
+	}
+	// Bad input changed nothing.
+	_, after := do(t, base, call{method: "GET", path: sb})
+	if after["cpus"].(float64) != 2 || after["memoryMb"].(float64) != 256 || len(after["ports"].(map[string]any)["listen"].([]any)) != 1 {
+		t.Fatalf("the sandbox changed: %v", after)
+	}
+	if status, _ := do(t, base, call{method: "DELETE", path: sb + "?purge=true"}); status != 200 {
+		t.Fatal("delete")
+	}
+}
+
+func mustJSON(v any) string {
+	data, _ := jsonMarshal(v)
+	return string(data)
+}

@@ -1,0 +1,354 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/backends"
+)
+
+func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request) error {
+	all, err := s.e.List()
+	if err != nil {
+		return err
+	}
+	if all == nil {
+		all = []app.Sandbox{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": all})
+	return nil
+}
+
+func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) error {
+	var cfg app.SandboxConfig
+	if err := decode(r, &cfg); err != nil {
+		return err
+	}
+	sb, err := s.e.Create(r.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"sandbox": sb, "note": s.e.CreateNote(r.Context(), sb)})
+	return nil
+}
+
+func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request) error {
+	sb, err := s.e.Get(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sb)
+	return nil
+}
+
+func (s *Server) updateSandbox(w http.ResponseWriter, r *http.Request) error {
+	var cfg app.SandboxConfig
+	if err := decode(r, &cfg); err != nil {
+		return err
+	}
+	sb, err := s.e.Update(r.PathValue("id"), cfg)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sandbox": sb, "note": s.e.ChangeNote(sb)})
+	return nil
+}
+
+func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request) error {
+	purge, _ := strconv.ParseBool(r.URL.Query().Get("purge"))
+	purged, err := s.e.Delete(r.Context(), r.PathValue("id"), purge)
+	if err != nil {
+		return err
+	}
+	files := "still on disk"
+	if purged {
+		files = "purged"
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "deleted": r.PathValue("id"), "files": files})
+	return nil
+}
+
+func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request) error {
+	note, err := s.e.StartSandbox(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "note": note})
+	return nil
+}
+
+func (s *Server) stopSandbox(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.e.Stop(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopped": n})
+	return nil
+}
+
+func (s *Server) recreateSandbox(w http.ResponseWriter, r *http.Request) error {
+	note, err := s.e.Recreate(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "note": note})
+	return nil
+}
+
+// runBody is the body of exec, run and run-once.
+type runBody struct {
+	Command    string            `json:"command"`
+	Argv       []string          `json:"argv"`
+	Language   string            `json:"language"`
+	Code       string            `json:"code"`
+	TimeoutMs  int               `json:"timeoutMs"`
+	Env        map[string]string `json:"env"`
+	Background bool              `json:"background"`
+	Source     string            `json:"source"`
+}
+
+func (b runBody) request(r *http.Request) app.RunRequest {
+	src := b.Source
+	if src == "" {
+		src = app.SourceREST
+	}
+	return app.RunRequest{Source: src, Command: b.Command, Argv: b.Argv, Language: b.Language, Code: b.Code, TimeoutMs: b.TimeoutMs, Env: b.Env, Background: b.Background}
+}
+
+// RunReply is what a run answers.
+type RunReply struct {
+	Run    app.RunRecord `json:"run"`
+	OK     bool          `json:"ok"`
+	Stdout string        `json:"stdout"`
+	Stderr string        `json:"stderr"`
+	// Note says what the backend did not enforce, in words.
+	Note string `json:"note,omitempty"`
+}
+
+func reply(res *app.RunResult) RunReply {
+	return RunReply{Run: res.Record, OK: res.Record.OK(), Stdout: res.Stdout, Stderr: res.Stderr, Note: strings.Join(res.Record.Missing, "; ")}
+}
+
+// streamer writes output chunks as NDJSON lines while a run goes on, for
+// ?stream=1. The two output streams write from their own goroutines.
+type streamer struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+	fl http.Flusher
+}
+
+type streamWriter struct {
+	s    *streamer
+	name string
+}
+
+func (sw streamWriter) Write(p []byte) (int, error) {
+	sw.s.mu.Lock()
+	defer sw.s.mu.Unlock()
+	_ = json.NewEncoder(sw.s.w).Encode(map[string]string{sw.name: string(p)})
+	if sw.s.fl != nil {
+		sw.s.fl.Flush()
+	}
+	return len(p), nil
+}
+
+// doRun runs req through run and answers, streaming when asked.
+func (s *Server) doRun(w http.ResponseWriter, r *http.Request, req app.RunRequest, run func(app.RunRequest) (*app.RunResult, error)) error {
+	stream, _ := strconv.ParseBool(r.URL.Query().Get("stream"))
+	var st *streamer
+	if stream && !req.Background {
+		fl, _ := w.(http.Flusher)
+		st = &streamer{w: w, fl: fl}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+		req.Stdout, req.Stderr = streamWriter{st, "stdout"}, streamWriter{st, "stderr"}
+	}
+	res, err := run(req)
+	if st != nil {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if err != nil {
+			body := errorBody{Error: err.Error(), Refused: app.IsRefused(err)}
+			if res != nil {
+				body.Run = &res.Record
+			}
+			return json.NewEncoder(w).Encode(map[string]any{"error": body})
+		}
+		rep := reply(res)
+		rep.Stdout, rep.Stderr = "", "" // already streamed
+		return json.NewEncoder(w).Encode(map[string]any{"result": rep})
+	}
+	if err != nil {
+		if res != nil && app.IsRefused(err) {
+			writeJSON(w, http.StatusForbidden, errorBody{Error: err.Error(), Refused: true, Run: &res.Record})
+			return nil
+		}
+		return err
+	}
+	status := http.StatusOK
+	if req.Background {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, reply(res))
+	return nil
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
+	var b runBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	if b.Language != "" || b.Code != "" {
+		return &badRequest{field: "language", msg: "exec runs a command; use POST .../run for code"}
+	}
+	return s.doRun(w, r, b.request(r), func(req app.RunRequest) (*app.RunResult, error) {
+		return s.e.Exec(r.Context(), r.PathValue("id"), req)
+	})
+}
+
+func (s *Server) runCode(w http.ResponseWriter, r *http.Request) error {
+	var b runBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	if b.Command != "" || len(b.Argv) > 0 {
+		return &badRequest{field: "command", msg: "run takes language and code; use POST .../exec for a command"}
+	}
+	if b.Language == "" {
+		return &badRequest{field: "language", msg: "language is required: " + strings.Join(app.Languages(), ", ")}
+	}
+	return s.doRun(w, r, b.request(r), func(req app.RunRequest) (*app.RunResult, error) {
+		return s.e.Exec(r.Context(), r.PathValue("id"), req)
+	})
+}
+
+// runOnceBody is a run plus the throwaway sandbox's configuration. The
+// run's timeoutMs and env are the sandbox's too.
+type runOnceBody struct {
+	runBody
+	Name     *string          `json:"name"`
+	Backend  *string          `json:"backend"`
+	Image    *string          `json:"image"`
+	FsMode   *string          `json:"fsMode"`
+	Mounts   []backends.Mount `json:"mounts"`
+	Network  *bool            `json:"network"`
+	Listen   []int            `json:"listenPorts"`
+	Connect  []int            `json:"connectPorts"`
+	Loopback []int            `json:"loopbackPorts"`
+	CPUs     *float64         `json:"cpus"`
+	MemoryMB *int             `json:"memoryMb"`
+	Pids     *int             `json:"pids"`
+	DiskMB   *int             `json:"diskMb"`
+}
+
+func (b runOnceBody) config() app.SandboxConfig {
+	return app.SandboxConfig{Name: b.Name, Backend: b.Backend, Image: b.Image, FsMode: b.FsMode, Mounts: b.Mounts, Network: b.Network,
+		Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, CPUs: b.CPUs, MemoryMB: b.MemoryMB, Pids: b.Pids, DiskMB: b.DiskMB}
+}
+
+func (s *Server) runOnce(w http.ResponseWriter, r *http.Request) error {
+	var b runOnceBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	return s.doRun(w, r, b.runBody.request(r), func(req app.RunRequest) (*app.RunResult, error) {
+		return s.e.RunOnce(r.Context(), b.config(), req)
+	})
+}
+
+func (s *Server) agentShell(w http.ResponseWriter, r *http.Request) error {
+	var b app.AgentShellRequest
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	return s.doRun(w, r, app.RunRequest{}, func(req app.RunRequest) (*app.RunResult, error) {
+		return s.e.AgentShell(r.Context(), b)
+	})
+}
+
+func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Manager   string   `json:"manager"`
+		Packages  []string `json:"packages"`
+		TimeoutMs int      `json:"timeoutMs"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	return s.doRun(w, r, app.RunRequest{}, func(req app.RunRequest) (*app.RunResult, error) {
+		return s.e.Install(r.Context(), r.PathValue("id"), app.InstallRequest{Manager: b.Manager, Packages: b.Packages, TimeoutMs: b.TimeoutMs, Source: app.SourceREST})
+	})
+}
+
+func (s *Server) listMounts(w http.ResponseWriter, r *http.Request) error {
+	sb, err := s.e.Get(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"mounts": sb.Mounts})
+	return nil
+}
+
+func (s *Server) addMount(w http.ResponseWriter, r *http.Request) error {
+	var m backends.Mount
+	if err := decode(r, &m); err != nil {
+		return err
+	}
+	res, err := s.e.AddMount(r.PathValue("id"), m)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) removeMount(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Target string `json:"target"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	sb, err := s.e.RemoveMount(r.PathValue("id"), b.Target)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "unmounted": b.Target, "realFolder": "untouched", "sandbox": sb})
+	return nil
+}
+
+func (s *Server) setFsMode(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		FsMode string `json:"fsMode"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	sb, err := s.e.SetFsMode(r.PathValue("id"), b.FsMode)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "sandbox": sb, "fsMode": sb.FsMode, "label": app.FsModeLabel(sb.FsMode), "note": s.e.FsModeNote(sb)})
+	return nil
+}
+
+func (s *Server) setPorts(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Listen   []int `json:"listen"`
+		Connect  []int `json:"connect"`
+		Loopback []int `json:"loopback"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	res, err := s.e.SetPorts(r.Context(), r.PathValue("id"), b.Listen, b.Connect, b.Loopback)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

@@ -1,0 +1,165 @@
+// Package client talks to a running engine's API over its Unix socket (or
+// over TCP with a token). The CLI, the MCP server and the tray use it; it
+// is the only way they reach the engine.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client is a connection to the engine's API.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// DialSocket returns a client of the API on the Unix socket at path.
+func DialSocket(path string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConnsPerHost: 16,
+	}
+	return &Client{base: "http://senclaw", http: &http.Client{Transport: tr}}
+}
+
+// DialTCP returns a client of the API at baseURL (http://127.0.0.1:7878)
+// authenticating with token.
+func DialTCP(baseURL, token string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, http: &http.Client{}}
+}
+
+// Error is an error answer of the API.
+type Error struct {
+	Status  int    `json:"-"`
+	Message string `json:"error"`
+	Field   string `json:"field,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
+	// Run is the record of a refused run.
+	Run json.RawMessage `json:"run,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// IsRefused reports whether err is a run refused by policy or missing
+// isolation.
+func IsRefused(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Refused
+}
+
+// IsUnavailable reports whether err means no engine answered at all.
+func IsUnavailable(err error) bool {
+	var ne *net.OpError
+	return errors.As(err, &ne)
+}
+
+// Do sends a request with a JSON body (nil for none) and decodes the JSON
+// answer into out (nil to discard).
+func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	resp, err := c.send(ctx, method, path, query, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return decodeAnswer(resp, out)
+}
+
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	u := c.base + "/api/sandbox" + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return c.http.Do(req)
+}
+
+func decodeAnswer(resp *http.Response, out any) error {
+	if resp.StatusCode >= 400 {
+		e := &Error{Status: resp.StatusCode}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if json.Unmarshal(data, e) != nil || e.Message == "" {
+			e.Message = fmt.Sprintf("the engine answered %s: %s", resp.Status, strings.TrimSpace(string(data)))
+		}
+		return e
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Stream sends a run request with ?stream=1 and calls onOutput with each
+// chunk of output as it arrives; the final answer is decoded into out.
+func (c *Client) Stream(ctx context.Context, path string, body any, onOutput func(stream, data string), out any) error {
+	resp, err := c.send(ctx, http.MethodPost, path, url.Values{"stream": {"1"}}, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson") {
+		return decodeAnswer(resp, out)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var line map[string]json.RawMessage
+		if err := dec.Decode(&line); err != nil {
+			if errors.Is(err, io.EOF) {
+				return errors.New("the engine closed the stream before the run ended")
+			}
+			return fmt.Errorf("reading the run's stream: %w", err)
+		}
+		for k, v := range line {
+			switch k {
+			case "stdout", "stderr":
+				var s string
+				_ = json.Unmarshal(v, &s)
+				onOutput(k, s)
+			case "result":
+				return json.Unmarshal(v, out)
+			case "error":
+				e := &Error{Status: http.StatusForbidden}
+				_ = json.Unmarshal(v, e)
+				return e
+			}
+		}
+	}
+}
+
+// Ping checks that an engine answers, within d.
+func (c *Client) Ping(ctx context.Context, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return c.Do(ctx, http.MethodGet, "/health", nil, nil, nil)
+}

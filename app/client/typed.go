@@ -1,0 +1,268 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Status reads GET /status.
+func (c *Client) Status(ctx context.Context) (*api.Status, error) {
+	var s api.Status
+	return &s, c.Do(ctx, http.MethodGet, "/status", nil, nil, &s)
+}
+
+// Caps reads the capabilities, probing again when refresh.
+func (c *Client) Caps(ctx context.Context, refresh bool) (*app.Capabilities, error) {
+	var caps app.Capabilities
+	q := url.Values{}
+	if refresh {
+		q.Set("refresh", "1")
+	}
+	return &caps, c.Do(ctx, http.MethodGet, "/caps", q, nil, &caps)
+}
+
+// Sandboxes lists the sandboxes.
+func (c *Client) Sandboxes(ctx context.Context) ([]app.Sandbox, error) {
+	var out struct {
+		Sandboxes []app.Sandbox `json:"sandboxes"`
+	}
+	return out.Sandboxes, c.Do(ctx, http.MethodGet, "/sandboxes", nil, nil, &out)
+}
+
+// SandboxReply is the answer of create and update.
+type SandboxReply struct {
+	Sandbox *app.Sandbox `json:"sandbox"`
+	Note    string       `json:"note"`
+}
+
+// Create creates a sandbox.
+func (c *Client) Create(ctx context.Context, cfg app.SandboxConfig) (*SandboxReply, error) {
+	var out SandboxReply
+	return &out, c.Do(ctx, http.MethodPost, "/sandboxes", nil, cfg, &out)
+}
+
+// Update changes a sandbox.
+func (c *Client) Update(ctx context.Context, id string, cfg app.SandboxConfig) (*SandboxReply, error) {
+	var out SandboxReply
+	return &out, c.Do(ctx, http.MethodPatch, "/sandboxes/"+url.PathEscape(id), nil, cfg, &out)
+}
+
+// Sandbox reads one sandbox.
+func (c *Client) Sandbox(ctx context.Context, id string) (*app.Sandbox, error) {
+	var sb app.Sandbox
+	return &sb, c.Do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id), nil, nil, &sb)
+}
+
+// DeleteReply is the answer of Delete.
+type DeleteReply struct {
+	OK      bool   `json:"ok"`
+	Deleted string `json:"deleted"`
+	Files   string `json:"files"`
+}
+
+// Delete deletes a sandbox, with its files when purge.
+func (c *Client) Delete(ctx context.Context, id string, purge bool) (*DeleteReply, error) {
+	var out DeleteReply
+	return &out, c.Do(ctx, http.MethodDelete, "/sandboxes/"+url.PathEscape(id), url.Values{"purge": {strconv.FormatBool(purge)}}, nil, &out)
+}
+
+// Stop stops a sandbox's processes.
+func (c *Client) Stop(ctx context.Context, id string) (int, error) {
+	var out struct {
+		Stopped int `json:"stopped"`
+	}
+	return out.Stopped, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/stop", nil, nil, &out)
+}
+
+// StopAll stops every sandbox.
+func (c *Client) StopAll(ctx context.Context) (int, error) {
+	var out struct {
+		Stopped int `json:"stopped"`
+	}
+	return out.Stopped, c.Do(ctx, http.MethodPost, "/stop-all", nil, nil, &out)
+}
+
+// RunBody is the body of exec, run and run-once.
+type RunBody struct {
+	Command    string            `json:"command,omitempty"`
+	Argv       []string          `json:"argv,omitempty"`
+	Language   string            `json:"language,omitempty"`
+	Code       string            `json:"code,omitempty"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	Background bool              `json:"background,omitempty"`
+	Source     string            `json:"source,omitempty"`
+}
+
+// RunOnceBody is a run in a throwaway sandbox made from its config. The
+// sandbox's timeout and env, when set, apply unless the run sets its own.
+type RunOnceBody struct {
+	RunBody
+	Sandbox app.SandboxConfig
+}
+
+// MarshalJSON flattens the run and the sandbox config into one object, as
+// POST /run-once takes it.
+func (b RunOnceBody) MarshalJSON() ([]byte, error) {
+	merged := map[string]json.RawMessage{}
+	for _, part := range []any{b.Sandbox, b.RunBody} {
+		data, err := json.Marshal(part)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			merged[k] = v
+		}
+	}
+	return json.Marshal(merged)
+}
+
+// Exec runs a command (or code, with path "/run") in sandbox id; onOutput,
+// when set, receives the output as it comes.
+func (c *Client) Exec(ctx context.Context, id string, body RunBody, onOutput func(stream, data string)) (*api.RunReply, error) {
+	path := "/sandboxes/" + url.PathEscape(id) + "/exec"
+	if body.Language != "" || body.Code != "" {
+		path = "/sandboxes/" + url.PathEscape(id) + "/run"
+	}
+	return c.run(ctx, path, body, onOutput)
+}
+
+// RunOnce runs in a throwaway sandbox.
+func (c *Client) RunOnce(ctx context.Context, body RunOnceBody, onOutput func(stream, data string)) (*api.RunReply, error) {
+	return c.run(ctx, "/run-once", body, onOutput)
+}
+
+func (c *Client) run(ctx context.Context, path string, body any, onOutput func(stream, data string)) (*api.RunReply, error) {
+	var out api.RunReply
+	if onOutput != nil {
+		return &out, c.Stream(ctx, path, body, onOutput, &out)
+	}
+	return &out, c.Do(ctx, http.MethodPost, path, nil, body, &out)
+}
+
+// Install installs packages into a sandbox.
+func (c *Client) Install(ctx context.Context, id string, req app.InstallRequest) (*api.RunReply, error) {
+	var out api.RunReply
+	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/install", nil, req, &out)
+}
+
+// Runs lists recent runs.
+func (c *Client) Runs(ctx context.Context, sandboxID string, limit int) ([]app.RunRecord, error) {
+	var out struct {
+		Runs []app.RunRecord `json:"runs"`
+	}
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if sandboxID != "" {
+		q.Set("sandboxId", sandboxID)
+	}
+	return out.Runs, c.Do(ctx, http.MethodGet, "/runs", q, nil, &out)
+}
+
+// Run reads one run record.
+func (c *Client) Run(ctx context.Context, id string) (*app.RunRecord, error) {
+	var r app.RunRecord
+	return &r, c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, nil, &r)
+}
+
+// Policy reads the exec policy.
+func (c *Client) Policy(ctx context.Context) (*app.ExecPolicy, error) {
+	var p app.ExecPolicy
+	return &p, c.Do(ctx, http.MethodGet, "/exec-policy", nil, nil, &p)
+}
+
+// SetPolicy saves the exec policy.
+func (c *Client) SetPolicy(ctx context.Context, p app.ExecPolicy) (*app.ExecPolicy, error) {
+	var out app.ExecPolicy
+	return &out, c.Do(ctx, http.MethodPut, "/exec-policy", nil, p, &out)
+}
+
+// Settings reads the settings.
+func (c *Client) Settings(ctx context.Context) (*app.Settings, error) {
+	var s app.Settings
+	return &s, c.Do(ctx, http.MethodGet, "/settings", nil, nil, &s)
+}
+
+// SetSettings merges the given fields into the settings.
+func (c *Client) SetSettings(ctx context.Context, patch map[string]any) (*app.Settings, error) {
+	var out app.Settings
+	return &out, c.Do(ctx, http.MethodPut, "/settings", nil, patch, &out)
+}
+
+// Files lists a folder of a sandbox.
+func (c *Client) Files(ctx context.Context, id, path string) ([]app.FileEntry, error) {
+	var out struct {
+		Entries []app.FileEntry `json:"entries"`
+	}
+	return out.Entries, c.Do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/files", url.Values{"path": {path}}, nil, &out)
+}
+
+// ReadFile reads a file of a sandbox.
+func (c *Client) ReadFile(ctx context.Context, id, path string, base64 bool) (*app.FileContent, error) {
+	var out app.FileContent
+	q := url.Values{"path": {path}}
+	if base64 {
+		q.Set("encoding", "base64")
+	}
+	return &out, c.Do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/file", q, nil, &out)
+}
+
+// WriteFile writes a file of a sandbox.
+func (c *Client) WriteFile(ctx context.Context, id, path, content, encoding string) (int64, error) {
+	var out struct {
+		Bytes int64 `json:"bytes"`
+	}
+	body := map[string]string{"path": path, "content": content, "encoding": encoding}
+	return out.Bytes, c.Do(ctx, http.MethodPut, "/sandboxes/"+url.PathEscape(id)+"/file", nil, body, &out)
+}
+
+// AddMount mounts a host folder into a sandbox.
+func (c *Client) AddMount(ctx context.Context, id string, m backends.Mount) (*app.MountResult, error) {
+	var out app.MountResult
+	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/mounts", nil, m, &out)
+}
+
+// RemoveMount removes a mount from a sandbox.
+func (c *Client) RemoveMount(ctx context.Context, id, target string) error {
+	return c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/mounts/remove", nil, map[string]string{"target": target}, nil)
+}
+
+// SetFsMode changes what a sandbox may read.
+func (c *Client) SetFsMode(ctx context.Context, id, mode string) (map[string]any, error) {
+	var out map[string]any
+	return out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/fs-mode", nil, map[string]string{"fsMode": mode}, &out)
+}
+
+// SetPorts replaces a sandbox's port rules.
+func (c *Client) SetPorts(ctx context.Context, id string, listen, connect, loopback []int) (*app.PortsResult, error) {
+	var out app.PortsResult
+	body := map[string][]int{"listen": listen, "connect": connect, "loopback": loopback}
+	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/ports", nil, body, &out)
+}
+
+// LoginURL asks the daemon for a one-time dashboard login link.
+func (c *Client) LoginURL(ctx context.Context, base string) (string, error) {
+	var out struct {
+		Code string `json:"code"`
+		Path string `json:"path"`
+	}
+	if err := c.Do(ctx, http.MethodPost, "/login-codes", nil, nil, &out); err != nil {
+		return "", err
+	}
+	return base + out.Path + out.Code, nil
+}
+
+// StopDaemon asks the daemon to shut down.
+func (c *Client) StopDaemon(ctx context.Context) error {
+	return c.Do(ctx, http.MethodPost, "/daemon/stop", nil, nil, nil)
+}

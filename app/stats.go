@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/senclaw/sandbox/monitor"
+)
+
+// ProcessInfo is one process of a sandbox.
+type ProcessInfo struct {
+	Pid        int     `json:"pid"`
+	PPid       int     `json:"ppid"`
+	Pgid       int     `json:"pgid"`
+	Command    string  `json:"command"`
+	CPUPercent float64 `json:"cpu"`
+	RSSMB      float64 `json:"rssMb"`
+	ElapsedSec float64 `json:"elapsedSec"`
+}
+
+// StatsPoint is one point of a sandbox's CPU and memory history.
+type StatsPoint struct {
+	AtMs       int64   `json:"atMs"`
+	CPUPercent float64 `json:"cpu"`
+	RSSMB      float64 `json:"rssMb"`
+}
+
+// Stats is what runs in a sandbox now, and its recent history.
+type Stats struct {
+	SandboxID string `json:"sandboxId"`
+	// Source is "host" (process sampling) or "container".
+	Source        string        `json:"source"`
+	Running       bool          `json:"running"`
+	Processes     []ProcessInfo `json:"processes"`
+	CPUPercent    float64       `json:"cpu"`
+	RSSMB         float64       `json:"rssMb"`
+	MemoryLimitMB int           `json:"memoryLimitMb"`
+	SampledAtMs   int64         `json:"sampledAtMs"`
+	History       []StatsPoint  `json:"history"`
+	// Note is set when sampling failed or says something is missing.
+	Note string `json:"note,omitempty"`
+}
+
+// roots gives the monitor the host pid of every live run, per sandbox:
+// the tree below each is the sandbox's.
+func (e *Engine) roots() map[string][]int {
+	e.live.mu.Lock()
+	defer e.live.mu.Unlock()
+	out := make(map[string][]int, len(e.live.bySandbox))
+	for id, runs := range e.live.bySandbox {
+		for _, r := range runs {
+			out[id] = append(out[id], r.proc.Pid())
+		}
+	}
+	return out
+}
+
+// machinery reports whether a process is ours rather than the sandbox's
+// (the bwrap launcher and its reaper, a tracer).
+func machinery(cmd string) bool {
+	return strings.HasPrefix(cmd, "bwrap ") || strings.HasPrefix(cmd, "strace ")
+}
+
+// Stats returns the sandbox's processes with CPU and memory, sampled by
+// the monitor, with up to the last five minutes of history.
+func (e *Engine) Stats(ctx context.Context, id string) (*Stats, error) {
+	sb, err := e.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if e.live.count(id) > 0 {
+		if snap := e.sampler.Snapshot(id); snap.SampledAt.IsZero() || e.now().Sub(snap.SampledAt) > 2*e.sampleInterval() {
+			_ = e.sampler.SampleOnce() // a fresh sandbox need not wait for the next tick
+		}
+	}
+	snap := e.sampler.Snapshot(id)
+	st := &Stats{SandboxID: id, Source: "host", Running: e.live.count(id) > 0, MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
+	if !snap.SampledAt.IsZero() {
+		st.SampledAtMs = snap.SampledAt.UnixMilli()
+	}
+	if st.Running {
+		for _, p := range snap.Processes {
+			if machinery(p.Command) {
+				continue
+			}
+			st.Processes = append(st.Processes, ProcessInfo{
+				Pid: p.Pid, PPid: p.PPid, Pgid: p.Pgid, Command: p.Command,
+				CPUPercent: round1(p.CPUPercent), RSSMB: mb(p.RSSBytes), ElapsedSec: p.Elapsed.Seconds(),
+			})
+			st.CPUPercent += p.CPUPercent
+			st.RSSMB += mb(p.RSSBytes)
+		}
+		st.CPUPercent, st.RSSMB = round1(st.CPUPercent), round1(st.RSSMB)
+	}
+	for _, h := range e.sampler.History(id) {
+		st.History = append(st.History, StatsPoint{AtMs: h.At.UnixMilli(), CPUPercent: round1(h.CPUPercent), RSSMB: mb(h.RSSBytes)})
+	}
+	return st, nil
+}
+
+// Kill kills one process of the sandbox (only one that belongs to it), or
+// every process when pid is 0.
+func (e *Engine) Kill(ctx context.Context, id string, pid int) (int, error) {
+	if _, err := e.Get(id); err != nil {
+		return 0, err
+	}
+	if pid == 0 {
+		return e.Stop(ctx, id)
+	}
+	if err := e.sampler.Kill(id, pid); err != nil {
+		return 0, badField("pid", pid, "%v", err)
+	}
+	return 1, nil
+}
+
+func (e *Engine) sampleInterval() time.Duration {
+	if e.opts.SampleInterval > 0 {
+		return e.opts.SampleInterval
+	}
+	return monitor.DefaultInterval
+}
+
+// Start starts the engine's background work (process sampling) until ctx
+// ends or the engine is closed.
+func (e *Engine) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	e.stopBackground = cancel
+	go e.sampler.Run(ctx)
+}
+
+func mb(b uint64) float64      { return round1(float64(b) / (1 << 20)) }
+func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/cli"
+	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/frontend"
+)
+
+// serve runs `senclaw serve`: the engine and its API with no window. When
+// the engine cannot start (its store cannot be opened), the API still
+// answers, with 503 and the reason.
+func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Logger, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:7878", "address of the dashboard and REST API over HTTP (\"\" for the socket only)")
+	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --listen address (requires --tls-cert and --tls-key)")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate for --allow-remote")
+	tlsKey := fs.String("tls-key", "", "TLS key for --allow-remote")
+	if err := fs.Parse(args); err != nil {
+		return cli.ExitUsage
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lock, err := api.AcquireLock(opts.RuntimeDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "senclaw serve:", err)
+		return cli.ExitUsage
+	}
+	defer lock.Release()
+	token, err := api.LoadOrCreateToken(filepath.Join(opts.ConfigDir, "api-token"))
+	if err != nil {
+		fmt.Fprintln(stderr, "senclaw serve:", err)
+		return cli.ExitFailure
+	}
+	engine, engineErr := app.New(opts)
+	if engineErr != nil {
+		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
+		fmt.Fprintln(stderr, "senclaw serve: the engine could not start:", engineErr)
+	} else {
+		defer engine.Close()
+		engine.Start(ctx)
+	}
+	srv := api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	err = srv.Serve(ctx, api.DaemonOptions{
+		RuntimeDir: opts.RuntimeDir, Listen: *listen, AllowRemote: *allowRemote, TLSCert: *tlsCert, TLSKey: *tlsKey,
+		Ready: func(info api.DaemonInfo) {
+			if info.URL != "" {
+				fmt.Fprintf(stdout, "listening on %s\n", info.URL)
+			}
+			fmt.Fprintf(stdout, "socket %s\n", info.Socket)
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "senclaw serve:", err)
+		return cli.ExitFailure
+	}
+	return 0
+}
+
+// connectDaemon returns a client of this user's daemon, starting a headless
+// one in the background when none answers.
+func connectDaemon(ctx context.Context, runtimeDir, dataDir string, stderr io.Writer) (*client.Client, error) {
+	c := client.DialSocket(api.SocketPath(runtimeDir))
+	if err := c.Ping(ctx, 2*time.Second); err == nil {
+		return c, nil
+	}
+	if err := spawnDaemon(runtimeDir, dataDir); err != nil {
+		return nil, fmt.Errorf("no daemon answers and one could not be started: %w", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := c.Ping(ctx, time.Second); err == nil {
+			return c, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("started a daemon, but it does not answer on %s; see %s", api.SocketPath(runtimeDir), filepath.Join(runtimeDir, "daemon.log"))
+}
+
+// spawnDaemon starts `senclaw serve` detached from this process, logging
+// to the runtime dir.
+func spawnDaemon(runtimeDir, dataDir string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(runtimeDir, "daemon.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	args := []string{}
+	if dataDir != "" {
+		args = append(args, "--data-dir", dataDir)
+	}
+	args = append(args, "serve")
+	cmd := exec.Command(self, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// stopDaemon asks the daemon to stop and waits until it has.
+func stopDaemon(ctx context.Context, runtimeDir string, stdout, stderr io.Writer) int {
+	c := client.DialSocket(api.SocketPath(runtimeDir))
+	if err := c.Ping(ctx, 2*time.Second); err != nil {
+		fmt.Fprintln(stdout, "senclaw is not running")
+		return 0
+	}
+	if err := c.StopDaemon(ctx); err != nil {
+		fmt.Fprintln(stderr, "senclaw stop:", err)
+		return cli.ExitFailure
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(api.SocketPath(runtimeDir)); os.IsNotExist(err) {
+			fmt.Fprintln(stdout, "senclaw stopped")
+			return 0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Fprintln(stderr, "senclaw stop: the daemon did not stop within 20 s")
+	return cli.ExitFailure
+}
