@@ -116,6 +116,10 @@ func New(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := e.reconcileRuns(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("reconciling runs: %w", err)
+	}
 	return e, nil
 }
 

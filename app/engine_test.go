@@ -198,3 +198,30 @@ func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 		t.Fatalf("update result %+v", up)
 	}
 }
+
+func TestARestartClosesRunsLeftRunning(t *testing.T) {
+	t.Parallel()
+	root := testDir(t)
+	opts := Options{DataDir: filepath.Join(root, "data"), Backends: []backends.Backend{direct.New()}, EUID: os.Geteuid()}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := RunRecord{ID: e.newRunID(), SandboxID: "s", State: "running", Background: true}
+	if err := e.store.PutRun(rec.ID, "s", rec); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e, err = New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got, err := e.Run(rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != "done" || !strings.Contains(got.Killed, "engine stopped") {
+		t.Fatalf("record after restart: %+v", got)
+	}
+}

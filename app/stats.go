@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"path"
 	"strings"
 	"time"
 
@@ -59,7 +60,12 @@ func (e *Engine) roots() map[string][]int {
 // machinery reports whether a process is ours rather than the sandbox's
 // (the bwrap launcher and its reaper, a tracer).
 func machinery(cmd string) bool {
-	return strings.HasPrefix(cmd, "bwrap ") || strings.HasPrefix(cmd, "strace ")
+	first, _, _ := strings.Cut(cmd, " ")
+	switch path.Base(first) {
+	case "bwrap", "strace":
+		return true
+	}
+	return false
 }
 
 // Stats returns the sandbox's processes with CPU and memory, sampled by

@@ -99,6 +99,11 @@ func parseStat(pid int, line []byte, boot time.Time) (ProcRef, bool) {
 	if len(fields) < 20 {
 		return ProcRef{}, false
 	}
+	if state := string(fields[0]); state == "Z" || state == "X" {
+		// Exited and waiting to be reaped: nothing runs there any more,
+		// and a killed process must not linger in the list.
+		return ProcRef{}, false
+	}
 	ppid, err1 := strconv.Atoi(string(fields[1]))
 	pgrp, err2 := strconv.Atoi(string(fields[2]))
 	start, err3 := strconv.ParseUint(string(fields[19]), 10, 64)
