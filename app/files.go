@@ -112,15 +112,7 @@ func fileError(j jailed, err error) error {
 
 // Files lists the directory p of the sandbox id.
 func (e *Engine) Files(id, p string) ([]FileEntry, error) {
-	sb, err := e.Get(id)
-	if err != nil {
-		return nil, err
-	}
-	j, err := resolve(sb, p)
-	if err != nil {
-		return nil, err
-	}
-	root, err := j.open()
+	sb, j, root, err := e.openJailed(id, p)
 	if err != nil {
 		return nil, err
 	}
@@ -172,15 +164,7 @@ func (e *Engine) ReadFile(id, p string, limit int64, asBase64 bool) (*FileConten
 	if limit <= 0 || limit > MaxFileRead {
 		limit = MaxFileRead
 	}
-	sb, err := e.Get(id)
-	if err != nil {
-		return nil, err
-	}
-	j, err := resolve(sb, p)
-	if err != nil {
-		return nil, err
-	}
-	root, err := j.open()
+	_, j, root, err := e.openJailed(id, p)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +281,9 @@ func (e *Engine) DeleteFile(id, p string) error {
 	return nil
 }
 
-func (e *Engine) writable(id, p string) (*Sandbox, jailed, *os.Root, error) {
+// openJailed resolves p in the sandbox id and opens the root it lives
+// under; the caller closes the root.
+func (e *Engine) openJailed(id, p string) (*Sandbox, jailed, *os.Root, error) {
 	sb, err := e.Get(id)
 	if err != nil {
 		return nil, jailed{}, nil, err
@@ -306,14 +292,21 @@ func (e *Engine) writable(id, p string) (*Sandbox, jailed, *os.Root, error) {
 	if err != nil {
 		return nil, j, nil, err
 	}
-	if j.readOnly {
-		return nil, j, nil, badField("path", j.rel, "is inside a read-only mount; writes are refused")
-	}
 	root, err := j.open()
 	if err != nil {
 		return nil, j, nil, err
 	}
 	return sb, j, root, nil
+}
+
+// writable is openJailed for a write: read-only mounts are refused.
+func (e *Engine) writable(id, p string) (*Sandbox, jailed, *os.Root, error) {
+	sb, j, root, err := e.openJailed(id, p)
+	if err == nil && j.readOnly {
+		root.Close()
+		return nil, j, nil, badField("path", j.rel, "is inside a read-only mount; writes are refused")
+	}
+	return sb, j, root, err
 }
 
 // chownTree gives the folders of dir (relative to root) to the sandbox user
