@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/backends/landlock"
 )
 
@@ -238,12 +240,27 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		HomeDir:    home,
 		Backends: []backends.Backend{
 			bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser}),
+			docker.New(docker.Options{
+				Getenv:       os.Getenv,
+				HomeDir:      home,
+				DefaultImage: app.DefaultSettings().DefaultImage,
+				PoolDir:      filepath.Join(dataDir, "docker-pool"),
+				Owner:        dockerOwner(dataDir),
+				Logger:       logger,
+			}),
 			direct.New(),
 		},
 		Probes: []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
 		Logger: logger,
 		EUID:   euid,
 	}, nil
+}
+
+// dockerOwner labels this engine's containers so that engines of other
+// users (or other data dirs) on the same daemon leave them alone.
+func dockerOwner(dataDir string) string {
+	sum := sha256.Sum256([]byte(dataDir))
+	return fmt.Sprintf("uid%d-%x", os.Getuid(), sum[:6])
 }
 
 func firstNonEmpty(vals ...string) string {

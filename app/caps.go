@@ -57,6 +57,9 @@ type probeEntry struct {
 	ok  bool
 }
 
+// unusableTTL is how long a probe that found a backend unusable is reused.
+const unusableTTL = 3 * time.Second
+
 // probeTimeout bounds one probe; backends also honour it themselves.
 const probeTimeout = 5 * time.Second
 
@@ -83,7 +86,13 @@ func (p *prober) probe(ctx context.Context, pr Prober, refresh bool) backends.Ca
 	en := p.entry(pr.Name())
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	if en.ok && !refresh && p.now().Sub(en.at) < p.ttl {
+	ttl := p.ttl
+	if !en.cap.Usable() {
+		// A backend that is down is asked again soon: a daemon that was
+		// just started should be usable within seconds.
+		ttl = min(ttl, unusableTTL)
+	}
+	if en.ok && !refresh && p.now().Sub(en.at) < ttl {
 		return en.cap
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)

@@ -71,6 +71,7 @@ type Engine struct {
 
 	live    *liveRuns
 	sampler *monitor.Sampler
+	status  statusCache
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 }
@@ -102,12 +103,13 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	e := &Engine{
-		opts:  opts,
-		log:   opts.Logger,
-		store: st,
-		paths: enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir},
-		now:   opts.Now,
-		live:  newLiveRuns(),
+		opts:   opts,
+		log:    opts.Logger,
+		store:  st,
+		paths:  enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir},
+		now:    opts.Now,
+		live:   newLiveRuns(),
+		status: statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
 	}
 	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
 	e.probes.extras = opts.Probes
@@ -146,6 +148,7 @@ func (e *Engine) Close() error {
 	}
 	e.live.killAll()
 	e.live.wait(5 * time.Second)
+	e.closeBackends()
 	return e.store.Close()
 }
 

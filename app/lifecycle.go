@@ -26,6 +26,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (int, error) {
 		return 0, err
 	}
 	n := e.live.killSandbox(id, "stopped")
+	defer e.forgetStatus(id)
 	if p := e.persistent(sb); p != nil {
 		if err := p.StopSandbox(ctx, id); err != nil {
 			return n, fmt.Errorf("stopping the container: %w", err)
@@ -85,6 +86,7 @@ func (e *Engine) Recreate(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer e.forgetStatus(id)
 	if err := p.Recreate(ctx, spec); err != nil {
 		return "", fmt.Errorf("recreating the container: %w", err)
 	}

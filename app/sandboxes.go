@@ -164,6 +164,15 @@ func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error
 	if err != nil {
 		return nil, err
 	}
+	if sb.Backend == "" {
+		// A persistent sandbox keeps the backend it was made with, so that
+		// what it keeps (a container) and its rules stay the same. With no
+		// isolation available now, it stays on "auto" and its runs are
+		// refused until there is.
+		if b, _ := e.probes.best(ctx); b != nil {
+			sb.Backend = b.Name()
+		}
+	}
 	if err := e.makeWorkspace(&sb); err != nil {
 		return nil, err
 	}
@@ -227,6 +236,7 @@ func (e *Engine) withLiveState(sb *Sandbox) {
 	} else if sb.State == StateRunning {
 		sb.State = StateIdle
 	}
+	sb.Container = e.containerStatus(sb)
 }
 
 // List returns every sandbox, most recently used first.
@@ -269,6 +279,8 @@ func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
 	if err := e.store.PutSandbox(id, next); err != nil {
 		return nil, fmt.Errorf("saving sandbox: %w", err)
 	}
+	e.forgetStatus(id)
+	e.withLiveState(&next)
 	return &next, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -75,6 +76,9 @@ func (e *Engine) Stats(ctx context.Context, id string) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
+		return e.containerStats(ctx, sb, in)
+	}
 	if e.live.count(id) > 0 {
 		if snap := e.sampler.Snapshot(id); snap.SampledAt.IsZero() || e.now().Sub(snap.SampledAt) > 2*e.sampleInterval() {
 			_ = e.sampler.SampleOnce() // a fresh sandbox need not wait for the next tick
@@ -111,13 +115,47 @@ func (e *Engine) Kill(ctx context.Context, id string, pid int) (int, error) {
 	if _, err := e.Get(id); err != nil {
 		return 0, err
 	}
+	if pid < 0 {
+		return 0, badField("pid", pid, "is not a process id")
+	}
 	if pid == 0 {
 		return e.Stop(ctx, id)
+	}
+	sb, _ := e.Get(id)
+	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
+		if err := in.KillProcesses(ctx, id, []int{pid}); err != nil {
+			return 0, badField("pid", pid, "%v", err)
+		}
+		return 1, nil
 	}
 	if err := e.sampler.Kill(id, pid); err != nil {
 		return 0, badField("pid", pid, "%v", err)
 	}
 	return 1, nil
+}
+
+// containerStats asks a container backend for the sandbox's stats and
+// processes.
+func (e *Engine) containerStats(ctx context.Context, sb *Sandbox, in docker.Inspector) (*Stats, error) {
+	st := &Stats{SandboxID: sb.ID, Source: "container", MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
+	cs, err := in.ContainerStats(ctx, sb.ID)
+	if err != nil {
+		st.Note = "the container could not be sampled: " + err.Error()
+		return st, nil
+	}
+	st.Running = true
+	st.CPUPercent, st.RSSMB, st.SampledAtMs = round1(cs.CPUPercent), mb(cs.MemoryBytes), cs.SampledAt.UnixMilli()
+	if cs.MemoryLimit > 0 {
+		st.MemoryLimitMB = int(cs.MemoryLimit >> 20)
+	}
+	procs, err := in.ContainerTop(ctx, sb.ID)
+	if err != nil {
+		st.Note = "the container's processes could not be listed: " + err.Error()
+	}
+	for _, p := range procs {
+		st.Processes = append(st.Processes, ProcessInfo{Pid: p.PID, Command: p.Command})
+	}
+	return st, nil
 }
 
 func (e *Engine) sampleInterval() time.Duration {
@@ -133,6 +171,7 @@ func (e *Engine) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	e.stopBackground = cancel
 	go e.sampler.Run(ctx)
+	e.startBackends(ctx)
 }
 
 func mb(b uint64) float64      { return round1(float64(b) / (1 << 20)) }

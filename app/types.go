@@ -30,9 +30,17 @@ type Sandbox struct {
 	DiskMB       int                `json:"diskMb"`
 	TimeoutMs    int                `json:"timeoutMs"`
 	Env          map[string]string  `json:"env"`
+	// TraceEnabled traces the sandbox's runs; TraceAll keeps every read
+	// instead of folding the system roots (trace.go, issue #7).
+	TraceEnabled bool `json:"traceEnabled"`
+	TraceAll     bool `json:"traceAll,omitempty"`
 	// State is "idle", "running" or "error"; running is derived from live
 	// processes when the sandbox is read.
-	State      string    `json:"state"`
+	State string `json:"state"`
+	// Container is what a container backend keeps for the sandbox:
+	// running, stopped, none or "needs recreate" (its saved settings no
+	// longer match the container). Empty for other backends.
+	Container  string    `json:"container,omitempty"`
 	LastError  string    `json:"lastError,omitempty"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`

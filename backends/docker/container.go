@@ -1,0 +1,235 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// recreateIdle is how long a sandbox must have been idle before a run may
+// recreate its drifted container on its own.
+const recreateIdle = 5 * time.Minute
+
+// ctrRef is a started container.
+type ctrRef struct {
+	ID   string
+	Hash string
+	// InitPid is the container's PID 1 as the daemon reports it.
+	InitPid int
+	// HostPids is true when InitPid is a pid of this machine.
+	HostPids bool
+}
+
+// sandboxState is what the backend remembers of one persistent sandbox.
+type sandboxState struct {
+	// mu serialises creating, recreating and removing the container.
+	mu sync.Mutex
+	// ready is the container last seen running with the current hash; it
+	// spares an inspect per run. Guarded by mu.
+	ready *ctrRef
+	// running and lastUsed are guarded by Backend.mu.
+	running  int
+	lastUsed time.Time
+}
+
+// NeedsRecreateError refuses a run in a sandbox whose container no longer
+// matches its settings while it is in use.
+type NeedsRecreateError struct {
+	SandboxID string
+}
+
+// Error says why the run was refused and how to recreate.
+func (e *NeedsRecreateError) Error() string {
+	return fmt.Sprintf("sandbox %s needs recreate: its settings changed since its container was made, and it was used in the last %s so it was not recreated under a running session; recreate it (the engine's recreate verb; workspace files are kept) or wait until it has been idle for %s", e.SandboxID, recreateIdle, recreateIdle)
+}
+
+// ImageMissingError refuses a run whose image is not on the daemon; runs
+// never pull.
+type ImageMissingError struct {
+	Image string
+}
+
+// Error says how to get the image.
+func (e *ImageMissingError) Error() string {
+	return fmt.Sprintf("image %q is not on the docker daemon, and SenClaw never pulls implicitly; get it with `docker pull %s`, or build one offline with `docker import` (scripts/docker-test-image.sh builds senclaw-test/busybox:latest)", e.Image, e.Image)
+}
+
+func (b *Backend) state(sandboxID string) *sandboxState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.sandboxes[sandboxID]
+	if st == nil {
+		st = &sandboxState{}
+		b.sandboxes[sandboxID] = st
+	}
+	return st
+}
+
+// begin and end count a run of st.
+func (b *Backend) begin(st *sandboxState) {
+	b.mu.Lock()
+	st.running++
+	st.lastUsed = b.now()
+	b.mu.Unlock()
+}
+
+func (b *Backend) end(st *sandboxState) {
+	b.mu.Lock()
+	st.running--
+	st.lastUsed = b.now()
+	b.mu.Unlock()
+}
+
+// ensureSandbox returns the sandbox's running container, making, starting
+// or (when idle) recreating it, and counts a run. Call b.end when the run
+// ends.
+func (b *Backend) ensureSandbox(ctx context.Context, cli *client.Client, st *sandboxState, spec *backends.Spec, s shape) (*ctrRef, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	h := s.hash()
+	if st.ready != nil && st.ready.Hash == h {
+		b.begin(st)
+		return st.ready, nil
+	}
+	st.ready = nil
+	name := containerName(spec.SandboxID)
+	ictx, cancel := callCtx(ctx, callTimeout)
+	ins, err := cli.ContainerInspect(ictx, name)
+	cancel()
+	switch {
+	case cerrdefs.IsNotFound(err):
+	case err != nil:
+		return nil, b.daemonErr("inspecting the sandbox's container", err)
+	case ins.Config.Labels[labelOwner] != b.opts.Owner:
+		return nil, fmt.Errorf("the container %s belongs to another SenClaw engine (owner %q, this one is %q); remove it with `docker rm -f %s` if that engine is gone", name, ins.Config.Labels[labelOwner], b.opts.Owner, name)
+	case ins.Config.Labels[labelHash] != h:
+		if !b.idle(ctx, cli, st, ins) {
+			return nil, &NeedsRecreateError{SandboxID: spec.SandboxID}
+		}
+		b.log.Info("Recreating an idle sandbox's container: its settings changed.", "sandbox", spec.SandboxID)
+		if err := b.removeContainer(ctx, cli, ins.ID); err != nil {
+			return nil, err
+		}
+	case !ins.State.Running:
+		sctx, cancel := callCtx(ctx, callTimeout)
+		err := cli.ContainerStart(sctx, ins.ID, container.StartOptions{})
+		cancel()
+		if err != nil {
+			return nil, b.daemonErr("starting the sandbox's container", err)
+		}
+		st.ready, err = b.refOf(ctx, cli, ins.ID)
+		if err != nil {
+			return nil, err
+		}
+		b.begin(st)
+		return st.ready, nil
+	default:
+		st.ready = &ctrRef{ID: ins.ID, Hash: h, InitPid: ins.State.Pid}
+		st.ready.HostPids = !b.opts.inContainerKill && sharesHostPids(ins.State.Pid, ins.ID)
+		b.begin(st)
+		return st.ready, nil
+	}
+	ref, err := b.createAndStart(ctx, cli, kindSandbox, spec.SandboxID, name, s)
+	if err != nil {
+		return nil, err
+	}
+	st.ready = ref
+	b.begin(st)
+	return ref, nil
+}
+
+// idle reports whether no run is going in the container and none has been
+// for recreateIdle, as far as this engine knows.
+func (b *Backend) idle(ctx context.Context, cli *client.Client, st *sandboxState, ins container.InspectResponse) bool {
+	b.mu.Lock()
+	busy := st.running > 0 || (!st.lastUsed.IsZero() && b.now().Sub(st.lastUsed) <= recreateIdle)
+	b.mu.Unlock()
+	if busy {
+		return false
+	}
+	for _, id := range ins.ExecIDs {
+		ictx, cancel := callCtx(ctx, callTimeout)
+		e, err := cli.ContainerExecInspect(ictx, id)
+		cancel()
+		if err == nil && e.Running {
+			return false
+		}
+	}
+	return true
+}
+
+// createAndStart makes and starts a container of shape s. It checks the
+// image first: a run never pulls.
+func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, sandboxID, name string, s shape) (*ctrRef, error) {
+	prof, err := profile()
+	if err != nil {
+		return nil, err
+	}
+	ictx, cancel := callCtx(ctx, callTimeout)
+	_, err = cli.ImageInspect(ictx, s.Image)
+	cancel()
+	if cerrdefs.IsNotFound(err) {
+		return nil, &ImageMissingError{Image: s.Image}
+	}
+	if err != nil {
+		return nil, b.daemonErr("looking up image "+s.Image, err)
+	}
+	cfg, host := containerConfig(s, labelsFor(b.opts.Owner, kind, sandboxID, s, b.now()), prof.JSON)
+	cctx, cancel := callCtx(ctx, createTimeout)
+	defer cancel()
+	created, err := cli.ContainerCreate(cctx, cfg, host, nil, nil, name)
+	if err != nil {
+		return nil, b.daemonErr("creating the container "+name, err)
+	}
+	if err := cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
+		_ = b.removeContainer(context.WithoutCancel(ctx), cli, created.ID)
+		return nil, b.daemonErr("starting the container "+name+" (it was removed again)", err)
+	}
+	ref, err := b.refOf(ctx, cli, created.ID)
+	if err != nil {
+		return nil, err
+	}
+	ref.Hash = s.hash()
+	return ref, nil
+}
+
+// refOf inspects a started container.
+func (b *Backend) refOf(ctx context.Context, cli *client.Client, id string) (*ctrRef, error) {
+	ictx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	ins, err := cli.ContainerInspect(ictx, id)
+	if err != nil {
+		return nil, b.daemonErr("inspecting a started container", err)
+	}
+	return &ctrRef{
+		ID:       ins.ID,
+		Hash:     ins.Config.Labels[labelHash],
+		InitPid:  ins.State.Pid,
+		HostPids: !b.opts.inContainerKill && sharesHostPids(ins.State.Pid, ins.ID),
+	}, nil
+}
+
+// removeContainer force-removes a container; one already gone is fine.
+func (b *Backend) removeContainer(ctx context.Context, cli *client.Client, id string) error {
+	rctx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	err := cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return b.daemonErr("removing container "+shortID(id), err)
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,196 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// TestPorts_publishedOnLoopbackOnly publishes a listen port on 127.0.0.1
+// only and reaches a server in the sandbox through it.
+func TestPorts_publishedOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	b := newTestBackend(t, nil)
+	port := freePort(t)
+	spec := newSpec(t, b, "true")
+	spec.Ports.Listen = []int{port}
+	spec.Ports.Connect = []int{443}
+	p, err := b.Start(context.Background(), withArgv(spec, "/bin/sh", "-c", fmt.Sprintf("echo hello | nc -l -p %d", port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	missing := strings.Join(p.Enforcement().Missing, "; ")
+	if !strings.Contains(missing, "connect and loopback port rules are not enforced") {
+		t.Errorf("Enforcement.Missing does not say connect rules are unenforced: %q", missing)
+	}
+	ins, err := testClient(t).ContainerInspect(context.Background(), containerName(spec.SandboxID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for port, binds := range ins.NetworkSettings.Ports {
+		for _, bnd := range binds {
+			if bnd.HostIP != "127.0.0.1" {
+				t.Errorf("port %s is bound to %q", port, bnd.HostIP)
+			}
+		}
+	}
+	for port, binds := range ins.HostConfig.PortBindings {
+		if len(binds) != 1 || binds[0].HostIP != "127.0.0.1" {
+			t.Errorf("port binding %s: %+v", port, binds)
+		}
+	}
+	var got string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && got == ""; time.Sleep(50 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err != nil {
+			continue
+		}
+		buf := make([]byte, 16)
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		n, _ := c.Read(buf)
+		got = string(buf[:n])
+		c.Close()
+	}
+	if got != "hello\n" {
+		t.Errorf("read %q through the published port", got)
+	}
+}
+
+func withArgv(spec *backends.Spec, argv ...string) *backends.Spec {
+	s := *spec
+	s.Argv = argv
+	s.RunID = "r" + randomHex(3)
+	return &s
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestDaemon_unreachable points the backend at a socket nobody serves: the
+// run fails with a clear error and the probe says "not answering"; a
+// daemon that answered before and stops is "seen and gone".
+func TestDaemon_unreachable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dead := filepath.Join(dir, "dead.sock")
+	l, err := net.Listen("unix", dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close() // the socket file stays; nothing answers
+
+	b := New(Options{Host: "unix://" + dead, DefaultImage: testImage})
+	spec := &backends.Spec{SandboxID: "dead", RunID: "r", Workspace: dir, Argv: []string{"true"}}
+	_, err = b.Start(context.Background(), spec)
+	var de *DaemonError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "not answering") || !strings.Contains(err.Error(), "start it") {
+		t.Fatalf("start against a dead socket: %v", err)
+	}
+	c := b.Probe(context.Background())
+	if c.State != backends.NeverSeen || c.Details["daemon"] != notAnswering || !strings.Contains(c.Reason, "not answering") || c.Usable() {
+		t.Fatalf("probe: %+v", c)
+	}
+
+	// Seen, then gone: a proxy to the real daemon that stops.
+	requireDocker(t)
+	proxy := filepath.Join(dir, "proxy.sock")
+	stop := proxyTo(t, proxy, "/var/run/docker.sock")
+	b2 := New(Options{Host: "unix://" + proxy})
+	if c := b2.Probe(context.Background()); c.State != backends.Healthy || c.Version == "" {
+		t.Fatalf("probe through the proxy: %+v", c)
+	}
+	stop()
+	if c := b2.Probe(context.Background()); c.State != backends.SeenGone || c.Details["daemon"] != notAnswering {
+		t.Fatalf("probe after the proxy stopped: %+v", c)
+	}
+}
+
+// proxyTo serves a unix socket that forwards to target, until stop.
+func proxyTo(t *testing.T, path, target string) (stop func()) {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop = func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Cleanup(stop)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go func() { _, _ = copyAll(up, c) }()
+			go func() { _, _ = copyAll(c, up) }()
+		}
+	}()
+	return stop
+}
+
+func copyAll(dst, src net.Conn) (int64, error) {
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			if _, werr := dst.Write(buf[:k]); werr != nil {
+				return n, werr
+			}
+			n += int64(k)
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// TestImage_missingIsClear: runs never pull, and say how to get the image.
+func TestImage_missingIsClear(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	b := newTestBackend(t, nil)
+	spec := newSpec(t, b, "true")
+	spec.Image = "senclaw-test/absent:none"
+	_, err := b.Start(context.Background(), spec)
+	var im *ImageMissingError
+	if !errors.As(err, &im) || !strings.Contains(err.Error(), "docker pull senclaw-test/absent:none") {
+		t.Fatalf("start with a missing image: %v", err)
+	}
+	_ = os.Remove(spec.Workspace)
+}

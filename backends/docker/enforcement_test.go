@@ -1,0 +1,45 @@
+package docker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// TestEnforcement_saysWhatDoesNotHold: the record names rules a container
+// does not enforce.
+func TestEnforcement_saysWhatDoesNotHold(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		edit        func(*backends.Spec)
+		missing     string
+		limitsToo   string
+		noneMissing bool
+	}{
+		{name: "strict_network_off", edit: func(*backends.Spec) {}, noneMissing: true, limitsToo: "network: none"},
+		{name: "open_mode", edit: func(s *backends.Spec) { s.FsMode = backends.FsOpen }, missing: "fs mode open does not apply"},
+		{name: "allowlist_paths", edit: func(s *backends.Spec) { s.FsMode = backends.FsAllowlist; s.ReadPaths = []string{"/srv"} }, missing: "read paths are not exposed"},
+		{name: "connect_rules", edit: func(s *backends.Spec) { s.Ports.Connect = []int{443} }, missing: "connect and loopback port rules are not enforced by docker until the egress proxy lands"},
+		{name: "network_on", edit: func(s *backends.Spec) { s.Network = true }, missing: "docker bridge allows any outbound address"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spec := goldenSpec()
+			tc.edit(spec)
+			e := enforcementOf(spec, mustShape(t, spec))
+			missing := strings.Join(e.Missing, "; ")
+			if e.Isolation != "docker" || (tc.noneMissing && missing != "") || !strings.Contains(missing, tc.missing) {
+				t.Fatalf("enforcement %+v", e)
+			}
+			limits := strings.Join(e.Limits, "; ")
+			for _, want := range []string{"memory: container cgroup, 512 MB", "pids: container cgroup, 256", "cpu: container cgroup, 1.5 CPUs", "disk: fsize rlimit 100 MB", "seccomp", tc.limitsToo} {
+				if !strings.Contains(limits, want) {
+					t.Errorf("limits %q lack %q", limits, want)
+				}
+			}
+		})
+	}
+}

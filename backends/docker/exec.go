@@ -1,0 +1,165 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Start runs spec as an exec in the sandbox's container (made on first use)
+// or, for a one-shot spec, in a container from the warm pool. It never
+// pulls an image and never runs anything outside a container.
+func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Process, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("no command given")
+	}
+	if spec.SandboxID == "" {
+		return nil, errors.New("no sandbox id given: docker names the container after it")
+	}
+	prof, err := profile()
+	if err != nil {
+		return nil, err
+	}
+	s, err := shapeOf(spec, &b.opts, prof.Digest)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := b.client()
+	if err != nil {
+		return nil, err
+	}
+	if spec.OneShot {
+		return b.startOneShot(ctx, cli, spec, s)
+	}
+	st := b.state(spec.SandboxID)
+	for attempt := 0; ; attempt++ {
+		ref, err := b.ensureSandbox(ctx, cli, st, spec, s)
+		if err != nil {
+			return nil, err
+		}
+		p, err := b.exec(ctx, cli, ref, spec, s, func() { b.end(st) })
+		if err == nil {
+			p.forget = func() {
+				st.mu.Lock()
+				st.ready = nil
+				st.mu.Unlock()
+			}
+			return p, nil
+		}
+		b.end(st)
+		// Stopped behind our back (docker stop, a daemon restart): forget
+		// the container and look again, once.
+		if attempt == 0 && (cerrdefs.IsConflict(err) || cerrdefs.IsNotFound(err)) {
+			st.mu.Lock()
+			st.ready = nil
+			st.mu.Unlock()
+			continue
+		}
+		return nil, b.daemonErr("starting the run in the sandbox's container", err)
+	}
+}
+
+// exec starts spec's command in ref and streams its output. done runs once
+// when the run has ended.
+func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spec *backends.Spec, s shape, done func()) (*process, error) {
+	pm := newPathMap(s)
+	argv := pm.argv(spec.Argv)
+	runID := safeRunID(spec.RunID)
+	if !ref.HostPids {
+		// The daemon's pids are not ours to signal: keep the run's
+		// in-container pid where a kill exec can find it.
+		argv = append([]string{"/bin/sh", "-c", `echo $$ >` + pidFile(runID) + `; exec "$@"`, "sh"}, argv...)
+	}
+	opts := container.ExecOptions{
+		User:         s.User,
+		WorkingDir:   workDir,
+		Env:          pm.env(spec.Env),
+		Cmd:          argv,
+		AttachStdin:  spec.Stdin != nil,
+		AttachStdout: true,
+		AttachStderr: true,
+	}
+	cctx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	created, err := cli.ContainerExecCreate(cctx, ref.ID, opts)
+	if err != nil {
+		return nil, err
+	}
+	hj, err := cli.ContainerExecAttach(cctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return nil, err
+	}
+	p := &process{
+		b: b, cli: cli, ref: ref, execID: created.ID, runID: runID,
+		conn: hj.Conn, copied: make(chan struct{}), done: done,
+		enforcement: enforcementOf(spec, s),
+	}
+	if spec.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(hj.Conn, spec.Stdin)
+			_ = hj.CloseWrite()
+		}()
+	}
+	stdout, stderr := orDiscard(spec.Stdout), orDiscard(spec.Stderr)
+	go func() {
+		defer close(p.copied)
+		_, p.copyErr = stdcopy.StdCopy(stdout, stderr, hj.Reader)
+	}()
+	return p, nil
+}
+
+// enforcementOf says what a run of spec in a container of shape s gets.
+func enforcementOf(spec *backends.Spec, s shape) backends.Enforcement {
+	e := backends.Enforcement{
+		Isolation: "docker",
+		Limits: []string{
+			fmt.Sprintf("memory: container cgroup, %d MB, no swap", s.MemoryMB),
+			fmt.Sprintf("pids: container cgroup, %d", s.Pids),
+		},
+		Missing: notEnforced(spec, s),
+	}
+	if s.CPUs != "" {
+		e.Limits = append(e.Limits, "cpu: container cgroup, "+strings.TrimRight(strings.TrimRight(s.CPUs, "0"), ".")+" CPUs")
+	}
+	if s.DiskMB > 0 {
+		e.Limits = append(e.Limits, fmt.Sprintf("disk: fsize rlimit %d MB + engine watchdog", s.DiskMB))
+	}
+	e.Limits = append(e.Limits, "seccomp: docker default + senclaw denials", "root fs read-only, no capabilities, no-new-privileges, user "+s.User)
+	if s.Network == "none" {
+		e.Limits = append(e.Limits, "network: none")
+	}
+	return e
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// safeRunID keeps a run id usable in a file name inside the container.
+func safeRunID(id string) string {
+	var sb strings.Builder
+	for _, r := range id {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			sb.WriteRune(r)
+		}
+	}
+	if sb.Len() == 0 {
+		return "run"
+	}
+	return sb.String()
+}
+
+// pidFile is where a wrapped run keeps its in-container pid.
+func pidFile(runID string) string { return "/tmp/.senclaw-" + runID + ".pid" }

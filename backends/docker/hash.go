@@ -1,0 +1,165 @@
+package docker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// hardeningVersion names the set of hardening choices in config.go. Bump it
+// whenever containerConfig changes what an existing container would get, so
+// the config hash changes and existing containers show "needs recreate".
+const hardeningVersion = "senclaw-docker-hardening-1"
+
+// Defaults for limits a Spec leaves at zero: a container is never without
+// a process and memory ceiling.
+const (
+	defaultPids     = 1024
+	defaultMemoryMB = 2048
+	nobody          = 65534
+)
+
+// shape is the canonical form of every input that shapes a container.
+// Slices are sorted, numbers formatted one way, so that the same sandbox
+// settings always give the same hash (and the hash never flaps).
+type shape struct {
+	Hardening string       `json:"hardening"`
+	Seccomp   string       `json:"seccomp"`
+	Image     string       `json:"image"`
+	Workspace string       `json:"workspace"`
+	Mounts    []mountShape `json:"mounts"`
+	Network   string       `json:"network"`
+	Listen    []int        `json:"listen"`
+	CPUs      string       `json:"cpus"`
+	MemoryMB  int          `json:"memoryMb"`
+	Pids      int          `json:"pids"`
+	DiskMB    int          `json:"diskMb"`
+	User      string       `json:"user"`
+}
+
+type mountShape struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly"`
+}
+
+// hash is the label value senclaw.config-hash: 16 hex digits of the
+// SHA-256 of the shape's JSON (struct fields encode in a fixed order).
+func (s shape) hash() string {
+	data, _ := json.Marshal(s) // a struct of strings and ints cannot fail
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+// poolKey is the hash of s without its workspace: one-shot containers of
+// the same settings are interchangeable.
+func (s shape) poolKey() string {
+	s.Workspace = ""
+	return s.hash()
+}
+
+// shapeOf resolves spec into a shape. It fails closed on anything it
+// cannot place safely: a mount escaping /work, uid 0, a privileged port.
+func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, error) {
+	s := shape{Hardening: hardeningVersion, Seccomp: seccompDigest, Network: "none", Mounts: []mountShape{}, Listen: []int{}}
+	s.Image = spec.Image
+	if s.Image == "" {
+		s.Image = opts.DefaultImage
+	}
+	if s.Image == "" {
+		return s, fmt.Errorf("no container image: the sandbox names none and the engine has no default image; set one, for example senclaw-test/busybox:latest built by scripts/docker-test-image.sh, or pull one with `docker pull debian:bookworm-slim`")
+	}
+	if !filepath.IsAbs(spec.Workspace) {
+		return s, fmt.Errorf("workspace %q is not an absolute path", spec.Workspace)
+	}
+	s.Workspace = filepath.Clean(spec.Workspace)
+	for _, m := range spec.Mounts {
+		target, err := mountTarget(m.Target)
+		if err != nil {
+			return s, err
+		}
+		if !filepath.IsAbs(m.Source) {
+			return s, fmt.Errorf("mount source %q is not an absolute path", m.Source)
+		}
+		s.Mounts = append(s.Mounts, mountShape{Source: filepath.Clean(m.Source), Target: target, ReadOnly: m.ReadOnly})
+	}
+	slices.SortFunc(s.Mounts, func(a, b mountShape) int { return strings.Compare(a.Target, b.Target) })
+	for i := 1; i < len(s.Mounts); i++ {
+		if s.Mounts[i].Target == s.Mounts[i-1].Target {
+			return s, fmt.Errorf("two mounts share the target %q; give each its own", s.Mounts[i].Target)
+		}
+	}
+	for _, p := range spec.Ports.Listen {
+		if p < 1024 || p > 65535 {
+			return s, fmt.Errorf("listen port %d is outside 1024-65535", p)
+		}
+		s.Listen = append(s.Listen, p)
+	}
+	slices.Sort(s.Listen)
+	s.Listen = slices.Compact(s.Listen)
+	// Listen ports need a network to publish from; connect and loopback
+	// rules need one too until the egress proxy lands.
+	if spec.Network || !spec.Ports.Empty() {
+		s.Network = "bridge"
+	}
+	if spec.Limits.CPUs > 0 {
+		s.CPUs = strconv.FormatFloat(spec.Limits.CPUs, 'f', 3, 64)
+	}
+	s.MemoryMB = orDefault(spec.Limits.MemoryMB, defaultMemoryMB)
+	s.Pids = orDefault(spec.Limits.Pids, defaultPids)
+	s.DiskMB = max(spec.Limits.DiskMB, 0)
+	user, err := containerUser(spec.User, opts.User)
+	if err != nil {
+		return s, err
+	}
+	s.User = user
+	return s, nil
+}
+
+// mountTarget checks a mount target: a relative path that stays under
+// /work and is not /work itself.
+func mountTarget(t string) (string, error) {
+	c := path.Clean("/" + filepath.ToSlash(t))
+	if t == "" || path.IsAbs(filepath.ToSlash(t)) || c == "/" || strings.Contains(filepath.ToSlash(t), "..") {
+		return "", fmt.Errorf("mount target %q must be a relative path inside the workspace, without \"..\"", t)
+	}
+	return strings.TrimPrefix(c, "/"), nil
+}
+
+// containerUser is "uid:gid" of who runs the code: the Spec's user, else
+// the configured one, else the engine's own uid when it is not root, else
+// nobody. Root is refused: without a user namespace, uid 0 in a container
+// is uid 0 on the host.
+func containerUser(spec, configured *backends.Credential) (string, error) {
+	c := spec
+	if c == nil {
+		c = configured
+	}
+	if c == nil {
+		if uid := os.Getuid(); uid > 0 {
+			c = &backends.Credential{UID: uint32(uid), GID: uint32(os.Getgid())}
+		} else {
+			c = &backends.Credential{UID: nobody, GID: nobody}
+		}
+	}
+	if c.UID == 0 {
+		return "", fmt.Errorf("refusing to run a container as uid 0: it would be root on the host; run the sandbox as an unprivileged user")
+	}
+	return fmt.Sprintf("%d:%d", c.UID, c.GID), nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,122 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// SandboxStatus says whether spec's sandbox has a container, whether it
+// runs, and whether it still matches spec (its hash label).
+func (b *Backend) SandboxStatus(ctx context.Context, spec *backends.Spec) (string, error) {
+	prof, err := profile()
+	if err != nil {
+		return "", err
+	}
+	s, err := shapeOf(spec, &b.opts, prof.Digest)
+	if err != nil {
+		return "", err
+	}
+	cli, err := b.client()
+	if err != nil {
+		return "", err
+	}
+	ictx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	ins, err := cli.ContainerInspect(ictx, containerName(spec.SandboxID))
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return backends.StatusNone, nil
+	case err != nil:
+		return "", b.daemonErr("inspecting the sandbox's container", err)
+	case ins.Config.Labels[labelHash] != s.hash():
+		return backends.StatusNeedsRecreate, nil
+	case ins.State.Running:
+		return backends.StatusRunning, nil
+	}
+	return backends.StatusStopped, nil
+}
+
+// Recreate replaces the sandbox's container with one made from spec. The
+// workspace is on this machine, so its files stay. It refuses while a run
+// is going.
+func (b *Backend) Recreate(ctx context.Context, spec *backends.Spec) error {
+	prof, err := profile()
+	if err != nil {
+		return err
+	}
+	s, err := shapeOf(spec, &b.opts, prof.Digest)
+	if err != nil {
+		return err
+	}
+	cli, err := b.client()
+	if err != nil {
+		return err
+	}
+	st := b.state(spec.SandboxID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	b.mu.Lock()
+	running := st.running
+	b.mu.Unlock()
+	if running > 0 {
+		return fmt.Errorf("sandbox %s has %d run(s) going; wait for them or stop the sandbox, then recreate", spec.SandboxID, running)
+	}
+	st.ready = nil
+	if err := b.removeContainer(ctx, cli, containerName(spec.SandboxID)); err != nil {
+		return err
+	}
+	ref, err := b.createAndStart(ctx, cli, kindSandbox, spec.SandboxID, containerName(spec.SandboxID), s)
+	if err != nil {
+		return err
+	}
+	st.ready = ref
+	return nil
+}
+
+// StopSandbox stops the sandbox's container, which kills every process in
+// it; the next run starts it again.
+func (b *Backend) StopSandbox(ctx context.Context, sandboxID string) error {
+	cli, err := b.client()
+	if err != nil {
+		return err
+	}
+	st := b.state(sandboxID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ready = nil
+	sctx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	grace := stopGrace
+	err = cli.ContainerStop(sctx, containerName(sandboxID), container.StopOptions{Timeout: &grace})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return b.daemonErr("stopping the sandbox's container", err)
+	}
+	return nil
+}
+
+// RemoveSandbox removes the sandbox's container (processes included). The
+// workspace is the engine's to remove.
+func (b *Backend) RemoveSandbox(ctx context.Context, sandboxID string) error {
+	cli, err := b.client()
+	if err != nil {
+		return err
+	}
+	st := b.state(sandboxID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ready = nil
+	if err := b.removeContainer(ctx, cli, containerName(sandboxID)); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	if st.running == 0 {
+		delete(b.sandboxes, sandboxID)
+	}
+	b.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,127 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+)
+
+// listOurs lists every container of this engine (its owner label),
+// running or not.
+func (b *Backend) listOurs(ctx context.Context, cli *client.Client) ([]container.Summary, error) {
+	lctx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	list, err := cli.ContainerList(lctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", labelOwner+"="+b.opts.Owner)),
+	})
+	if err != nil {
+		return nil, b.daemonErr("listing senclaw containers", err)
+	}
+	return list, nil
+}
+
+// Reconcile runs at engine start. Containers of sandboxes known() does not
+// know, and every pool or one-shot container (a previous engine's), are
+// removed; the rest are adopted. A running adopted container that still has
+// runs of the previous engine going is restarted, so none outlives it.
+func (b *Backend) Reconcile(ctx context.Context, known func(sandboxID string) bool) error {
+	cli, err := b.client()
+	if err != nil {
+		return err
+	}
+	list, err := b.listOurs(ctx, cli)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range list {
+		id := c.Labels[labelSandbox]
+		kind := c.Labels[labelKind]
+		if kind != kindSandbox && b.ours(c.Labels) {
+			continue // this engine's pool or one-shot run
+		}
+		if kind != kindSandbox || id == "" || !known(id) {
+			b.log.Info("Removing a senclaw container no sandbox owns.", "container", strings.TrimPrefix(firstName(c.Names), "/"), "sandbox", id, "kind", kind)
+			errs = append(errs, b.removeContainer(ctx, cli, c.ID))
+			continue
+		}
+		errs = append(errs, b.adopt(ctx, cli, id, c))
+	}
+	b.cleanPoolDir(list)
+	return errors.Join(errs...)
+}
+
+// adopt takes over a known sandbox's container.
+func (b *Backend) adopt(ctx context.Context, cli *client.Client, sandboxID string, c container.Summary) error {
+	st := b.state(sandboxID)
+	b.mu.Lock()
+	if st.lastUsed.IsZero() {
+		// Its idle time counts from now: the previous engine's is unknown.
+		st.lastUsed = b.now()
+	}
+	b.mu.Unlock()
+	if c.State != "running" {
+		return nil
+	}
+	ictx, cancel := callCtx(ctx, callTimeout)
+	ins, err := cli.ContainerInspect(ictx, c.ID)
+	cancel()
+	if err != nil {
+		return b.daemonErr("inspecting an adopted container", err)
+	}
+	if b.idle(ctx, cli, &sandboxState{}, ins) {
+		return nil
+	}
+	b.log.Info("Restarting an adopted container: runs of the previous engine were still going.", "sandbox", sandboxID)
+	rctx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	grace := 0
+	return b.daemonErr("restarting an adopted container", cli.ContainerRestart(rctx, c.ID, container.StopOptions{Timeout: &grace}))
+}
+
+// ours reports whether a container was made by this Backend (after New).
+func (b *Backend) ours(labels map[string]string) bool {
+	t, err := time.Parse(time.RFC3339, labels[labelCreated])
+	return err == nil && !t.Before(b.started.Truncate(time.Second))
+}
+
+// cleanPoolDir removes pooled workspaces of earlier engines whose
+// container is gone.
+func (b *Backend) cleanPoolDir(list []container.Summary) {
+	if b.opts.PoolDir == "" {
+		return
+	}
+	live := map[string]bool{}
+	for _, c := range list {
+		live[strings.TrimPrefix(firstName(c.Names), "/")] = true
+	}
+	b.pool.mu.Lock()
+	for _, l := range b.pool.idle {
+		for _, c := range l {
+			live[filepath.Base(c.dir)] = true
+		}
+	}
+	b.pool.mu.Unlock()
+	entries, _ := os.ReadDir(b.opts.PoolDir)
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && strings.HasPrefix(e.Name(), "senclaw-pool-") && !live[e.Name()] && info.ModTime().Before(b.startedWall) {
+			_ = os.RemoveAll(filepath.Join(b.opts.PoolDir, e.Name()))
+		}
+	}
+}
+
+func firstName(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
