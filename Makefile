@@ -13,8 +13,11 @@ all: build
 deps:
 	./scripts/install-deps.sh
 
+# Test dependencies: the sandbox tools, and a running Docker daemon with the
+# offline test image (Debian's docker.io; no registry is needed).
 test-deps:
 	./scripts/install-deps.sh test
+	./scripts/docker-test-image.sh
 
 # The headless binary: every subcommand but the window and tray, no cgo.
 build:
