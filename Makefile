@@ -6,7 +6,7 @@ BINARY  ?= senclaw
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps test-deps start test test-go vet bench clean
+.PHONY: all build dashboard deps test-deps start test test-go test-browser vet bench clean
 
 all: build
 
@@ -19,8 +19,12 @@ test-deps:
 	./scripts/install-deps.sh test
 	./scripts/docker-test-image.sh
 
+# The dashboard (Vite + Svelte), embedded into the binary from frontend/dist.
+dashboard:
+	cd frontend && npm ci --no-audit --no-fund && npm run build
+
 # The headless binary: every subcommand but the window and tray, no cgo.
-build:
+build: dashboard
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BINARY) .
 
 start: deps build
@@ -33,7 +37,12 @@ vet:
 test-go:
 	$(GO) test -count=1 ./...
 
-test: test-deps vet test-go
+# The dashboard in Debian's Chromium, driven by playwright-core, against a
+# real `senclaw serve`.
+test-browser:
+	./scripts/test-browser.sh
+
+test: test-deps vet test-go test-browser
 
 # Benchmarks print ratios against the raw tools measured in the same run.
 bench: deps

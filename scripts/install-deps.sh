@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 want=(bubblewrap python3 ca-certificates)
 # Node may come from elsewhere (a NodeSource build); a working node is enough.
 command -v node >/dev/null 2>&1 || want+=(nodejs)
-if [ "${1:-}" = "test" ]; then want+=(strace busybox-static); fi
+if [ "${1:-}" = "test" ]; then want+=(strace busybox-static chromium); fi
 
 missing=()
 for p in "${want[@]}"; do

@@ -1,0 +1,245 @@
+// The engine's client: the only module of the dashboard that talks to the
+// engine. Every call goes to /api/sandbox/ on the page's own origin with the
+// bearer token the server put in the page (<meta name="senclaw-token">); in
+// the desktop window that token is "inproc" and the same requests reach the
+// engine through the window's asset server, so the UI needs no window.go.
+
+/** FsMode is what a sandbox may read. */
+export type FsMode = 'strict' | 'allowlist' | 'open';
+
+/** ProbeState is where a backend stands on this machine. */
+export type ProbeState = 'never seen' | 'seen and gone' | 'healthy';
+
+export interface Capability {
+  backend: string;
+  state: ProbeState;
+  version?: string;
+  reason: string;
+  isolates: boolean;
+  enforces: string[];
+  details?: Record<string, string>;
+  checkedAt: string;
+}
+
+export interface Capabilities {
+  os: string;
+  state: 'isolated' | 'degraded';
+  summary: string;
+  recommended: string;
+  backends: Capability[];
+  facilities?: Capability[];
+}
+
+export interface ExecPolicy {
+  execShell: boolean;
+  execNetwork: boolean;
+  execFsMode: FsMode;
+  execLoopback: number[];
+  runPython: boolean;
+  runNode: boolean;
+  codeNetwork: boolean;
+  schedulerScript: boolean;
+  schedulerNetwork: boolean;
+}
+
+export interface Settings {
+  defaultFsMode: FsMode;
+  allowlist: string[];
+  defaultNetwork: boolean;
+  defaultCpus: number;
+  defaultMemoryMb: number;
+  defaultPids: number;
+  defaultTimeoutMs: number;
+  defaultDiskMb: number;
+  sandboxUid: number;
+  sandboxGid: number;
+  allowDirect: boolean;
+  defaultImage: string;
+}
+
+export interface PortRules {
+  listen: number[] | null;
+  connect: number[] | null;
+  loopback: number[] | null;
+}
+
+export interface Mount {
+  source: string;
+  target: string;
+  readOnly?: boolean;
+}
+
+export interface Sandbox {
+  id: string;
+  name: string;
+  kind?: string;
+  backend: string;
+  image?: string;
+  workspace: string;
+  ownWorkspace: boolean;
+  fsMode: FsMode;
+  mounts: Mount[] | null;
+  network: boolean;
+  ports: PortRules;
+  cpus: number;
+  memoryMb: number;
+  pids: number;
+  diskMb: number;
+  timeoutMs: number;
+  state: string;
+  /** What a container backend keeps: running, stopped, none, "needs recreate". */
+  container?: string;
+  traceEnabled?: boolean;
+  lastError?: string;
+  createdAt: string;
+  updatedAt: string;
+  lastUsedAt: string;
+}
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  command: string;
+  cpu: number;
+  rssMb: number;
+  elapsedSec: number;
+}
+
+export interface StatsPoint {
+  atMs: number;
+  cpu: number;
+  rssMb: number;
+}
+
+export interface Stats {
+  sandboxId: string;
+  source: string;
+  running: boolean;
+  processes: ProcessInfo[];
+  cpu: number;
+  rssMb: number;
+  memoryLimitMb: number;
+  sampledAtMs: number;
+  history: StatsPoint[];
+  note?: string;
+}
+
+export interface RunRecord {
+  id: string;
+  sandboxId: string;
+  sandboxName: string;
+  source: string;
+  kind: string;
+  command?: string;
+  language?: string;
+  backend: string;
+  isolation: string;
+  enforced?: string[];
+  missing?: string[];
+  network: boolean;
+  background?: boolean;
+  state: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  truncated: boolean;
+  killed?: string;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  logFile?: string;
+  error?: string;
+  startedAt: string;
+}
+
+/** ApiError is an answer other than 2xx; field names the bad input. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+const base = '/api/sandbox';
+
+function token(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="senclaw-token"]')?.content ?? '';
+}
+
+/** Fetched is a body with its raw text, so that pollers can tell "same as
+ * last time" without comparing objects. */
+export interface Fetched<T> {
+  text: string;
+  data: T;
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(base + path, {
+      method,
+      headers: {
+        Authorization: 'Bearer ' + token(),
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+  } catch (err) {
+    throw new ApiError('the engine does not answer: ' + String(err), 0);
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    let msg = text.trim() || res.statusText;
+    let field: string | undefined;
+    try {
+      const e = JSON.parse(text) as { error?: string; field?: string };
+      msg = e.error ?? msg;
+      field = e.field || undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    throw new ApiError(msg, res.status, field);
+  }
+  return text;
+}
+
+async function get<T>(path: string): Promise<Fetched<T>> {
+  const text = await call('GET', path);
+  return { text, data: JSON.parse(text) as T };
+}
+
+async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const text = await call(method, path, body);
+  return JSON.parse(text) as T;
+}
+
+const id = (s: string) => encodeURIComponent(s);
+
+/** The engine's API, one function per route the dashboard uses. */
+export const api = {
+  caps: (refresh = false) => get<Capabilities>('/caps' + (refresh ? '?refresh=true' : '')),
+  policy: () => get<ExecPolicy>('/exec-policy'),
+  /** setPolicy changes only the fields it names (the server merges). */
+  setPolicy: (p: Partial<ExecPolicy>) => send<ExecPolicy>('PUT', '/exec-policy', p),
+  settings: () => get<Settings>('/settings'),
+  /** setSettings changes only the fields it names (the server merges). */
+  setSettings: (s: Partial<Settings>) => send<Settings>('PUT', '/settings', s),
+  sandboxes: () => get<{ sandboxes: Sandbox[] }>('/sandboxes'),
+  stats: (sandboxId: string) => get<Stats>(`/sandboxes/${id(sandboxId)}/stats`),
+  kill: (sandboxId: string, pid: number) =>
+    send<{ ok: boolean; killed: number }>('POST', `/sandboxes/${id(sandboxId)}/kill`, { pid }),
+  stop: (sandboxId: string) => send<{ ok: boolean; stopped: number }>('POST', `/sandboxes/${id(sandboxId)}/stop`),
+  stopAll: () => send<{ ok: boolean; stopped: number }>('POST', '/stop-all'),
+  remove: (sandboxId: string, purge: boolean) =>
+    send<{ ok: boolean; deleted: string; files: string }>(
+      'DELETE',
+      `/sandboxes/${id(sandboxId)}` + (purge ? '?purge=true' : ''),
+    ),
+  runs: (limit = 30) => get<{ runs: RunRecord[] }>(`/runs?limit=${limit}`),
+  run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
+};

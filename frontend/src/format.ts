@@ -1,0 +1,52 @@
+// Formatting for people: times, durations, sizes, limits.
+
+/** zeroTime reports whether an RFC 3339 time is Go's zero time (never). */
+export function zeroTime(t: string | undefined): boolean {
+  return !t || t.startsWith('0001-01-01');
+}
+
+/** ago says how long before now t was: "12 s ago", "3 min ago", "never". */
+export function ago(t: string | undefined, now: number): string {
+  if (zeroTime(t)) return 'never';
+  const s = Math.max(0, Math.round((now - Date.parse(t!)) / 1000));
+  if (s < 60) return `${s} s ago`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h} h ago`;
+  return `${Math.floor(h / 24)} days ago`;
+}
+
+/** duration formats milliseconds: "12 ms", "3.4 s", "2 min 5 s". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(ms / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return s ? `${m} min ${s} s` : `${m} min`;
+}
+
+/** mb formats megabytes: "512 MB", "4 GB". */
+export function mb(n: number): string {
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} GB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} GB`;
+  return `${n} MB`;
+}
+
+/** limits summarizes a sandbox's limits in one short line. */
+export function limits(l: { cpus: number; memoryMb: number; pids: number; diskMb: number; timeoutMs: number }): string {
+  const parts = [`${l.cpus} CPU`, mb(l.memoryMb), `${l.pids} procs`];
+  parts.push(l.diskMb > 0 ? `${mb(l.diskMb)} disk` : 'no disk quota');
+  parts.push(`${duration(l.timeoutMs)} timeout`);
+  return parts.join(' · ');
+}
+
+/** ports formats a port list; empty is "none". */
+export function ports(list: number[] | null | undefined): string {
+  return list && list.length ? list.join(', ') : 'none';
+}
+
+/** count says "1 sandbox", "3 sandboxes". */
+export function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

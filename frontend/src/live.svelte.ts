@@ -1,0 +1,99 @@
+// live holds what the engine last said, refreshed by polling. Each source
+// keeps the raw text of its last answer and only replaces its value when
+// the text changed, so an unchanged list causes no re-render at all.
+
+import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type RunRecord, type Sandbox, type Settings } from './api';
+
+/** How often each source is polled, in milliseconds. */
+const every = {
+  sandboxes: 1000,
+  runs: 1000,
+  // Probes are cached by the engine for 20 s; asking more often is useless.
+  caps: 5000,
+  // Changed from here (answers are applied at once) or from the CLI.
+  policy: 3000,
+  settings: 3000,
+};
+
+type Key = keyof typeof every;
+
+class Live {
+  caps = $state.raw<Capabilities | null>(null);
+  policy = $state.raw<ExecPolicy | null>(null);
+  settings = $state.raw<Settings | null>(null);
+  sandboxes = $state.raw<Sandbox[] | null>(null);
+  runs = $state.raw<RunRecord[] | null>(null);
+  /** The last error of each source, "" when its last poll worked. */
+  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '' });
+  /** now ticks with the polls, for "5 s ago". */
+  now = $state(Date.now());
+
+  private last: Partial<Record<Key, string>> = {};
+  private timers: Partial<Record<Key, ReturnType<typeof setTimeout>>> = {};
+
+  /** loaded is true once every source has answered (or failed) once. */
+  loaded = $derived(
+    (this.caps !== null || this.errors.caps !== '') &&
+      (this.policy !== null || this.errors.policy !== '') &&
+      (this.settings !== null || this.errors.settings !== '') &&
+      (this.sandboxes !== null || this.errors.sandboxes !== '') &&
+      (this.runs !== null || this.errors.runs !== ''),
+  );
+
+  private async poll<T>(key: Key, fetcher: () => Promise<Fetched<T>>, apply: (v: T) => void) {
+    try {
+      const got = await fetcher();
+      this.errors[key] = '';
+      if (got.text !== this.last[key]) {
+        this.last[key] = got.text;
+        apply(got.data);
+      }
+    } catch (err) {
+      this.errors[key] = err instanceof ApiError ? err.message : String(err);
+    }
+  }
+
+  private sources: Record<Key, () => Promise<void>> = {
+    caps: () => this.poll('caps', () => api.caps(), (v) => (this.caps = v)),
+    policy: () => this.poll('policy', () => api.policy(), (v) => (this.policy = v)),
+    settings: () => this.poll('settings', () => api.settings(), (v) => (this.settings = v)),
+    sandboxes: () => this.poll('sandboxes', () => api.sandboxes(), (v) => (this.sandboxes = v.sandboxes)),
+    runs: () => this.poll('runs', () => api.runs(30), (v) => (this.runs = v.runs)),
+  };
+
+  /** refresh polls the named sources now (after an action changed them). */
+  async refresh(...keys: Key[]) {
+    await Promise.all(keys.map((k) => this.sources[k]()));
+  }
+
+  /** start polls every source, each on its own timer; a poll starts only
+   * after the previous one of the same source ended, and a hidden page
+   * polls ten times less often. */
+  start() {
+    for (const key of Object.keys(every) as Key[]) {
+      const loop = async () => {
+        await this.sources[key]();
+        if (key === 'sandboxes') this.now = Date.now();
+        const slow = document.visibilityState === 'hidden' ? 10 : 1;
+        this.timers[key] = setTimeout(loop, every[key] * slow);
+      };
+      void loop();
+    }
+  }
+
+  /** setPolicy saves a change of the enforcement switches and applies the
+   * answer. It throws ApiError, for the caller to show next to the field. */
+  async setPolicy(p: Partial<ExecPolicy>) {
+    const saved = await api.setPolicy(p);
+    this.last.policy = undefined;
+    this.policy = saved;
+  }
+
+  async setSettings(s: Partial<Settings>) {
+    const saved = await api.setSettings(s);
+    this.last.settings = undefined;
+    this.settings = saved;
+  }
+}
+
+export const live = new Live();

@@ -1,0 +1,360 @@
+// The dashboard against a real `senclaw serve` with a real engine (real
+// bwrap): every card shows real data, and what the page does reaches the
+// engine. Run through scripts/test-browser.sh.
+
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { ARTIFACTS, Engine, launch, openDashboard, requireSetup, screenshot, waitFor } from './helpers.mjs';
+
+describe('dashboard', { concurrency: false }, () => {
+  let engine;
+  let browser;
+  let ready = false;
+
+  before(async (t) => {
+    if (!requireSetup(t)) return;
+    engine = Engine.main();
+    browser = await launch();
+    ready = true;
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  /** open logs a page in; each test gets its own context. */
+  async function open(t, opts) {
+    if (!ready) return t.skip('no setup'), null;
+    const session = await openDashboard(browser, engine, opts);
+    t.after(async () => {
+      assert.deepEqual(session.problems, [], 'the page logged errors');
+      await session.context.close();
+    });
+    return session.page;
+  }
+
+  const row = (page, name) => page.locator(`tr.sb-row[data-name="${name}"]`);
+
+  test('every card renders real data', async (t) => {
+    const sb = await engine.createSandbox('render-check', { fsMode: 'allowlist', network: true, memoryMb: 768 });
+    const page = await open(t);
+    if (!page) return;
+    const [caps, policy, settings, list, runs] = await Promise.all([
+      engine.api('GET', '/caps'),
+      engine.api('GET', '/exec-policy'),
+      engine.api('GET', '/settings'),
+      engine.api('GET', '/sandboxes'),
+      engine.api('GET', '/runs?limit=30'),
+    ]);
+
+    // Available isolation: bwrap is really here, healthy with its version.
+    const bwrap = caps.backends.find((b) => b.backend === 'bwrap');
+    assert.equal(bwrap.state, 'healthy', 'bwrap must be installed and working for these tests');
+    await page.locator('[data-card=isolation] .overall[data-state=isolated]').waitFor();
+    assert.match(await page.locator('[data-backend=bwrap]').innerText(), new RegExp(`Healthy, version ${bwrap.version.replace(/\./g, '\\.')}`));
+    const docker = caps.backends.find((b) => b.backend === 'docker');
+    if (docker) {
+      const want =
+        docker.state === 'healthy'
+          ? /Healthy, version/
+          : docker.details?.daemon === 'not found'
+            ? /Not installed/
+            : /daemon is not answering/;
+      assert.match(await page.locator('[data-backend=docker]').innerText(), want);
+    }
+    for (const f of caps.facilities ?? []) {
+      if (f.backend === 'landlock' && f.state === 'healthy') {
+        assert.match(await page.locator('[data-backend=landlock]').innerText(), /ABI \d+/);
+      }
+    }
+    assert.equal(await page.getByTestId('degraded-banner').count(), 0);
+
+    // Security enforcement: each switch as the engine has it.
+    for (const key of ['execShell', 'schedulerScript', 'runPython', 'runNode']) {
+      assert.equal(await page.locator(`[data-switch=${key}] input[role=switch]`).isChecked(), policy[key], key);
+      assert.match(await page.locator(`[data-switch=${key}] .meaning`).innerText(), /On[\s\S]*Off/);
+    }
+    assert.equal(await page.locator('#execFsMode').inputValue(), policy.execFsMode);
+    assert.equal(await page.locator('[data-switch=execShell] input[type=checkbox]:not([role])').isChecked(), policy.execNetwork);
+
+    // Defaults for new sandboxes.
+    assert.equal(await page.locator('#defaultFsMode').inputValue(), settings.defaultFsMode);
+    assert.equal(await page.locator('#defaultCpus').inputValue(), String(settings.defaultCpus));
+    assert.equal(await page.locator('#defaultMemoryMb').inputValue(), String(settings.defaultMemoryMb));
+    assert.equal(await page.locator('#defaultTimeoutMs').inputValue(), String(settings.defaultTimeoutMs));
+
+    // Managed sandboxes: every one, with its settings.
+    await waitFor(async () => (await page.locator('tr.sb-row').count()) >= list.sandboxes.length, 'every sandbox row');
+    const text = await row(page, 'render-check').innerText();
+    assert.match(text, /allowlist/);
+    assert.match(text, /on/);
+    assert.match(text, /768 MB/);
+    assert.match(text, /Stop\b/);
+    assert.match(text, /Delete \(keep files\)/);
+    assert.match(text, /Delete with files/);
+
+    // Recent runs: the newest one is listed with its isolation.
+    if (runs.runs.length) {
+      const first = runs.runs[0];
+      assert.match(await page.locator(`tr[data-run="${first.id}"]`).innerText(), new RegExp(first.isolation.slice(0, 10).replace(/[()]/g, '.')));
+    }
+    assert.match(await page.locator('[data-card=scope]').innerText(), /does not create sandboxes/);
+    await engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`);
+  });
+
+  test('the page updates live without reloading', async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    await page.evaluate(() => (window.__sameDocument = true));
+    const sb = await engine.createSandbox('live-update');
+    await row(page, 'live-update').waitFor({ timeout: 5000 });
+    await engine.api('DELETE', `/sandboxes/${sb.id}`);
+    await row(page, 'live-update').waitFor({ state: 'detached', timeout: 5000 });
+    assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page reloaded');
+  });
+
+  test('toggling a switch changes the policy', async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    const before = await engine.api('GET', '/exec-policy');
+    t.after(() => engine.api('PUT', '/exec-policy', before));
+
+    for (const key of ['execShell', 'runNode']) {
+      const want = !before[key];
+      await page.locator(`[data-switch=${key}] label.switch`).click();
+      await waitFor(async () => (await engine.api('GET', '/exec-policy'))[key] === want, `${key} = ${want} in the engine`);
+      assert.equal(await page.locator(`[data-switch=${key}] input[role=switch]`).isChecked(), want);
+    }
+    // The keyboard works too: Space on the focused switch.
+    await page.locator('[data-switch=execShell] input[role=switch]').focus();
+    await page.keyboard.press('Space');
+    await waitFor(async () => (await engine.api('GET', '/exec-policy')).execShell === before.execShell, 'execShell back by keyboard');
+
+    await page.locator('#execFsMode').selectOption('strict');
+    await waitFor(async () => (await engine.api('GET', '/exec-policy')).execFsMode === 'strict', 'execFsMode = strict');
+    await page.locator('#execLoopback').fill('8899, 9000');
+    await page.locator('#execLoopback').press('Tab');
+    await waitFor(async () => (await engine.api('GET', '/exec-policy')).execLoopback.join(',') === '8899,9000', 'execLoopback saved');
+  });
+
+  test('a switch changed elsewhere shows up on the page', async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    const before = await engine.api('GET', '/exec-policy');
+    t.after(() => engine.api('PUT', '/exec-policy', before));
+    await engine.api('PUT', '/exec-policy', { schedulerScript: !before.schedulerScript });
+    await waitFor(
+      async () => (await page.locator('[data-switch=schedulerScript] input').isChecked()) === !before.schedulerScript,
+      'the page to follow the engine',
+    );
+  });
+
+  test('defaults: saved through the API, errors next to their field', async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    const before = await engine.api('GET', '/settings');
+    t.after(() => engine.api('PUT', '/settings', before));
+
+    await page.locator('#defaultCpus').fill('-1');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    const err = page.locator('[data-field=defaultCpus]');
+    await err.waitFor();
+    assert.match(await err.innerText(), /defaultCpus/);
+    assert.equal((await engine.api('GET', '/settings')).defaultCpus, before.defaultCpus, 'a refused change changed something');
+
+    await page.locator('#defaultCpus').fill(String(before.defaultCpus));
+    await page.locator('#allowlist').fill('relative/path');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    await page.locator('[data-field=allowlist]').waitFor();
+    assert.match(await page.locator('[data-field=allowlist]').innerText(), /absolute/);
+
+    await page.locator('#allowlist').fill('/usr/share');
+    await page.locator('#defaultMemoryMb').fill('1024');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    await waitFor(async () => (await engine.api('GET', '/settings')).defaultMemoryMb === 1024, 'defaultMemoryMb = 1024');
+    const saved = await engine.api('GET', '/settings');
+    assert.deepEqual(saved.allowlist, ['/usr/share']);
+    assert.equal(saved.defaultCpus, before.defaultCpus, 'an untouched field changed');
+    assert.equal(await page.locator('[data-field]').count(), 0, 'an error stayed after a good save');
+  });
+
+  test('expand a sandbox, see its process, kill it', async (t) => {
+    const sb = await engine.createSandbox('kill-me');
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    await engine.background(sb.id, 'sleep 300');
+    const page = await open(t);
+    if (!page) return;
+
+    const expander = row(page, 'kill-me').locator('button.expander');
+    assert.equal(await expander.getAttribute('aria-expanded'), 'false');
+    await expander.focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await expander.getAttribute('aria-expanded'), 'true');
+    const procs = page.locator(`#procs-${sb.id}`);
+    const sleepRow = procs.locator('tr[data-pid]', { has: page.locator('code', { hasText: /^sleep 300$/ }) });
+    await sleepRow.waitFor({ timeout: 10_000 });
+    const pid = Number(await sleepRow.getAttribute('data-pid'));
+    assert.ok(pid > 1);
+    assert.equal(await procs.locator('svg[role=img]').count(), 2, 'CPU and RAM sparklines');
+
+    await sleepRow.getByRole('button', { name: /Kill/ }).click();
+    await procs.locator(`tr[data-pid="${pid}"]`).waitFor({ state: 'detached', timeout: 10_000 });
+    const stats = await engine.api('GET', `/sandboxes/${sb.id}/stats`);
+    assert.ok(!stats.processes.some((p) => p.pid === pid), 'the killed process is still listed by the engine');
+    await screenshot(page, 'after-kill-1024-light');
+  });
+
+  test('Stop all stops every sandboxed process', async (t) => {
+    const a = await engine.createSandbox('stop-all-a');
+    const b = await engine.createSandbox('stop-all-b');
+    t.after(async () => {
+      await engine.api('DELETE', `/sandboxes/${a.id}?purge=true`);
+      await engine.api('DELETE', `/sandboxes/${b.id}?purge=true`);
+    });
+    await engine.background(a.id, 'sleep 300');
+    await engine.background(b.id, 'sleep 300');
+    const page = await open(t);
+    if (!page) return;
+    await row(page, 'stop-all-a').locator('.badge', { hasText: 'running' }).waitFor();
+
+    await page.getByRole('button', { name: 'Stop all' }).click();
+    await waitFor(async () => {
+      const { sandboxes } = await engine.api('GET', '/sandboxes');
+      return sandboxes.filter((s) => s.id === a.id || s.id === b.id).every((s) => s.state !== 'running');
+    }, 'both sandboxes to stop');
+    await row(page, 'stop-all-a').locator('.badge', { hasText: 'idle' }).waitFor();
+    await row(page, 'stop-all-b').locator('.badge', { hasText: 'idle' }).waitFor();
+  });
+
+  test('Stop stops one sandbox', async (t) => {
+    const sb = await engine.createSandbox('stop-one');
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    await engine.background(sb.id, 'sleep 300');
+    const page = await open(t);
+    if (!page) return;
+    const r = row(page, 'stop-one');
+    await r.locator('.badge', { hasText: 'running' }).waitFor();
+    await r.getByRole('button', { name: 'Stop', exact: true }).click();
+    await r.locator('.badge', { hasText: 'idle' }).waitFor();
+    assert.notEqual((await engine.api('GET', `/sandboxes/${sb.id}`)).state, 'running');
+  });
+
+  test('a docker sandbox offers Stop container', async (t) => {
+    const caps = await engine.api('GET', '/caps');
+    const docker = caps.backends.find((b) => b.backend === 'docker');
+    if (docker?.state !== 'healthy') return t.skip('no Docker daemon answers here');
+    const sb = await engine.createSandbox('docker-label', { backend: 'docker' });
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    const page = await open(t);
+    if (!page) return;
+    await row(page, 'docker-label').getByRole('button', { name: 'Stop container' }).waitFor();
+    assert.equal(await row(page, 'docker-label').getByRole('button', { name: 'Stop', exact: true }).count(), 0);
+  });
+
+  test('Delete with files asks first, naming the sandbox, then removes it', async (t) => {
+    const sb = await engine.createSandbox('purge-me');
+    await engine.api('PUT', `/sandboxes/${sb.id}/file`, { path: 'keep.txt', content: 'x' }).catch(() => {});
+    assert.ok(existsSync(sb.workspace), 'the workspace exists');
+    const page = await open(t);
+    if (!page) return;
+
+    const dialog = page.getByTestId('purge-dialog');
+    await row(page, 'purge-me').getByRole('button', { name: 'Delete with files' }).click();
+    await dialog.waitFor();
+    const text = await dialog.innerText();
+    assert.match(text, /purge-me/);
+    assert.ok(text.includes(sb.workspace), 'the dialog names the workspace path');
+    await screenshot(page, 'purge-dialog-1024-light');
+
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal((await engine.call('GET', `/sandboxes/${sb.id}`))[0], 200, 'Cancel deleted the sandbox');
+
+    await row(page, 'purge-me').getByRole('button', { name: 'Delete with files' }).click();
+    await dialog.getByRole('button', { name: 'Delete with files' }).click();
+    await row(page, 'purge-me').waitFor({ state: 'detached' });
+    assert.equal((await engine.call('GET', `/sandboxes/${sb.id}`))[0], 404);
+    assert.ok(!existsSync(sb.workspace), 'the workspace is still on disk');
+  });
+
+  test('Delete (keep files) keeps the workspace', async (t) => {
+    const sb = await engine.createSandbox('delete-keep');
+    const page = await open(t);
+    if (!page) return;
+    await row(page, 'delete-keep').getByRole('button', { name: 'Delete (keep files)' }).click();
+    await row(page, 'delete-keep').waitFor({ state: 'detached' });
+    assert.equal((await engine.call('GET', `/sandboxes/${sb.id}`))[0], 404);
+    assert.ok(existsSync(sb.workspace), 'the workspace was removed');
+  });
+
+  test('recent runs: isolation, refusals in red, output on click', async (t) => {
+    const sb = await engine.createSandbox('runs-check');
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    const ok = (await engine.api('POST', `/sandboxes/${sb.id}/exec`, { command: 'echo hello-from-run; echo oops >&2; exit 3' })).run;
+    const policy = await engine.api('GET', '/exec-policy');
+    await engine.api('PUT', '/exec-policy', { runPython: false });
+    const [status, refusedBody] = await engine.call('POST', '/run-once', { language: 'python', code: 'print(1)' });
+    await engine.api('PUT', '/exec-policy', policy);
+    assert.equal(status, 403);
+    const refused = refusedBody.run;
+
+    const page = await open(t);
+    if (!page) return;
+    const okRow = page.locator(`tr[data-run="${ok.id}"]`);
+    await okRow.waitFor();
+    assert.match(await okRow.innerText(), /bwrap/);
+    assert.match(await okRow.innerText(), /\b3\b/);
+    const refCell = page.locator(`tr[data-run="${refused.id}"] td.refused`);
+    await refCell.waitFor();
+    assert.match(await refCell.innerText(), /^refused: /);
+    const color = await refCell.evaluate((el) => getComputedStyle(el).color);
+    assert.equal(color, 'rgb(179, 38, 30)', 'a refusal is red');
+
+    const btn = okRow.locator('button.expander');
+    await btn.click();
+    assert.equal(await btn.getAttribute('aria-expanded'), 'true');
+    const out = page.locator(`#out-${ok.id}`);
+    await out.getByText('hello-from-run').waitFor();
+    assert.match(await out.innerText(), /oops/);
+  });
+
+  test('screenshots: light and dark, 1024x768 and narrow', async (t) => {
+    if (!ready) return t.skip('no setup');
+    const sb = await engine.createSandbox('screenshot-demo', { network: true, timeoutMs: 300_000 });
+    t.after(async () => {
+      await engine.api('POST', `/sandboxes/${sb.id}/stop`);
+      await engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`);
+    });
+    // A few seconds of CPU, for the sparkline, then a process to list.
+    await engine.background(sb.id, 'timeout 6 sh -c "while :; do :; done"; sleep 300');
+    for (const colorScheme of ['light', 'dark']) {
+      for (const [width, height] of [
+        [1024, 768],
+        [400, 800],
+      ]) {
+        const page = await open(t, { width, height, colorScheme });
+        await row(page, 'screenshot-demo').locator('button.expander').click();
+        await page
+          .locator(`#procs-${sb.id} tr[data-pid]`)
+          .first()
+          .waitFor({ timeout: 10_000 })
+          .catch(async (err) => {
+            const stats = await engine.api('GET', `/sandboxes/${sb.id}/stats`);
+            const shown = await page.locator(`#procs-${sb.id}`).innerText().catch(() => '(no detail row)');
+            throw new Error(`${err.message}\nengine stats: ${JSON.stringify(stats)}\npage: ${shown}`);
+          });
+        await page.waitForTimeout(2500); // a few points of history for the sparklines
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert.ok(overflow <= 0, `${width}px ${colorScheme}: the page is ${overflow}px wider than the window`);
+        await screenshot(page, `dashboard-${width}-${colorScheme}`);
+        if (width < 1024) {
+          // The full narrow page is too tall to look at in one image.
+          await page.locator('[data-card=sandboxes]').screenshot({ path: `${ARTIFACTS}/dashboard-${width}-${colorScheme}-sandboxes.png` });
+          await page.evaluate(() => window.scrollTo(0, 0));
+          await page.screenshot({ path: `${ARTIFACTS}/dashboard-${width}-${colorScheme}-top.png` });
+        }
+      }
+    }
+  });
+});
