@@ -34,6 +34,8 @@ type RunRequest struct {
 	// (the CLI streams it).
 	Stdout io.Writer `json:"-"`
 	Stderr io.Writer `json:"-"`
+	// Trace traces this run even when its sandbox does not (trace.go).
+	Trace bool `json:"trace,omitempty"`
 }
 
 // RunResult is a finished (or, in the background, started) run: its
@@ -171,6 +173,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if err != nil {
 		return e.refuse(&rec, err)
 	}
+	tr := e.traceRun(p, &rec, backend, spec) // trace (issue #7)
 	stdout := newCappedBuffer(OutputCap, p.req.Stdout)
 	stderr := newCappedBuffer(OutputCap, p.req.Stderr)
 	var logFile *os.File
@@ -189,9 +192,11 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		logFile.Close() // the child holds its own copy
 	}
 	if err != nil {
+		tr.discard() // trace (issue #7)
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	enf := proc.Enforcement()
+	tr.started(enf) // trace (issue #7)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
 	if isolation != "none" && isolation != "none (degraded)" && enf.Isolation != "" {
 		rec.Isolation = enf.Isolation
@@ -209,6 +214,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		if err := e.store.PutRun(rec.ID, rec.SandboxID, rec); err != nil {
 			e.log.Error("The run record could not be saved.", "run", rec.ID, "err", err)
 		}
+		tr.finish() // trace (issue #7): after the record, so pruning finds its events
 		return &RunResult{Record: rec, Stdout: stdout.String(), Stderr: stderr.String()}
 	}
 	if !p.req.Background {

@@ -83,6 +83,9 @@ func (s *Server) routes() {
 	s.route("POST /sandboxes/{id}/mounts/remove", s.removeMount)
 	s.route("POST /sandboxes/{id}/fs-mode", s.setFsMode)
 	s.route("POST /sandboxes/{id}/ports", s.setPorts)
+	s.route("POST /sandboxes/{id}/trace", s.setTrace)
+	s.route("GET /sandboxes/{id}/events", s.events)
+	s.route("DELETE /sandboxes/{id}/events", s.clearEvents)
 	s.route("GET /settings", func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, s.e.Settings())
 		return nil

@@ -109,6 +109,8 @@ type runBody struct {
 	Env        map[string]string `json:"env"`
 	Background bool              `json:"background"`
 	Source     string            `json:"source"`
+	// Trace traces this run even when its sandbox does not.
+	Trace bool `json:"trace"`
 }
 
 func (b runBody) request(r *http.Request) app.RunRequest {
@@ -116,7 +118,7 @@ func (b runBody) request(r *http.Request) app.RunRequest {
 	if src == "" {
 		src = app.SourceREST
 	}
-	return app.RunRequest{Source: src, Command: b.Command, Argv: b.Argv, Language: b.Language, Code: b.Code, TimeoutMs: b.TimeoutMs, Env: b.Env, Background: b.Background}
+	return app.RunRequest{Source: src, Command: b.Command, Argv: b.Argv, Language: b.Language, Code: b.Code, TimeoutMs: b.TimeoutMs, Env: b.Env, Background: b.Background, Trace: b.Trace}
 }
 
 // RunReply is what a run answers.

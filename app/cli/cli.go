@@ -53,6 +53,7 @@ type RunOptions struct {
 	Connect    []int
 	Loopback   []int
 	Background bool
+	Trace      bool
 	JSON       bool
 	Argv       []string
 	// Set lists the flags given explicitly, so defaults come from the
@@ -163,7 +164,7 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 		fmt.Fprintln(io.Err, "senclaw run: no command given; usage: senclaw run [flags] -- CMD ARGS...")
 		return ExitUsage
 	}
-	body := client.RunBody{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background}
+	body := client.RunBody{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background, Trace: o.Trace}
 	var onOutput func(stream, data string)
 	if !o.JSON && !o.Background {
 		onOutput = func(stream, data string) {
@@ -179,7 +180,7 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	if o.SandboxID != "" {
 		for flag := range o.Set {
 			switch flag {
-			case "sandbox", "env", "timeout", "json", "background":
+			case "sandbox", "env", "timeout", "json", "background", "trace":
 			default:
 				fmt.Fprintf(io.Err, "senclaw run: --%s sets up a one-shot sandbox and cannot be used with --sandbox; the sandbox's own settings apply\n", flag)
 				return ExitUsage
@@ -217,6 +218,9 @@ func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 		return ExitFailure
 	}
 	rec := res.Run
+	if o.Trace && !o.JSON {
+		defer fmt.Fprintf(io.Err, "senclaw: traced; see what it did with `senclaw events %s`\n", rec.ID)
+	}
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else if o.Background {

@@ -99,6 +99,7 @@ type RunBody struct {
 	Env        map[string]string `json:"env,omitempty"`
 	Background bool              `json:"background,omitempty"`
 	Source     string            `json:"source,omitempty"`
+	Trace      bool              `json:"trace,omitempty"`
 }
 
 // RunOnceBody is a run in a throwaway sandbox made from its config. The

@@ -94,6 +94,10 @@ func (s *Store) prune(tx *bolt.Tx, n int) error {
 		if err := runs.Delete([]byte(vv.id)); err != nil {
 			return err
 		}
+		// trace (issue #7): a pruned run takes its events along.
+		if _, err := deleteRunEvents(tx.Bucket(bucketEvents), vv.id); err != nil {
+			return err
+		}
 		if sb := idx.Bucket([]byte(vv.sandbox)); sb != nil {
 			if err := sb.Delete([]byte(vv.id)); err != nil {
 				return err

@@ -68,7 +68,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 // launch starts bwrap, waits for its child, applies the limits and lets it
 // go on.
 func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, prog []byte,
-	cred *syscall.Credential, plan *limitPlan) (*process, error) {
+	cred *syscall.Credential, plan *limitPlan) (backends.Process, error) {
 	// The child's ends are closed here once bwrap has them (or on error).
 	var childEnds []*os.File
 	defer func() { closeAll(childEnds) }()
@@ -102,19 +102,30 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	cmd.ExtraFiles = childEnds
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	cmd.WaitDelay = 5 * time.Second
+	// trace (issue #7): with spec.Trace, strace runs bwrap (trace_linux.go).
+	tr, err := traceCommand(cmd, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Release()
+	// end trace
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	closeAll(childEnds) // bwrap has its copies; without ours, EOF means bwrap is gone
 	childEnds = nil
-	p := newProcess(cmd, plan, stderr, spec)
+	p := newProcess(cmd, plan, stderr, spec, b.log)
 
 	childPid, err := readInfo(ctx, infoR)
 	if err == nil {
 		// From here Kill reaches the child, which would otherwise go on
 		// (unlimited) once the block pipe closes.
 		p.watchChild(childPid)
-		err = plan.apply(cmd.Process.Pid)
+		// trace (issue #7): under strace, bwrap is strace's child.
+		var outer int
+		if outer, err = outerPid(tr, cmd.Process.Pid, childPid); err == nil {
+			err = plan.apply(outer)
+		}
 	}
 	if err == nil {
 		err = plan.apply(childPid)
@@ -136,7 +147,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		}
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
-	return p, nil
+	return tr.Process(p), nil // trace (issue #7): Wait drains the trace
 }
 
 // waitConsumed waits until bwrap has read the block byte. bwrap builds the
@@ -148,7 +159,7 @@ func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error
 		return fmt.Errorf("waiting for bwrap: %w", err)
 	}
 	deadline := time.Now().Add(setupTimeout)
-	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+	for delay := 50 * time.Microsecond; ; delay = min(delay*3/2, 2*time.Millisecond) {
 		n := -1
 		cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 		if cerr != nil || err != nil {
@@ -159,6 +170,11 @@ func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error
 		}
 		select {
 		case <-exited:
+			// A quick command can read the byte, run and exit between two
+			// looks: only an unread byte means setup failed.
+			if cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr == nil && err == nil && n == 0 {
+				return nil
+			}
 			return errors.New("bwrap exited during setup")
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for bwrap: %w", ctx.Err())

@@ -142,6 +142,9 @@ func (cg *runCgroups) signal() {
 // killAll kills everything in the run's cgroups and waits until they are
 // empty. On v1 the tree is frozen first so a fork loop cannot outrun it.
 func (cg *runCgroups) killAll() error {
+	if len(cg.procs()) == 0 {
+		return nil // the usual end: everything already exited
+	}
 	frozen := cg.version == 1 && cg.write("freezer", "freezer.state", "FROZEN") == nil
 	cg.signal()
 	if frozen {

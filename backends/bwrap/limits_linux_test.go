@@ -21,12 +21,20 @@ func requireCgroups(t *testing.T) {
 	}
 }
 
-// cgroupDirsGone checks that no cgroup of runID is left.
+// cgroupDirsGone checks that no cgroup of runID is left. They are removed
+// right after Wait returns (the kernel may take a moment to release an
+// empty cgroup, and the caller need not wait for it), so allow a second.
 func cgroupDirsGone(t *testing.T, runID string) {
 	t.Helper()
-	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/senclaw/" + runID)
-	v2, _ := filepath.Glob("/sys/fs/cgroup/senclaw/" + runID)
-	if left := append(dirs, v2...); len(left) > 0 {
+	var left []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/senclaw/" + runID)
+		v2, _ := filepath.Glob("/sys/fs/cgroup/senclaw/" + runID)
+		if left = append(dirs, v2...); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
 		t.Errorf("cgroups left behind: %v", left)
 	}
 }

@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -22,6 +23,7 @@ type process struct {
 	stderr *headWriter
 	enf    backends.Enforcement
 	killed atomic.Bool
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	childFD int // pidfd of bwrap's child (pid 1 of the sandbox), or -1
@@ -33,8 +35,8 @@ type process struct {
 
 var _ backends.Process = (*process)(nil)
 
-func newProcess(cmd *exec.Cmd, plan *limitPlan, stderr *headWriter, spec *backends.Spec) *process {
-	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{})}
+func newProcess(cmd *exec.Cmd, plan *limitPlan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
+	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{}), log: log}
 	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.applied, Missing: plan.missing}
 	if spec.Network || !spec.Ports.Empty() {
 		p.enf.Missing = append(p.enf.Missing, networkNote)
@@ -105,7 +107,6 @@ func (p *process) Pids() []int {
 }
 
 func (p *process) reap() {
-	defer close(p.done)
 	waitErr := p.cmd.Wait()
 	var errs []error
 	// bwrap is gone; its child dies with it (--die-with-parent) and takes
@@ -119,14 +120,22 @@ func (p *process) reap() {
 	}
 	p.mu.Unlock()
 	oom := false
-	if cg := p.plan.cg; cg != nil {
+	cg := p.plan.cg
+	if cg != nil {
 		errs = append(errs, cg.killAll())
 		oom = cg.oomKilled()
-		errs = append(errs, cg.remove())
 	}
 	p.status, p.err = p.exitStatus(waitErr, oom)
 	if p.err == nil {
 		p.err = errors.Join(errs...)
+	}
+	// Every process is gone: the caller may go on while the empty
+	// cgroups are removed (the kernel can take a while to release them).
+	close(p.done)
+	if cg != nil {
+		if err := cg.remove(); err != nil {
+			p.log.Warn("A run's cgroups could not be removed.", "err", err)
+		}
 	}
 }
 

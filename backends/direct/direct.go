@@ -59,10 +59,16 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		Stderr:      spec.Stderr,
 		SysProcAttr: sysProcAttr(spec.User),
 	}
+	// trace (issue #7): with spec.Trace, strace runs the command (trace*.go).
+	tr, err := traceCommand(cmd, spec)
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
+		tr.Release()
 		return nil, fmt.Errorf("starting %s: %w", spec.Argv[0], err)
 	}
-	return &process{cmd: cmd}, nil
+	return traced(tr, &process{cmd: cmd}), nil // trace (issue #7)
 }
 
 // lookPath finds argv0 on the PATH of the run's own environment, not the

@@ -38,14 +38,15 @@ func groupPids(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		// Fields after the command name (which may contain spaces).
+		// Fields after the command name (which may contain spaces):
+		// state, ppid, pgrp, session, ...
 		s := string(data)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) > 3 && f[3] == strconv.Itoa(pgid) {
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
 			out = append(out, pid)
 		}
 	}

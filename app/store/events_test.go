@@ -1,0 +1,106 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func putEvents(t *testing.T, s *Store, runID string, n int) {
+	t.Helper()
+	var evs [][]byte
+	for i := 0; i < n; i++ {
+		evs = append(evs, []byte(fmt.Sprintf("%s-%d", runID, i)))
+	}
+	if err := s.PutEvents(runID, evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runEvents(t *testing.T, s *Store, runID string) string {
+	t.Helper()
+	var got []string
+	if err := s.ListEvents(runID, func(d []byte) bool { got = append(got, string(d)); return true }); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(got, ",")
+}
+
+func TestEventsAreListedNewestFirstAndPrunedWithTheirRuns(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{MaxRuns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range []string{"r01", "r02"} {
+		if err := s.PutRun(id, "a", run{id, "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putEvents(t, s, "r01", 3)
+	putEvents(t, s, "r02", 2)
+	// A longer id that starts with another run's id is a different run.
+	putEvents(t, s, "r01x", 1)
+	if got := runEvents(t, s, "r01"); got != "r01-2,r01-1,r01-0" {
+		t.Fatalf("events of r01 = %q", got)
+	}
+	var all []string
+	_ = s.ListAllEvents("a", func(run string, d []byte) bool { all = append(all, string(d)); return len(all) < 4 })
+	if got := strings.Join(all, ","); got != "r02-1,r02-0,r01-2,r01-1" {
+		t.Fatalf("events of sandbox a = %q", got)
+	}
+	// r03 pushes r01 out of the history, and its events with it.
+	if err := s.PutRun("r03", "a", run{"r03", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := runEvents(t, s, "r01"); got != "" {
+		t.Fatalf("events of a pruned run survive: %q", got)
+	}
+	if got := runEvents(t, s, "r01x"); got != "r01x-0" {
+		t.Fatalf("pruning r01 touched r01x: %q", got)
+	}
+	n, err := s.ClearEvents("a")
+	if err != nil || n != 2 || runEvents(t, s, "r02") != "" {
+		t.Fatalf("clear = %d, %v; left %q", n, err, runEvents(t, s, "r02"))
+	}
+}
+
+func TestMigrationFromSchema2AddsTheEventsBucket(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range []string{"meta", "settings", "sandboxes", "runs", "runs_by_sandbox"} {
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], 2)
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), v[:])
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersion(); v != 3 || CurrentSchema != 3 {
+		t.Fatalf("schema = %d", v)
+	}
+	putEvents(t, s, "r1", 1)
+	if got := runEvents(t, s, "r1"); got != "r1-0" {
+		t.Fatalf("events after migration = %q", got)
+	}
+}

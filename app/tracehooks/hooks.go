@@ -1,0 +1,154 @@
+// Package tracehooks holds the in-sandbox trace hooks (a Python
+// sitecustomize with audit hooks, a Node preload) and installs and
+// collects them. The engine uses them for traced runs on backends that
+// cannot trace from outside the sandbox. What they record comes from
+// inside, so the traced code can forge or suppress it; events are
+// labelled tracer.SourceHooks.
+//
+// Every file operation goes through an os.Root on the workspace: the
+// workspace belongs to the sandboxed code, which may have planted links
+// to make the engine write or read elsewhere.
+package tracehooks
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/tracer"
+)
+
+var (
+	//go:embed sitecustomize.py
+	sitecustomize []byte
+	//go:embed senclaw_trace.cjs
+	nodePreload []byte
+)
+
+// Dir is the workspace directory (relative) that holds the hooks and the
+// trace files; the workspace diff skips it.
+const Dir = ".senclaw"
+
+const (
+	hooksDir = Dir + "/hooks"
+	traceDir = Dir + "/trace"
+	// maxTraceBytes bounds what is read of one run's trace file.
+	maxTraceBytes = 16 << 20
+)
+
+// TraceFile is the workspace-relative trace file of runID.
+func TraceFile(runID string) string { return traceDir + "/" + runID + ".ndjson" }
+
+// Install writes the hooks into workspace and prepares the trace dir,
+// owned by owner (nil: the engine's own user), and returns the
+// environment variables that turn them on, given that env (K=V) is the
+// run's environment: PYTHONPATH and NODE_OPTIONS are only set when the
+// run does not set them itself.
+func Install(workspace, runID string, owner *backends.Credential, env []string) (map[string]string, error) {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer root.Close()
+	for _, d := range []string{Dir, hooksDir, traceDir} {
+		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("creating %s in the workspace: %w", d, err)
+		}
+	}
+	if owner != nil {
+		if err := root.Lchown(traceDir, int(owner.UID), int(owner.GID)); err != nil {
+			return nil, fmt.Errorf("giving %s to the sandbox user: %w", traceDir, err)
+		}
+	}
+	if err := root.Chmod(traceDir, 0o700); err != nil {
+		return nil, fmt.Errorf("protecting %s: %w", traceDir, err)
+	}
+	for name, data := range map[string][]byte{"sitecustomize.py": sitecustomize, "senclaw_trace.cjs": nodePreload} {
+		if err := root.WriteFile(hooksDir+"/"+name, data, 0o644); err != nil {
+			return nil, fmt.Errorf("writing the %s hook: %w", name, err)
+		}
+	}
+	hooks := filepath.Join(workspace, hooksDir)
+	vars := map[string]string{"SENCLAW_TRACE_FILE": filepath.Join(workspace, TraceFile(runID))}
+	if !hasVar(env, "PYTHONPATH") {
+		vars["PYTHONPATH"] = hooks
+	}
+	if !hasVar(env, "NODE_OPTIONS") {
+		vars["NODE_OPTIONS"] = fmt.Sprintf("--require %q", filepath.Join(hooks, "senclaw_trace.cjs"))
+	}
+	return vars, nil
+}
+
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Collect reads runID's trace file, passes its events to add (labelled as
+// in-sandbox, bounded in size, unknown kinds dropped) and deletes the file.
+// It returns how many events it passed on.
+func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error) {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return 0, fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer root.Close()
+	name := TraceFile(runID)
+	defer root.Remove(name)
+	f, err := root.OpenFile(name, os.O_RDONLY|nonBlock, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("opening the trace file: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("the trace file %s is not a regular file", name)
+	}
+	n := 0
+	sc := bufio.NewScanner(io.LimitReader(f, maxTraceBytes))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var ev backends.TraceEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || !hookKind(ev.Kind) || ev.Target == "" {
+			continue
+		}
+		ev.Target, ev.Detail = clip(ev.Target, 4096), clip(ev.Detail, 1024)
+		ev.Source = tracer.SourceHooks
+		add(ev)
+		n++
+	}
+	return n, sc.Err()
+}
+
+// Discard removes runID's trace file (a run that did not start).
+func Discard(workspace, runID string) {
+	if root, err := os.OpenRoot(workspace); err == nil {
+		_ = root.Remove(TraceFile(runID))
+		root.Close()
+	}
+}
+
+// hookKind: the hooks report actions, never markers.
+func hookKind(k string) bool {
+	return tracer.ValidKind(k) && !strings.HasPrefix(k, "trace.")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

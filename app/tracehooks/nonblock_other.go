@@ -1,0 +1,5 @@
+//go:build !unix
+
+package tracehooks
+
+const nonBlock = 0

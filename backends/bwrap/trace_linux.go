@@ -1,0 +1,46 @@
+package bwrap
+
+import (
+	"fmt"
+	"os/exec"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/tracer"
+)
+
+var _ tracer.Outside = (*Backend)(nil)
+
+// TracesFromOutside reports whether a traced run is followed by strace
+// from outside the sandbox (strace and setpriv are installed).
+func (b *Backend) TracesFromOutside() (bool, string) { return tracer.Available() }
+
+// traceCommand puts strace in front of bwrap when spec asks for a trace.
+// strace runs as the engine's user (root for a root engine) outside the
+// sandbox, its cgroups and its rlimits; setpriv drops to the sandbox user
+// right before bwrap. bwrap's own exec counts as a launcher, so the trace
+// starts at the sandboxed command's execve. It returns nil when spec is
+// not traced.
+func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
+	if spec.Trace == nil {
+		return nil, nil
+	}
+	return tracer.Wrap(cmd, spec.Trace, 1)
+}
+
+// outerPid is bwrap's own pid. Without a trace it is the started process;
+// under strace it is strace's child, the parent of bwrap's child (the
+// info fd's child-pid). The limits and cgroups go to it, never to strace:
+// strace must go on reading the tree when the sandbox hits its limits.
+func outerPid(tr *tracer.Session, started, childPid int) (int, error) {
+	if !tr.Traced() {
+		return started, nil
+	}
+	ppid, ok := parentPid(childPid)
+	if !ok {
+		return 0, fmt.Errorf("finding bwrap under strace: pid %d has no parent", childPid)
+	}
+	if gp, ok := parentPid(ppid); !ok || gp != started {
+		return 0, fmt.Errorf("finding bwrap under strace: pid %d is not strace's child", ppid)
+	}
+	return ppid, nil
+}

@@ -1,0 +1,59 @@
+package direct
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/tracer"
+)
+
+func TestTracedCommandEndsLikeAnUntracedOne(t *testing.T) {
+	t.Parallel()
+	if ok, why := tracer.Available(); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	ws, _ := os.MkdirTemp("", "senclaw-direct-")
+	os.Chmod(ws, 0o777)
+	defer os.RemoveAll(ws)
+	var mu sync.Mutex
+	var got []string
+	var out bytes.Buffer
+	spec := &backends.Spec{
+		Workspace: ws,
+		Argv:      []string{"/bin/sh", "-c", "/bin/true; sleep 30 >/dev/null 2>&1 & echo hi > out.txt; echo done; exit 4"},
+		Env:       []string{"PATH=/usr/bin:/bin"},
+		User:      &backends.Credential{UID: 65534, GID: 65534},
+		Stdout:    &out,
+		Trace: func(ev backends.TraceEvent) {
+			mu.Lock()
+			got = append(got, ev.Kind+" "+ev.Target)
+			mu.Unlock()
+		},
+	}
+	start := time.Now()
+	p, err := New().Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Wait()
+	if err != nil || st.Code != 4 || out.String() != "done\n" || time.Since(start) > 10*time.Second {
+		t.Fatalf("status %+v %v, output %q, after %s", st, err, out.String(), time.Since(start))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, w := range []string{"proc.spawn /bin/sh", "proc.spawn /bin/true", "file.write " + filepath.Join(ws, "out.txt")} {
+		if !slices.Contains(got, w) {
+			t.Errorf("events lack %q: %q", w, got)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package tracer
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Call is one finished system call as strace printed it.
+type Call struct {
+	Pid    int
+	TimeMs int64
+	Name   string
+	// Args are the top-level arguments, as printed (strings still quoted).
+	Args []string
+	// Ret is the return value as printed ("0", "3</etc/passwd>", "-1").
+	Ret string
+	// Errno is the error name of a failed call ("ENOENT"), or "".
+	Errno string
+}
+
+// OK reports whether the call succeeded.
+func (c *Call) OK() bool { return c.Errno == "" && c.Ret != "" && c.Ret[0] != '?' && c.Ret[0] != '-' }
+
+// RetPath is the path strace's -y printed after a returned descriptor
+// ("3</etc/passwd>" gives "/etc/passwd"), or "".
+func (c *Call) RetPath() string {
+	i := strings.IndexByte(c.Ret, '<')
+	if i < 0 || !strings.HasSuffix(c.Ret, ">") {
+		return ""
+	}
+	return devSuffix(unescape(c.Ret[i+1 : len(c.Ret)-1]))
+}
+
+// devSuffix drops the device numbers -yy adds to device files
+// ("/dev/null<char 1:3>").
+func devSuffix(p string) string {
+	if strings.HasSuffix(p, ">") {
+		for _, kind := range []string{"<char ", "<block "} {
+			if i := strings.LastIndex(p, kind); i > 0 {
+				return p[:i]
+			}
+		}
+	}
+	return p
+}
+
+// Parser reads strace -f -ttt output line by line and pairs the
+// "<unfinished ...>" halves of calls with their "<... resumed>" rests.
+// The zero value is ready to use.
+type Parser struct {
+	pending map[int]pendingCall
+}
+
+type pendingCall struct {
+	timeMs int64
+	head   string
+}
+
+const (
+	unfinished = " <unfinished ...>"
+	resumed    = " resumed>"
+)
+
+// Line parses one line. It returns false for lines that are not a whole
+// call: the first half of an unfinished call, exit and signal notes, and
+// anything it cannot read.
+func (p *Parser) Line(line string) (Call, bool) {
+	pidText, rest, ok := strings.Cut(strings.TrimLeft(line, " "), " ")
+	if !ok {
+		return Call{}, false
+	}
+	pid, err := strconv.Atoi(strings.TrimPrefix(pidText, "[pid"))
+	if err != nil {
+		return Call{}, false
+	}
+	rest = strings.TrimLeft(rest, " ")
+	tsText, body, ok := strings.Cut(rest, " ")
+	if !ok {
+		return Call{}, false
+	}
+	timeMs, ok := parseTime(tsText)
+	if !ok {
+		return Call{}, false
+	}
+	switch {
+	case strings.HasPrefix(body, "+++") || strings.HasPrefix(body, "---"):
+		return Call{}, false
+	case strings.HasSuffix(body, unfinished):
+		if p.pending == nil {
+			p.pending = map[int]pendingCall{}
+		}
+		p.pending[pid] = pendingCall{timeMs, strings.TrimSuffix(body, unfinished)}
+		return Call{}, false
+	case strings.HasPrefix(body, "<... "):
+		i := strings.Index(body, resumed)
+		pc, found := p.pending[pid]
+		if i < 0 || !found {
+			return Call{}, false
+		}
+		delete(p.pending, pid)
+		body = pc.head + body[i+len(resumed):]
+		timeMs = pc.timeMs
+	}
+	c, ok := parseCall(body)
+	c.Pid, c.TimeMs = pid, timeMs
+	return c, ok
+}
+
+// parseTime reads -ttt's "1700000000.123456" as milliseconds.
+func parseTime(s string) (int64, bool) {
+	sec, frac, _ := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	ms := n * 1000
+	if len(frac) >= 3 {
+		f, err := strconv.ParseInt(frac[:3], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ms += f
+	}
+	return ms, true
+}
+
+// parseCall reads `name(arg, arg) = ret [ERRNO (text)]`.
+func parseCall(s string) (Call, bool) {
+	open := strings.IndexByte(s, '(')
+	if open <= 0 {
+		return Call{}, false
+	}
+	c := Call{Name: s[:open]}
+	end := matchingParen(s, open)
+	if end < 0 {
+		return Call{}, false
+	}
+	c.Args = splitArgs(s[open+1 : end])
+	after := strings.TrimLeft(s[end+1:], " ")
+	ret, ok := strings.CutPrefix(after, "= ")
+	if !ok {
+		return Call{}, false
+	}
+	ret = strings.TrimSpace(ret)
+	if first, more, _ := strings.Cut(ret, " "); first == "-1" || first == "?" {
+		c.Ret = first
+		if e, _, _ := strings.Cut(more, " "); strings.HasPrefix(e, "E") {
+			c.Errno = e
+		}
+		return c, true
+	}
+	c.Ret = ret
+	return c, true
+}

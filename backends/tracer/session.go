@@ -1,0 +1,145 @@
+package tracer
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Available reports whether strace (and, for a root engine, setpriv) can
+// trace runs here, and says how or why not.
+func Available() (bool, string) {
+	if runtime.GOOS != "linux" {
+		return false, "outside tracing with strace needs Linux"
+	}
+	if _, err := exec.LookPath("strace"); err != nil {
+		return false, "strace is not installed (apt-get install strace)"
+	}
+	if os.Geteuid() == 0 {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			return false, "setpriv is not installed (apt-get install util-linux)"
+		}
+	}
+	return true, "strace follows every process of the run from outside the sandbox (ptrace)"
+}
+
+// Session is one run under strace. Its output comes through a pipe that
+// only the engine and strace hold: strace opens it by the engine's
+// /proc/<pid>/fd path, with close-on-exec, so no traced process inherits
+// it, and nothing of it exists in the sandbox's view.
+type Session struct {
+	r, w     *os.File
+	closeW   sync.Once
+	done     chan struct{}
+	untraced string // why the run is not traced, when it is not
+}
+
+// WaitDrain bounds how long Wait waits for the last trace lines after
+// the process is gone.
+const WaitDrain = 10 * time.Second
+
+// Wrap rewrites cmd (not yet started) to run under strace and report to
+// emit. skipExecs counts the programs that exec between the launch and
+// the traced command (1 for bwrap, 0 when cmd runs the command itself).
+// When cmd has a Credential and the engine is root, strace stays root and
+// setpriv drops to the user, so the traced code cannot signal or ptrace
+// its tracer. When strace cannot run here, the command is left as it is
+// and the Session marks the run untraced (Enforcement.Missing gets
+// NoOutsideTracer): tracing never decides whether a run happens.
+func Wrap(cmd *exec.Cmd, emit func(backends.TraceEvent), skipExecs int) (*Session, error) {
+	if ok, why := Available(); !ok {
+		return &Session{untraced: why}, nil
+	}
+	straceBin, _ := exec.LookPath("strace")
+	c := Command{Strace: straceBin, Argv: append([]string{cmd.Path}, cmd.Args[1:]...)}
+	if !filepath.IsAbs(cmd.Path) {
+		c.Argv[0] = filepath.Join(cmd.Dir, cmd.Path)
+	}
+	if c.Drop = takeCredential(cmd); c.Drop != nil {
+		c.Setpriv, _ = exec.LookPath("setpriv")
+		skipExecs += c.LauncherExecs()
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating the trace pipe: %w", err)
+	}
+	c.Output = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.Fd())
+	cmd.Path = straceBin
+	cmd.Args = append([]string{straceBin}, StraceArgs(c)...)
+	s := &Session{r: r, w: w, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer r.Close()
+		_ = Follow(firstRead{r, s.Release}, skipExecs, emit)
+	}()
+	return s, nil
+}
+
+// firstRead calls opened once the first bytes arrive: strace has opened
+// its output by then, and the engine's own end may be closed.
+type firstRead struct {
+	r      *os.File
+	opened func()
+}
+
+func (f firstRead) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 {
+		f.opened()
+	}
+	return n, err
+}
+
+// Traced reports whether the run really runs under strace.
+func (s *Session) Traced() bool { return s != nil && s.untraced == "" }
+
+// Release closes the engine's end of the pipe. Call it once strace has
+// certainly opened its output (it has once the command runs), or when
+// the command could not start. It is idempotent.
+func (s *Session) Release() {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.closeW.Do(func() { s.w.Close() })
+}
+
+// Process wraps p so that Wait returns only once the trace is read to its
+// end, and Enforcement says when the run is not traced. A nil Session
+// returns p.
+func (s *Session) Process(p backends.Process) backends.Process {
+	if s == nil {
+		return p
+	}
+	return &tracedProcess{Process: p, s: s}
+}
+
+type tracedProcess struct {
+	backends.Process
+	s *Session
+}
+
+func (t *tracedProcess) Wait() (backends.ExitStatus, error) {
+	st, err := t.Process.Wait()
+	if t.s.Traced() {
+		t.s.Release()
+		select {
+		case <-t.s.done:
+		case <-time.After(WaitDrain):
+		}
+	}
+	return st, err
+}
+
+func (t *tracedProcess) Enforcement() backends.Enforcement {
+	enf := t.Process.Enforcement()
+	if !t.s.Traced() {
+		enf.Missing = append(append([]string{}, enf.Missing...), NoOutsideTracer, "trace: "+t.s.untraced)
+	}
+	return enf
+}
