@@ -54,8 +54,12 @@ func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Lo
 		engine.Start(ctx)
 	}
 	srv := api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	fallback := ""
+	if !flagGiven(fs, "listen") {
+		fallback = "127.0.0.1:0" // the default port may be taken; any free one will do
+	}
 	err = srv.Serve(ctx, api.DaemonOptions{
-		RuntimeDir: opts.RuntimeDir, Listen: *listen, AllowRemote: *allowRemote, TLSCert: *tlsCert, TLSKey: *tlsKey,
+		RuntimeDir: opts.RuntimeDir, Listen: *listen, FallbackListen: fallback, AllowRemote: *allowRemote, TLSCert: *tlsCert, TLSKey: *tlsKey,
 		Ready: func(info api.DaemonInfo) {
 			if info.URL != "" {
 				fmt.Fprintf(stdout, "listening on %s\n", info.URL)
@@ -68,6 +72,13 @@ func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Lo
 		return cli.ExitFailure
 	}
 	return 0
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // connectDaemon returns a client of this user's daemon, starting a headless

@@ -24,6 +24,7 @@ import (
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/mcp"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
@@ -45,8 +46,11 @@ Usage:
   senclaw runs [--sandbox ID] [--limit N] [--json]
                                        recent runs and the isolation each got
   senclaw caps [--json]                what this machine can isolate with
+  senclaw trace on|off ID              trace a sandbox's later runs
+  senclaw events [--kind K] RUN        what a traced run read, wrote, started, connected to
   senclaw policy [flags]               show or set the enforcement switches
   senclaw serve [--listen ADDR]        run the engine and its API without a window
+  senclaw sandbox-server               MCP server over stdio (the sbx_* tools) for agent clients
   senclaw url                          print a one-time dashboard login link
   senclaw stop                         stop the daemon
   senclaw version
@@ -124,7 +128,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			return cli.Run(ctx, c, o, io)
 		}
 		return cli.Create(ctx, c, o, io)
-	case "ls", "list", "caps", "runs", "rm", "delete", "kill", "policy":
+	case "ls", "list", "caps", "runs", "rm", "delete", "kill", "policy", "trace", "events":
 		return clientCommand(ctx, cmd, args, connect, io)
 	case "url":
 		c, code := connect()
@@ -145,6 +149,24 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "stop":
 		return stopDaemon(ctx, opts.RuntimeDir, stdout, stderr)
+	case "sandbox-server":
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "senclaw sandbox-server: unexpected arguments %q\n", args)
+			return cli.ExitUsage
+		}
+		c, code := connect()
+		if c == nil {
+			return code
+		}
+		// stdout carries the MCP protocol only; everything else goes to stderr.
+		redial := func(ctx context.Context) (*client.Client, error) {
+			return connectDaemon(ctx, opts.RuntimeDir, *dataDir, stderr)
+		}
+		if err := mcp.ServeStdio(ctx, mcp.Options{Client: c, Redial: redial, Version: version, Logger: logger}); err != nil {
+			fmt.Fprintln(stderr, "senclaw sandbox-server:", err)
+			return cli.ExitFailure
+		}
+		return 0
 	}
 	fmt.Fprintf(stderr, "senclaw: unknown command %q\n\n%s", cmd, usage)
 	return cli.ExitUsage
@@ -156,7 +178,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, connect func(
 	fs.SetOutput(io.Err)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	var purge, all *bool
-	var sandbox *string
+	var sandbox, kind *string
 	var limit *int
 	var pc *cli.PolicyChanges
 	switch cmd {
@@ -169,6 +191,9 @@ func clientCommand(ctx context.Context, cmd string, args []string, connect func(
 		limit = fs.Int("limit", 30, "how many runs")
 	case "policy":
 		pc = policyFlags(fs)
+	case "events":
+		kind = fs.String("kind", "", "only events whose kind starts with this (file, proc, net, denied)")
+		limit = fs.Int("limit", 200, "how many events (1 to 5000)")
 	}
 	if err := fs.Parse(args); err != nil {
 		return cli.ExitUsage
@@ -191,6 +216,10 @@ func clientCommand(ctx context.Context, cmd string, args []string, connect func(
 		return cli.Remove(ctx, c, fs.Args(), *purge, io)
 	case "kill":
 		return cli.Kill(ctx, c, fs.Args(), *all, io)
+	case "trace":
+		return cli.Trace(ctx, c, fs.Args(), io)
+	case "events":
+		return cli.Events(ctx, c, fs.Arg(0), *kind, *limit, *jsonOut, io)
 	default:
 		return cli.Policy(ctx, c, *pc, io)
 	}
@@ -305,6 +334,7 @@ func parseRunFlags(cmd string, args []string, stderr io.Writer) (*cli.RunOptions
 	if cmd == "run" {
 		fs.StringVar(&o.SandboxID, "sandbox", "", "run in this persistent sandbox instead of a one-shot one")
 		fs.BoolVar(&o.Background, "background", false, "start the run and return; its output goes to a log file in the workspace")
+		fs.BoolVar(&o.Trace, "trace", false, "record what the run reads, writes, starts and connects to (senclaw events RUN)")
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's name")
 	}

@@ -188,10 +188,10 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	}
 	start := time.Now()
 	proc, err := backend.Start(ctx, spec)
-	if logFile != nil {
-		logFile.Close() // the child holds its own copy
-	}
 	if err != nil {
+		if logFile != nil {
+			logFile.Close()
+		}
 		tr.discard() // trace (issue #7)
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
@@ -227,6 +227,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	started := rec
 	go func() {
 		finish()
+		// A backend may copy output into the log after Start returned
+		// (bwrap does for stderr): the file is closed once the run is over.
+		logFile.Close()
 		if p.sb.Kind == "oneshot" {
 			_, _ = e.purgeWorkspace(p.sb)
 		}

@@ -386,3 +386,24 @@ func TestRunsAreBoundedAndListedNewestFirst(t *testing.T) {
 		t.Fatal("not newest first")
 	}
 }
+
+func TestBackgroundRunsLogBothStreams(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	sb, err := e.Create(context.Background(), SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Exec(context.Background(), sb.ID, RunRequest{Command: "echo to-stdout; echo to-stderr >&2", Background: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		r, _ := e.Run(res.Record.ID)
+		return r != nil && r.State == "done"
+	})
+	data, _ := os.ReadFile(res.Record.LogFile)
+	if !strings.Contains(string(data), "to-stdout") || !strings.Contains(string(data), "to-stderr") {
+		t.Fatalf("log %q lacks a stream", data)
+	}
+}

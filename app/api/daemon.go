@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,9 @@ type DaemonOptions struct {
 	RuntimeDir string
 	// Listen is the TCP address for the browser dashboard ("" = none).
 	Listen string
+	// FallbackListen is used when Listen is already taken (the default
+	// port held by another program); "" makes a taken port an error.
+	FallbackListen string
 	// AllowRemote permits a non-loopback Listen address, and then only
 	// with TLS (TLSCert and TLSKey).
 	AllowRemote     bool
@@ -107,6 +111,11 @@ func (s *Server) Serve(ctx context.Context, o DaemonOptions) error {
 
 	if o.Listen != "" {
 		tl, url, err := listenTCP(o)
+		if err != nil && o.FallbackListen != "" && errors.Is(err, syscall.EADDRINUSE) {
+			s.log.Warn("The dashboard port is taken; listening on another one.", "wanted", o.Listen, "err", err)
+			o.Listen = o.FallbackListen
+			tl, url, err = listenTCP(o)
+		}
 		if err != nil {
 			ul.Close()
 			return err

@@ -277,12 +277,17 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
 		Manager   string   `json:"manager"`
 		Packages  []string `json:"packages"`
 		TimeoutMs int      `json:"timeoutMs"`
+		Source    string   `json:"source"`
 	}
 	if err := decode(r, &b); err != nil {
 		return err
 	}
+	src := b.Source
+	if src == "" {
+		src = app.SourceREST
+	}
 	return s.doRun(w, r, app.RunRequest{}, func(req app.RunRequest) (*app.RunResult, error) {
-		return s.e.Install(r.Context(), r.PathValue("id"), app.InstallRequest{Manager: b.Manager, Packages: b.Packages, TimeoutMs: b.TimeoutMs, Source: app.SourceREST})
+		return s.e.Install(r.Context(), r.PathValue("id"), app.InstallRequest{Manager: b.Manager, Packages: b.Packages, TimeoutMs: b.TimeoutMs, Source: src})
 	})
 }
 

@@ -1,0 +1,171 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/backends"
+)
+
+type fsModeArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+	FsMode    string `json:"fsMode" jsonschema:"strict (its own folder, mounts and system folders), allowlist (strict plus the folders in the settings' allowlist) or open (the whole disk read-only, except secret folders and senclaw's data)"`
+}
+
+type fsModeResult struct {
+	OK      bool            `json:"ok"`
+	Sandbox string          `json:"sandbox" jsonschema:"the sandbox's id"`
+	FsMode  backends.FsMode `json:"fsMode"`
+	Label   string          `json:"label"`
+	Note    string          `json:"note" jsonschema:"whether the backend applies the mode, and when it takes effect"`
+}
+
+type portsArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+	Listen    []int  `json:"listen,omitempty" jsonschema:"ports (1024 to 65535) its servers may listen on, reachable from this machine at 127.0.0.1:PORT; replaces the list, omitted = none"`
+	Connect   []int  `json:"connect,omitempty" jsonschema:"remote ports (1 to 65535) it may connect to, e.g. 443; replaces the list, omitted = none"`
+	Loopback  []int  `json:"loopback,omitempty" jsonschema:"ports of this machine's own services it may call at localhost; replaces the list, omitted = none"`
+}
+
+type portsResult struct {
+	Listen      []int    `json:"listen"`
+	Connect     []int    `json:"connect"`
+	Loopback    []int    `json:"loopback"`
+	ReachableAt []string `json:"reachableAt" jsonschema:"addresses on this machine where its listen ports answer"`
+	Note        string   `json:"note" jsonschema:"precisely what its backend enforces of these rules and what it does not"`
+}
+
+type settingsResult struct {
+	app.Settings
+	Note string `json:"note" jsonschema:"what sbx_settings cannot change"`
+}
+
+type traceArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+	Enabled   bool   `json:"enabled" jsonschema:"true records what its next runs do (files, processes, network); false stops recording"`
+}
+
+type traceResult struct {
+	OK      bool   `json:"ok"`
+	Sandbox string `json:"sandbox" jsonschema:"the sandbox's id"`
+	Tracing string `json:"tracing" jsonschema:"ON or OFF"`
+	Note    string `json:"note"`
+}
+
+type eventsArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+	RunID     string `json:"runId,omitempty" jsonschema:"only this run's events"`
+	Kind      string `json:"kind,omitempty" jsonschema:"only kinds starting with this: file, proc, net (or a full kind such as file.write)"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"how many of the newest events, 1 to 5000"`
+}
+
+type eventsResult struct {
+	TraceEnabled bool                `json:"traceEnabled"`
+	Events       []client.TraceEvent `json:"events" jsonschema:"newest first: tsMs, pid, kind (file.read, file.write, proc.spawn, net.connect, net.dns, denied), target, detail, source (who observed it)"`
+	Note         string              `json:"note"`
+}
+
+// settingsNote says what an agent cannot change, in every answer.
+const settingsNote = "allowDirect, sandboxUid and sandboxGid are shown but only a person can change them (dashboard or CLI)"
+
+func (s *server) addRuleTools(srv *sdk.Server) {
+	addTool(srv, "sbx_fs_mode", "Change what a sandbox may read",
+		"Change what a persistent sandbox's code may read: strict, allowlist or open. Writes stay inside its folder and read-write mounts in every mode. Takes effect on its next run.",
+		changes, inputSchema[fsModeArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in fsModeArgs) (*sdk.CallToolResult, fsModeResult, error) {
+			rep, err := call(ctx, s, func(c *client.Client) (*client.FsModeReply, error) {
+				return c.ChangeFsMode(ctx, in.SandboxID, in.FsMode)
+			})
+			if err != nil {
+				return nil, fsModeResult{}, err
+			}
+			return nil, fsModeResult{OK: rep.OK, Sandbox: in.SandboxID, FsMode: rep.FsMode, Label: rep.Label, Note: rep.Note}, nil
+		})
+
+	addTool(srv, "sbx_ports", "Set a sandbox's port rules",
+		"Replace a persistent sandbox's port rules: listen (its servers, reachable from this machine at 127.0.0.1:PORT), connect (remote ports it may dial) and loopback (this machine's services it may call). "+
+			"Each list replaces the old one and an omitted list means none. Read the note: it says what the backend enforces.",
+		changes, inputSchema[portsArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in portsArgs) (*sdk.CallToolResult, portsResult, error) {
+			res, err := call(ctx, s, func(c *client.Client) (*app.PortsResult, error) {
+				return c.SetPorts(ctx, in.SandboxID, orEmpty(in.Listen), orEmpty(in.Connect), orEmpty(in.Loopback))
+			})
+			if err != nil {
+				return nil, portsResult{}, err
+			}
+			reach := res.ReachableAt
+			if reach == nil {
+				reach = []string{}
+			}
+			return nil, portsResult{Listen: orEmpty(res.Ports.Listen), Connect: orEmpty(res.Ports.Connect), Loopback: orEmpty(res.Ports.Loopback), ReachableAt: reach, Note: res.Note}, nil
+		})
+
+	settingsSchema := inputSchema[settingsArgs]()
+	// Other names are let through the schema so that parseSettingsPatch can
+	// refuse them with a message that says why.
+	settingsSchema.AdditionalProperties = nil
+	addTool(srv, "sbx_settings", "Read or change the sandbox defaults",
+		"With no arguments, read the settings: the defaults of new sandboxes and one-shot runs (fs mode, allowlist, network, CPUs, memory, pids, timeout, disk, image). "+
+			"With arguments, change only those settings (the allowlist is replaced as a whole); values are checked as on create. "+
+			"allowDirect, sandboxUid and sandboxGid cannot be changed here: an agent must not switch off its own isolation.",
+		changes, settingsSchema,
+		func(ctx context.Context, req *sdk.CallToolRequest, raw json.RawMessage) (*sdk.CallToolResult, settingsResult, error) {
+			patch, err := parseSettingsPatch(raw)
+			if err != nil {
+				return nil, settingsResult{}, err
+			}
+			st, err := call(ctx, s, func(c *client.Client) (*app.Settings, error) {
+				if patch == nil {
+					return c.Settings(ctx)
+				}
+				return c.SetSettings(ctx, patch)
+			})
+			if err != nil {
+				return nil, settingsResult{}, err
+			}
+			if st.Allowlist == nil {
+				st.Allowlist = []string{}
+			}
+			return nil, settingsResult{Settings: *st, Note: settingsNote}, nil
+		})
+
+	addTool(srv, "sbx_trace", "Record what a sandbox's runs do",
+		"Switch tracing of a persistent sandbox on or off. When on, its next runs record the files they read and write, the processes they start and the network they use; read them with sbx_events. "+
+			"Tracing is for understanding what code did, not security evidence.",
+		changes, inputSchema[traceArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in traceArgs) (*sdk.CallToolResult, traceResult, error) {
+			rep, err := call(ctx, s, func(c *client.Client) (*client.TraceReply, error) { return c.SetTracing(ctx, in.SandboxID, in.Enabled) })
+			if err != nil {
+				return nil, traceResult{}, err
+			}
+			return nil, traceResult{OK: rep.OK, Sandbox: in.SandboxID, Tracing: rep.Tracing, Note: rep.Note}, nil
+		})
+
+	addTool(srv, "sbx_events", "Read what a traced sandbox's runs did",
+		"Read the events recorded while tracing was on (sbx_trace): files read and written, processes started, network connections and lookups, denials. Newest first; narrow by runId and kind.",
+		readOnly, inputSchema[eventsArgs](withDefault("limit", 200), withRange("limit", 1, 5000)),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in eventsArgs) (*sdk.CallToolResult, eventsResult, error) {
+			rep, err := call(ctx, s, func(c *client.Client) (*client.EventsReply, error) {
+				return c.TraceEvents(ctx, in.SandboxID, client.EventsQuery{RunID: in.RunID, Kind: in.Kind, Limit: in.Limit})
+			})
+			if err != nil {
+				return nil, eventsResult{}, err
+			}
+			events := rep.Events
+			if events == nil {
+				events = []client.TraceEvent{}
+			}
+			return nil, eventsResult{TraceEnabled: rep.TraceEnabled, Events: events, Note: rep.Note}, nil
+		})
+}
+
+func orEmpty(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
+}

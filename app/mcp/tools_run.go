@@ -1,0 +1,131 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/client"
+)
+
+// Descriptions shared by several tools' arguments.
+const (
+	descSandboxID = "id of a persistent sandbox, as sbx_create or sbx_list return it"
+	descLanguage  = "python, node or bash (aliases: python3, py, javascript, js, sh)"
+	descEnv       = "extra environment variables for this run only, NAME: value"
+	descTimeout   = "kill the run after this many milliseconds, 1000 to 600000; the output so far is kept"
+)
+
+type runArgs struct {
+	Language  string            `json:"language,omitempty" jsonschema:"language of code: python, node or bash (aliases: python3, py, javascript, js, sh). Give language and code, or command, not both"`
+	Code      string            `json:"code,omitempty" jsonschema:"the source to run, non-blank; it is written to a file in the sandbox and run with the language's interpreter"`
+	Command   string            `json:"command,omitempty" jsonschema:"a shell command line (run with /bin/sh -c), instead of language and code"`
+	Backend   string            `json:"backend,omitempty" jsonschema:"bwrap or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
+	Network   *bool             `json:"network,omitempty" jsonschema:"allow network access; default: the settings' defaultNetwork (off unless a person changed it)"`
+	FsMode    string            `json:"fsMode,omitempty" jsonschema:"what the code may read: strict (its own folder and system folders), allowlist (strict plus folders a person listed) or open (the whole disk read-only, except secrets); default: the settings' defaultFsMode"`
+	TimeoutMs int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; the output so far is kept"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
+}
+
+type runResult struct {
+	Backend string     `json:"backend" jsonschema:"the backend the throwaway sandbox used"`
+	Run     RunSummary `json:"run"`
+}
+
+type runInArgs struct {
+	SandboxID  string            `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+	Language   string            `json:"language" jsonschema:"python, node or bash (aliases: python3, py, javascript, js, sh)"`
+	Code       string            `json:"code" jsonschema:"the source to run, non-blank; it runs in the sandbox's folder, where files from sbx_file_write and earlier runs are"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs"`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
+	Background bool              `json:"background,omitempty" jsonschema:"start the run and return at once (for servers and long jobs); the answer has the run id and the log file its output goes to. The timeout still applies"`
+}
+
+type execArgs struct {
+	SandboxID  string            `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+	Command    string            `json:"command" jsonschema:"shell command line, run with /bin/sh -c in the sandbox's folder"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs. It applies to background runs too: give a server up to 600000 (10 minutes)"`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
+	Background bool              `json:"background,omitempty" jsonschema:"start the command and return at once, e.g. a web server: the answer has the run id and the log file its output goes to. Reach a server from this machine at 127.0.0.1 on a port listed with sbx_ports listen (or listenPorts on sbx_create)"`
+}
+
+type installArgs struct {
+	SandboxID string   `json:"sandboxId" jsonschema:"id of a persistent sandbox with network on, as sbx_create or sbx_list return it"`
+	Manager   string   `json:"manager" jsonschema:"pip (also pip3, python) or npm (also node); packages go into the sandbox's folder. apt is refused: system folders are read-only in every sandbox"`
+	Packages  []string `json:"packages" jsonschema:"package names with optional versions, e.g. requests==2.32.3 or lodash@4; no options, spaces or shell syntax"`
+	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"kill the install after this many milliseconds, 1000 to 600000"`
+}
+
+func (s *server) addRunTools(srv *sdk.Server) {
+	addTool(srv, "sbx_run", "Run code once in a throwaway sandbox",
+		"Run a piece of code (language + code) or a shell command once in a fresh, isolated, throwaway sandbox that is deleted afterwards (its run record stays). "+
+			"This is the default tool for a single calculation, script or check. Nothing persists between calls: for multi-step work that keeps files or packages, use sbx_create and sbx_run_in/sbx_exec instead. "+
+			"Network is off unless network is true. Returns {backend, run: RunSummary}; read run.note for anything the backend could not enforce.",
+		runsCode, inputSchema[runArgs](withDefault("timeoutMs", 30000)),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in runArgs) (*sdk.CallToolResult, runResult, error) {
+			body := client.RunOnceBody{RunBody: client.RunBody{Source: app.SourceMCP, Command: in.Command, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env}}
+			body.Sandbox.Network = in.Network
+			if in.Backend != "" {
+				body.Sandbox.Backend = &in.Backend
+			}
+			if in.FsMode != "" {
+				body.Sandbox.FsMode = &in.FsMode
+			}
+			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.RunOnce(ctx, body, nil) })
+			if err != nil {
+				return nil, runResult{}, err
+			}
+			out := runResult{Backend: rep.Run.Backend, Run: summary(rep)}
+			return textResult("backend " + out.Backend + "\n" + out.Run.text()), out, nil
+		})
+
+	addTool(srv, "sbx_run_in", "Run code in a persistent sandbox",
+		"Run code (python, node or bash) in an existing persistent sandbox, in its folder, where files written with sbx_file_write, packages from sbx_install and earlier runs' outputs are. "+
+			"Use it for multi-step work; for a one-off calculation use sbx_run. For a shell command use sbx_exec. Returns a RunSummary.",
+		runsCode, inputSchema[runInArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in runInArgs) (*sdk.CallToolResult, RunSummary, error) {
+			body := client.RunBody{Source: app.SourceMCP, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background}
+			return s.exec(ctx, in.SandboxID, body)
+		})
+
+	addTool(srv, "sbx_exec", "Run a shell command in a persistent sandbox",
+		"Run a shell command line in an existing persistent sandbox, in its folder (e.g. ls, python3 script.py, make). "+
+			"With background: true it starts the command and returns at once with the run id and its log file: use that for servers (reach them at 127.0.0.1 on a port allowed with sbx_ports listen) and long jobs; stop them with sbx_kill. "+
+			"Returns a RunSummary.",
+		runsCode, inputSchema[execArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in execArgs) (*sdk.CallToolResult, RunSummary, error) {
+			body := client.RunBody{Source: app.SourceMCP, Command: in.Command, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background}
+			if body.Command == "" {
+				// An empty command must not turn into a code run: the
+				// engine names the missing field.
+				body.Command = " "
+			}
+			return s.exec(ctx, in.SandboxID, body)
+		})
+
+	addTool(srv, "sbx_install", "Install packages into a persistent sandbox",
+		"Install pip or npm packages into a persistent sandbox's folder, so later sbx_run_in/sbx_exec calls can use them. "+
+			"The sandbox needs network on (sbx_create with network: true, or sbx_update). Returns a RunSummary of the installer's run.",
+		runsCode, inputSchema[installArgs](withDefault("timeoutMs", app.DefaultInstallTimeoutMs)),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in installArgs) (*sdk.CallToolResult, RunSummary, error) {
+			req := app.InstallRequest{Manager: in.Manager, Packages: in.Packages, TimeoutMs: in.TimeoutMs, Source: app.SourceMCP}
+			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Install(ctx, in.SandboxID, req) })
+			if err != nil {
+				return nil, RunSummary{}, err
+			}
+			sum := summary(rep)
+			return textResult(sum.text()), sum, nil
+		})
+}
+
+// exec runs body in a persistent sandbox.
+func (s *server) exec(ctx context.Context, id string, body client.RunBody) (*sdk.CallToolResult, RunSummary, error) {
+	rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Exec(ctx, id, body, nil) })
+	if err != nil {
+		return nil, RunSummary{}, err
+	}
+	sum := summary(rep)
+	return textResult(sum.text()), sum, nil
+}

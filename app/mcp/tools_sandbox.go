@@ -1,0 +1,260 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/backends"
+)
+
+type createArgs struct {
+	Name          string            `json:"name,omitempty" jsonschema:"a name people will recognise in the dashboard"`
+	Backend       string            `json:"backend,omitempty" jsonschema:"bwrap or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
+	Image         string            `json:"image,omitempty" jsonschema:"container image, docker backend only; default: the settings' defaultImage"`
+	Network       *bool             `json:"network,omitempty" jsonschema:"allow network access (needed by sbx_install); default: the settings' defaultNetwork (off unless a person changed it)"`
+	FsMode        string            `json:"fsMode,omitempty" jsonschema:"what code may read: strict (its own folder and system folders), allowlist (strict plus folders a person listed) or open (the whole disk read-only, except secrets); default: the settings' defaultFsMode. Writes stay inside its folder in every mode"`
+	CPUs          *float64          `json:"cpus,omitempty" jsonschema:"CPU limit in cores, 0.1 to 32; default: the settings' defaultCpus"`
+	MemoryMB      *int              `json:"memoryMb,omitempty" jsonschema:"memory limit in MB, 64 to 65536; default: the settings' defaultMemoryMb"`
+	Pids          *int              `json:"pids,omitempty" jsonschema:"process count limit, 16 to 8192; default: the settings' defaultPids"`
+	DiskMB        *int              `json:"diskMb,omitempty" jsonschema:"quota of its folder in MB, 16 to 1048576; default: the settings' defaultDiskMb"`
+	TimeoutMs     *int              `json:"timeoutMs,omitempty" jsonschema:"default timeout of its runs in milliseconds, 1000 to 600000; default: the settings' defaultTimeoutMs"`
+	ListenPorts   []int             `json:"listenPorts,omitempty" jsonschema:"ports (1024 to 65535) its servers may listen on, reachable from this machine at 127.0.0.1:PORT; at most 16"`
+	ConnectPorts  []int             `json:"connectPorts,omitempty" jsonschema:"remote ports (1 to 65535) it may connect to, e.g. 443; at most 16"`
+	LoopbackPorts []int             `json:"loopbackPorts,omitempty" jsonschema:"ports of this machine's own services it may call at localhost; empty = none; at most 16"`
+	Env           map[string]string `json:"env,omitempty" jsonschema:"environment variables of every run, NAME: value"`
+	Mounts        []backends.Mount  `json:"mounts,omitempty" jsonschema:"host folders to show inside its folder: source (absolute host path), target (relative path inside the sandbox; default: the folder's name), readOnly"`
+}
+
+type createResult struct {
+	SandboxID string          `json:"sandboxId"`
+	Name      string          `json:"name"`
+	Backend   string          `json:"backend" jsonschema:"the backend its runs use; empty means the best available at each run"`
+	Image     string          `json:"image,omitempty"`
+	Network   bool            `json:"network"`
+	FsMode    backends.FsMode `json:"fsMode"`
+	Workspace string          `json:"workspace" jsonschema:"the host folder it may write; paths of sbx_file_* are relative to it"`
+	Note      string          `json:"note" jsonschema:"when it starts and what its backend enforces of the network and port rules, in words"`
+}
+
+type listResult struct {
+	Sandboxes []app.Sandbox `json:"sandboxes"`
+}
+
+type updateArgs struct {
+	SandboxID string            `json:"sandboxId" jsonschema:"id of the sandbox to change"`
+	Name      *string           `json:"name,omitempty" jsonschema:"new name"`
+	Network   *bool             `json:"network,omitempty" jsonschema:"allow or forbid network access"`
+	CPUs      *float64          `json:"cpus,omitempty" jsonschema:"CPU limit in cores, 0.1 to 32"`
+	MemoryMB  *int              `json:"memoryMb,omitempty" jsonschema:"memory limit in MB, 64 to 65536"`
+	Pids      *int              `json:"pids,omitempty" jsonschema:"process count limit, 16 to 8192"`
+	DiskMB    *int              `json:"diskMb,omitempty" jsonschema:"quota of its folder in MB, 16 to 1048576"`
+	TimeoutMs *int              `json:"timeoutMs,omitempty" jsonschema:"default timeout of its runs in milliseconds, 1000 to 600000"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"replaces the environment variables of every run, NAME: value"`
+}
+
+type updateResult struct {
+	Sandbox *app.Sandbox `json:"sandbox"`
+	Note    string       `json:"note" jsonschema:"when the change takes effect"`
+}
+
+type deleteArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of the sandbox to delete; its processes are stopped"`
+	Purge     bool   `json:"purge,omitempty" jsonschema:"also delete its folder and files (only ever a folder senclaw created); false keeps them on disk"`
+}
+
+type capsArgs struct {
+	Refresh bool `json:"refresh,omitempty" jsonschema:"probe the backends again instead of using results up to 20 s old"`
+}
+
+type capsResult struct {
+	app.Capabilities
+	Languages  []string         `json:"languages" jsonschema:"the languages sbx_run and sbx_run_in accept"`
+	FsModes    []app.FsModeInfo `json:"fsModes"`
+	ExecPolicy *app.ExecPolicy  `json:"execPolicy" jsonschema:"the enforcement switches a person set (runPython/runNode off refuse code runs)"`
+}
+
+type sandboxArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
+}
+
+// statsResult is the engine's Stats without the CPU history, which is for
+// the dashboard's chart.
+type statsResult struct {
+	Source        string            `json:"source" jsonschema:"host (process sampling) or container"`
+	Running       bool              `json:"running"`
+	Processes     []app.ProcessInfo `json:"processes" jsonschema:"its processes: pid, ppid, pgid, command, cpu (percent of one core), rssMb, elapsedSec"`
+	CPUPercent    float64           `json:"cpu" jsonschema:"total CPU, percent of one core"`
+	RSSMB         float64           `json:"rssMb" jsonschema:"total resident memory in MB"`
+	MemoryLimitMB int               `json:"memoryLimitMb"`
+	SampledAtMs   int64             `json:"sampledAtMs"`
+	Note          string            `json:"note,omitempty"`
+}
+
+type killArgs struct {
+	SandboxID string `json:"sandboxId" jsonschema:"id of the sandbox whose processes to kill"`
+	Pid       int    `json:"pid,omitempty" jsonschema:"host pid of one of its processes (from sbx_stats); omit to kill all its processes. A pid that is not the sandbox's is refused"`
+}
+
+type killResult struct {
+	OK     bool `json:"ok"`
+	Killed *int `json:"killed,omitempty" jsonschema:"the pid killed"`
+	Groups *int `json:"groups,omitempty" jsonschema:"how many runs were stopped, when no pid was given"`
+}
+
+type runsArgs struct {
+	SandboxID string `json:"sandboxId,omitempty" jsonschema:"only this sandbox's runs; omit for all runs, one-shot runs included"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"how many of the newest runs, 1 to 500"`
+}
+
+type runsResult struct {
+	Runs []app.RunRecord `json:"runs" jsonschema:"newest first; stdout and stderr are cut to their last 2000 bytes"`
+}
+
+// runsOutputTail is how much of each output stream sbx_runs shows.
+const runsOutputTail = 2000
+
+func (s *server) addSandboxTools(srv *sdk.Server) {
+	addTool(srv, "sbx_create", "Create a persistent sandbox",
+		"Create a persistent sandbox: an isolated folder with its own limits, network and port rules, that keeps files and installed packages between calls. "+
+			"Use it for multi-step work (sbx_file_write, then sbx_run_in/sbx_exec, sbx_install), and sbx_delete it when done. For a single calculation, sbx_run is simpler. "+
+			"Read the answer's note: it says what the backend enforces.",
+		changes, inputSchema[createArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in createArgs) (*sdk.CallToolResult, createResult, error) {
+			cfg := app.SandboxConfig{Network: in.Network, CPUs: in.CPUs, MemoryMB: in.MemoryMB, Pids: in.Pids, DiskMB: in.DiskMB, TimeoutMs: in.TimeoutMs,
+				Listen: in.ListenPorts, Connect: in.ConnectPorts, Loopback: in.LoopbackPorts, Env: in.Env, Mounts: in.Mounts}
+			for _, f := range []struct {
+				v   string
+				dst **string
+			}{{in.Name, &cfg.Name}, {in.Backend, &cfg.Backend}, {in.Image, &cfg.Image}, {in.FsMode, &cfg.FsMode}} {
+				if f.v != "" {
+					*f.dst = &f.v
+				}
+			}
+			rep, err := call(ctx, s, func(c *client.Client) (*client.SandboxReply, error) { return c.Create(ctx, cfg) })
+			if err != nil {
+				return nil, createResult{}, err
+			}
+			sb := rep.Sandbox
+			return nil, createResult{SandboxID: sb.ID, Name: sb.Name, Backend: sb.Backend, Image: sb.Image, Network: sb.Network, FsMode: sb.FsMode, Workspace: sb.Workspace, Note: rep.Note}, nil
+		})
+
+	addTool(srv, "sbx_list", "List sandboxes",
+		"List every sandbox (persistent, agent-shell and running one-shot ones) with its configuration, state and last use.",
+		readOnly, inputSchema[struct{}](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, listResult, error) {
+			all, err := call(ctx, s, func(c *client.Client) ([]app.Sandbox, error) { return c.Sandboxes(ctx) })
+			if all == nil {
+				all = []app.Sandbox{}
+			}
+			return nil, listResult{Sandboxes: all}, err
+		})
+
+	addTool(srv, "sbx_update", "Change a sandbox's limits or network",
+		"Change a persistent sandbox's name, network switch, limits, default timeout or environment. Only the fields given change; limits are checked as on create. "+
+			"For port rules use sbx_ports, for folders sbx_mount/sbx_unmount, for what it may read sbx_fs_mode.",
+		changes, inputSchema[updateArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in updateArgs) (*sdk.CallToolResult, updateResult, error) {
+			cfg := app.SandboxConfig{Name: in.Name, Network: in.Network, CPUs: in.CPUs, MemoryMB: in.MemoryMB, Pids: in.Pids, DiskMB: in.DiskMB, TimeoutMs: in.TimeoutMs, Env: in.Env}
+			rep, err := call(ctx, s, func(c *client.Client) (*client.SandboxReply, error) { return c.Update(ctx, in.SandboxID, cfg) })
+			if err != nil {
+				return nil, updateResult{}, err
+			}
+			return nil, updateResult{Sandbox: rep.Sandbox, Note: rep.Note}, nil
+		})
+
+	addTool(srv, "sbx_delete", "Delete a sandbox",
+		"Delete a persistent sandbox: stop its processes and forget it. With purge: true its folder and files are deleted too; otherwise they stay on disk. Its run records stay.",
+		destroys, inputSchema[deleteArgs](withDefault("purge", false)),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in deleteArgs) (*sdk.CallToolResult, *client.DeleteReply, error) {
+			rep, err := call(ctx, s, func(c *client.Client) (*client.DeleteReply, error) { return c.Delete(ctx, in.SandboxID, in.Purge) })
+			return nil, rep, err
+		})
+
+	addTool(srv, "sbx_capabilities", "What this machine can isolate with",
+		"Report which sandbox backends work on this machine (bwrap, docker, ...), what each enforces (fs, network, memory, pids, cpu, ...), the recommended one, "+
+			"the languages code runs accept, the fs modes and the enforcement switches. Call it when a run is refused or to choose a backend.",
+		readOnly, inputSchema[capsArgs](withDefault("refresh", false)),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in capsArgs) (*sdk.CallToolResult, capsResult, error) {
+			var out capsResult
+			_, err := call(ctx, s, func(c *client.Client) (struct{}, error) {
+				caps, err := c.Caps(ctx, in.Refresh)
+				if err != nil {
+					return struct{}{}, err
+				}
+				out.Capabilities = *caps
+				if out.Languages, err = c.CodeLanguages(ctx); err != nil {
+					return struct{}{}, err
+				}
+				if out.FsModes, err = c.FsModeList(ctx); err != nil {
+					return struct{}{}, err
+				}
+				out.ExecPolicy, err = c.Policy(ctx)
+				return struct{}{}, err
+			})
+			return nil, out, err
+		})
+
+	addTool(srv, "sbx_stats", "Processes, CPU and memory of a sandbox",
+		"Show what runs in a sandbox now: its processes (host pids usable with sbx_kill), CPU and memory, and its memory limit. Use it to check a background server or a stuck run.",
+		readOnly, inputSchema[sandboxArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in sandboxArgs) (*sdk.CallToolResult, statsResult, error) {
+			st, err := call(ctx, s, func(c *client.Client) (*app.Stats, error) { return c.SandboxStats(ctx, in.SandboxID) })
+			if err != nil {
+				return nil, statsResult{}, err
+			}
+			if st.Processes == nil {
+				st.Processes = []app.ProcessInfo{}
+			}
+			return nil, statsResult{Source: st.Source, Running: st.Running, Processes: st.Processes, CPUPercent: st.CPUPercent, RSSMB: st.RSSMB,
+				MemoryLimitMB: st.MemoryLimitMB, SampledAtMs: st.SampledAtMs, Note: st.Note}, nil
+		})
+
+	addTool(srv, "sbx_kill", "Kill a sandbox's processes",
+		"Kill one process of a sandbox (pid from sbx_stats), or every process it runs when pid is omitted (e.g. a background server). Only the sandbox's own processes can be killed.",
+		killsProcs, inputSchema[killArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in killArgs) (*sdk.CallToolResult, killResult, error) {
+			rep, err := call(ctx, s, func(c *client.Client) (*client.KillReply, error) { return c.KillProcesses(ctx, in.SandboxID, in.Pid) })
+			if err != nil {
+				return nil, killResult{}, err
+			}
+			return nil, killResult{OK: rep.OK, Killed: rep.Killed, Groups: rep.Groups}, nil
+		})
+
+	addTool(srv, "sbx_runs", "Recent runs and the isolation each got",
+		"List recent runs, newest first, of one sandbox or of all: who asked (source), what ran, exit code, duration and the isolation really applied. "+
+			"Use it to find a background run's result or an earlier run's id.",
+		readOnly, inputSchema[runsArgs](withDefault("limit", 20), withRange("limit", 1, 500)),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in runsArgs) (*sdk.CallToolResult, runsResult, error) {
+			if in.Limit < 1 || in.Limit > 500 {
+				return nil, runsResult{}, fmt.Errorf("limit %d: must be a whole number from 1 to 500", in.Limit)
+			}
+			runs, err := call(ctx, s, func(c *client.Client) ([]app.RunRecord, error) { return c.Runs(ctx, in.SandboxID, in.Limit) })
+			if err != nil {
+				return nil, runsResult{}, err
+			}
+			if runs == nil {
+				runs = []app.RunRecord{}
+			}
+			for i := range runs {
+				runs[i].Stdout, runs[i].Stderr = tail(runs[i].Stdout, runsOutputTail), tail(runs[i].Stderr, runsOutputTail)
+			}
+			return nil, runsResult{Runs: runs}, nil
+		})
+}
+
+// tail is the last n bytes of s, starting at a rune boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
