@@ -6,7 +6,7 @@ BINARY  ?= senclaw
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build dashboard deps test-deps start test test-go test-browser vet bench clean
+.PHONY: all build dashboard deps test-deps start test test-go test-fuzz test-browser vet bench clean
 
 all: build
 
@@ -37,12 +37,18 @@ vet:
 test-go:
 	$(GO) test -count=1 ./...
 
+# The fuzz targets, briefly: request decoders, path resolution, settings.
+test-fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 15s ./app
+	$(GO) test -run '^$$' -fuzz FuzzDecodeBodies -fuzztime 15s ./app/api
+	$(GO) test -run '^$$' -fuzz FuzzParseSettingsPatch -fuzztime 15s ./app/mcp
+
 # The dashboard in Debian's Chromium, driven by playwright-core, against a
 # real `senclaw serve`.
 test-browser:
 	./scripts/test-browser.sh
 
-test: test-deps vet test-go test-browser
+test: test-deps vet test-go test-fuzz test-browser
 
 # Benchmarks print ratios against the raw tools measured in the same run.
 bench: deps
