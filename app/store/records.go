@@ -49,7 +49,10 @@ func (s *Store) PutRun(id, sandboxID string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encoding run %q: %w", id, err)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	// Batch: concurrent runs finishing together share one commit (and
+	// one fsync) instead of queueing for one each. fn is idempotent, as
+	// Batch requires: it may run again on its own after a failure.
+	return s.db.Batch(func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		n := runCount(tx)
 		if runs.Get([]byte(id)) == nil {

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/client"
+)
+
+// TestBenchDaemon measures, in one run, through a real daemon's socket:
+// a one-shot `true` against raw bwrap, 200 concurrent one-shot runs against
+// 200 raw bwraps in parallel, and the daemon's idle RSS with 100 sandboxes
+// stored. `make bench` runs it; it is skipped otherwise.
+func TestBenchDaemon(t *testing.T) {
+	if os.Getenv("SENCLAW_BENCH") == "" {
+		t.Skip("set SENCLAW_BENCH=1 (make bench)")
+	}
+	bwrapPath, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := os.MkdirTemp("", "senclaw-bench-")
+	os.Chmod(root, 0o711)
+	defer os.RemoveAll(root)
+	bin := filepath.Join(root, "senclaw")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	daemon := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
+	daemon.Env = env
+	stdout, _ := daemon.StdoutPipe()
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { daemon.Process.Signal(syscall.SIGTERM); daemon.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "socket ") {
+	}
+	c := client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
+	ctx := context.Background()
+	if err := c.Ping(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Raw bwrap with the binds and namespaces a strict sandbox gets, as
+	// the sandbox user, capturing output like the engine does.
+	ws := filepath.Join(root, "raw-ws")
+	os.Mkdir(ws, 0o777)
+	rawArgs := []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+		"--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--", "true"}
+	raw := func() error {
+		cmd := exec.Command(bwrapPath, rawArgs...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
+		}
+		return cmd.Run()
+	}
+	oneShot := func() error {
+		res, err := c.RunOnce(ctx, client.RunOnceBody{RunBody: client.RunBody{Argv: []string{"true"}}}, nil)
+		if err == nil && !res.OK {
+			err = fmt.Errorf("run failed: %+v", res.Run)
+		}
+		return err
+	}
+	var tRaw, tOne []time.Duration
+	for i := 0; i < 45; i++ {
+		for _, m := range []struct {
+			f   func() error
+			out *[]time.Duration
+		}{{raw, &tRaw}, {oneShot, &tOne}} {
+			start := time.Now()
+			if err := m.f(); err != nil {
+				t.Fatal(err)
+			}
+			if i >= 5 {
+				*m.out = append(*m.out, time.Since(start))
+			}
+		}
+	}
+	mr, mo := medianOf(tRaw), medianOf(tOne)
+	fmt.Printf("BENCH daemon one-shot true: raw bwrap %v, through the socket %v, ratio %.2fx (target <= 1.5x)\n", mr, mo, float64(mo)/float64(mr))
+
+	parallel := func(n int, f func() error) time.Duration {
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs <- f() }()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	dRaw := parallel(200, raw)
+	dOne := parallel(200, oneShot)
+	fmt.Printf("BENCH 200 concurrent: raw bwrap %.0f runs/s, daemon %.0f runs/s, %.0f%% (target >= 60%%)\n", 200/dRaw.Seconds(), 200/dOne.Seconds(), 100*dRaw.Seconds()/dOne.Seconds())
+
+	for i := 0; i < 100; i++ {
+		name := fmt.Sprintf("idle-%d", i)
+		if _, err := c.Create(ctx, app.SandboxConfig{Name: &name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	fmt.Printf("BENCH daemon idle RSS with 100 sandboxes: %.1f MiB (target <= 40 MiB)\n", rssMiB(daemon.Process.Pid))
+}
+
+func medianOf(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func rssMiB(pid int) float64 {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return -1
+}
