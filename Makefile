@@ -6,7 +6,7 @@ BINARY  ?= senclaw
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build dashboard deps test-deps start test test-go test-fuzz test-browser vet bench clean
+.PHONY: all build netfwd dashboard deps test-deps start test test-go test-fuzz test-browser vet bench clean
 
 all: build
 
@@ -23,9 +23,14 @@ test-deps:
 dashboard:
 	cd frontend && npm ci --no-audit --no-fund && npm run build
 
-# The headless binary: every subcommand but the window and tray, no cgo.
-build: dashboard
+# The headless binary: every subcommand but the window and tray, no cgo;
+# next to it senclaw-netfwd, the static forwarder bound into sandboxes with
+# network (the engine finds it there; without it such runs are refused).
+build: dashboard netfwd
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BINARY) .
+
+netfwd:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd
 
 start: deps build
 	./$(BINARY) serve
@@ -55,4 +60,4 @@ bench: deps
 	SENCLAW_BENCH=1 $(GO) test -count=1 -run 'TestBench' -v . ./app/
 
 clean:
-	rm -f $(BINARY)
+	rm -f $(BINARY) senclaw-netfwd

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -61,6 +63,7 @@ func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Lo
 	err = srv.Serve(ctx, api.DaemonOptions{
 		RuntimeDir: opts.RuntimeDir, Listen: *listen, FallbackListen: fallback, AllowRemote: *allowRemote, TLSCert: *tlsCert, TLSKey: *tlsKey,
 		Ready: func(info api.DaemonInfo) {
+			protectAPIPort(engine, info.URL)
 			if info.URL != "" {
 				fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 			}
@@ -151,4 +154,17 @@ func stopDaemon(ctx context.Context, runtimeDir string, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stderr, "senclaw stop: the daemon did not stop within 20 s")
 	return cli.ExitFailure
+}
+
+// protectAPIPort tells the engine the API's TCP port, which no sandbox may
+// reach whatever its loopback rules say.
+func protectAPIPort(engine *app.Engine, apiURL string) {
+	if engine == nil || apiURL == "" {
+		return
+	}
+	if u, err := url.Parse(apiURL); err == nil {
+		if p, err := strconv.Atoi(u.Port()); err == nil {
+			engine.ProtectPort(p)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -279,10 +280,32 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 			}),
 			direct.New(),
 		},
-		Probes: []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
-		Logger: logger,
-		EUID:   euid,
+		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
+		Logger:    logger,
+		EUID:      euid,
+		Forwarder: findForwarder(),
 	}, nil
+}
+
+// findForwarder finds senclaw-netfwd, the in-sandbox network forwarder:
+// next to this executable, else on PATH. "" when there is none: the
+// engine then refuses runs that need network and says how to build it.
+func findForwarder() string {
+	if self, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			self = real
+		}
+		p := filepath.Join(filepath.Dir(self), "senclaw-netfwd")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("senclaw-netfwd"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return ""
 }
 
 // dockerOwner labels this engine's containers so that engines of other

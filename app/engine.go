@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/monitor"
@@ -54,6 +56,15 @@ type Options struct {
 	ProcessLister monitor.Lister
 	// SampleInterval is how often processes are sampled (default 1 s).
 	SampleInterval time.Duration
+	// Forwarder is the senclaw-netfwd binary bound into sandboxes with
+	// network (main finds it next to the senclaw executable, else on
+	// PATH). Empty: runs that need network are refused, others work.
+	Forwarder string
+	// NetResolve and NetTreatAsRemote are test overrides of the egress
+	// proxy's resolver and local-address check (see netproxy.Options);
+	// nil in production.
+	NetResolve       func(ctx context.Context, host string) ([]netip.Addr, error)
+	NetTreatAsRemote func(netip.AddrPort) bool
 }
 
 // Engine owns all state. Create it with New and release it with Close.
@@ -71,7 +82,10 @@ type Engine struct {
 
 	live    *liveRuns
 	sampler *monitor.Sampler
-	status  statusCache
+	// proxy is the egress proxy of every sandbox with network (network.go).
+	proxy  *netproxy.Proxy
+	net    netGuard
+	status statusCache
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 }
@@ -111,6 +125,10 @@ func New(opts Options) (*Engine, error) {
 		live:   newLiveRuns(),
 		status: statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
 	}
+	e.proxy = netproxy.New(netproxy.Options{
+		Rules: e.netRules, Protected: e.protectedPort,
+		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
+	})
 	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
 	e.probes.extras = opts.Probes
 	e.sampler = monitor.New(monitor.Options{Lister: opts.ProcessLister, Now: opts.Now, Interval: opts.SampleInterval, Roots: e.roots, Logger: opts.Logger})
@@ -149,6 +167,7 @@ func (e *Engine) Close() error {
 	e.live.killAll()
 	e.live.wait(5 * time.Second)
 	e.closeBackends()
+	e.proxy.Close()
 	return e.store.Close()
 }
 

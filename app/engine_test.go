@@ -10,6 +10,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 )
 
 // testDir makes a directory that a sandbox user can traverse: t.TempDir()
@@ -40,6 +41,7 @@ func newTestEngine(t *testing.T, bs []backends.Backend, opts ...engineOpt) *Engi
 		HomeDir:    filepath.Join(root, "home"),
 		Backends:   bs,
 		EUID:       os.Geteuid(),
+		Forwarder:  netfwdtest.Path(t),
 	}
 	for _, f := range opts {
 		f(&o)

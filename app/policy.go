@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
 // SetPolicy validates and saves the exec policy. On any error nothing
@@ -23,6 +24,11 @@ func (e *Engine) SetPolicy(p ExecPolicy) (ExecPolicy, error) {
 	loop, err := checkPorts("execLoopback", p.ExecLoopback, 1)
 	if err != nil {
 		return ExecPolicy{}, err
+	}
+	for _, q := range loop {
+		if e.protectedPort(q) || netfwd.Reserved(q) {
+			return ExecPolicy{}, badField("execLoopback", q, "is the engine's own API port or a port of the in-sandbox proxy forwarder, which no sandbox may call on this machine")
+		}
 	}
 	p.ExecLoopback = loop
 	if err := e.store.PutSetting("exec_policy", p); err != nil {

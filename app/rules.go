@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
 // MountResult is the answer of AddMount.
@@ -68,18 +69,36 @@ type PortsResult struct {
 }
 
 // SetPorts replaces the sandbox's port rules: each list replaces the old
-// one, and an omitted (nil) list means empty.
+// one, and an omitted (nil) list means empty. Domain lists stay as they
+// are; SetPortRules replaces them too.
 func (e *Engine) SetPorts(ctx context.Context, id string, listen, connect, loopback []int) (*PortsResult, error) {
-	if listen == nil {
-		listen = []int{}
+	sb, err := e.Get(id)
+	if err != nil {
+		return nil, err
 	}
-	if connect == nil {
-		connect = []int{}
+	return e.SetPortRules(ctx, id, backends.PortRules{Listen: listen, Connect: connect, Loopback: loopback,
+		Domains: sb.Ports.Domains, DenyDomains: sb.Ports.DenyDomains})
+}
+
+// SetPortRules replaces all of the sandbox's network rules: ports and
+// domain lists, each list replacing the old one (nil means empty).
+// Connect, loopback and domain changes apply to the next connection of
+// runs already going; listen ports from the next run.
+func (e *Engine) SetPortRules(ctx context.Context, id string, r backends.PortRules) (*PortsResult, error) {
+	orEmpty := func(l []int) []int {
+		if l == nil {
+			return []int{}
+		}
+		return l
 	}
-	if loopback == nil {
-		loopback = []int{}
+	names := func(l []string) []string {
+		if l == nil {
+			return []string{}
+		}
+		return l
 	}
-	sb, err := e.Update(id, SandboxConfig{Listen: listen, Connect: connect, Loopback: loopback})
+	sb, err := e.Update(id, SandboxConfig{Listen: orEmpty(r.Listen), Connect: orEmpty(r.Connect), Loopback: orEmpty(r.Loopback),
+		Domains: names(r.Domains), DenyDomains: names(r.DenyDomains)})
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +110,8 @@ func (e *Engine) SetPorts(ctx context.Context, id string, listen, connect, loopb
 	return res, nil
 }
 
-// networkNote says in words what the sandbox's network rules get from its
-// backend. It is honest about what is not enforced.
+// networkNote says in words what the sandbox's network rules get, by
+// which layer, and what they do not cover.
 func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 	backend := sb.Backend
 	if backend == "" {
@@ -100,18 +119,46 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 			backend = b.Name()
 		}
 	}
-	wants := sb.Network || !sb.Ports.Empty()
 	switch {
 	case backend == "direct":
-		return "the direct backend enforces nothing: network and port rules are advisory only"
-	case !wants:
-		return "network off: the sandbox has its own network namespace with no route out and cannot reach this machine's services"
-	case backend == "bwrap":
-		return "bwrap shares this machine's network namespace when the network is on or ports are listed: listen ports bind directly on the host, and neither connect nor loopback rules are enforced yet (the egress proxy will enforce them)"
-	case backend == "docker":
-		return "docker uses a bridge network when the network is on or ports are listed: listen ports are published on 127.0.0.1 only; connect and loopback rules are not enforced yet (the egress proxy will enforce them)"
+		return "the direct backend enforces nothing: the code shares this machine's network, so the network switch, port and domain rules are advisory only"
+	case backend != "bwrap" && backend != "docker":
+		return "no isolating backend is available; runs are refused"
+	case !wantsNetwork(sb):
+		return fmt.Sprintf("network off (enforced by %s): the sandbox has its own network namespace with loopback only and no route out; names do not resolve, and this machine's services are unreachable", backend)
 	}
-	return "no isolating backend is available; runs are refused"
+	r := sb.Ports
+	parts := []string{fmt.Sprintf("enforced by %s and the engine's proxy: the sandbox has its own network namespace with loopback only; traffic leaves only through the engine's proxy, reached inside at 127.0.0.1:%d (HTTP, CONNECT) and 127.0.0.1:%d (SOCKS5), set in HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (upper and lower case) and for npm, pip, git and curl; Node's fetch, http and https go through it by a NODE_OPTIONS preload (unless the run sets NODE_OPTIONS itself)", backend, netfwd.HTTPPort, netfwd.SOCKSPort)}
+	switch {
+	case sb.Network && len(r.Connect) == 0:
+		parts = append(parts, "outbound: any public address on any port")
+	case len(r.Connect) > 0:
+		parts = append(parts, fmt.Sprintf("outbound: public addresses on ports %v only", r.Connect))
+	default:
+		parts = append(parts, "outbound: none (the network is off; only the rules below)")
+	}
+	if len(r.Domains) > 0 {
+		parts = append(parts, fmt.Sprintf("only the names %s (address literals are refused)", strings.Join(r.Domains, ", ")))
+	}
+	if len(r.DenyDomains) > 0 {
+		parts = append(parts, fmt.Sprintf("never the names %s (deny wins over allow)", strings.Join(r.DenyDomains, ", ")))
+	}
+	parts = append(parts, "addresses are checked after the proxy resolves the name, and it connects to the address it checked: loopback, link-local, private (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10), cloud metadata and this machine's own addresses are refused")
+	if len(r.Loopback) > 0 {
+		parts = append(parts, fmt.Sprintf("this machine's services: ports %v at 127.0.0.1 and ::1 only, also forwarded as 127.0.0.1:PORT inside the sandbox", r.Loopback))
+	} else {
+		parts = append(parts, "this machine's services: none")
+	}
+	parts = append(parts, "the engine's own API is never reachable")
+	if len(r.Listen) > 0 {
+		parts = append(parts, fmt.Sprintf("listen ports %v: reachable from this machine at 127.0.0.1 only, forwarded while a run of the sandbox is going; a port already in use on this machine refuses the run", r.Listen))
+	}
+	parts = append(parts, "names resolve only in the proxy (there is no resolver inside, so no DNS); UDP and other non-TCP traffic is not forwarded; programs that ignore the proxy variables get no network except the forwarded loopback ports",
+		"changes to connect, loopback and domains apply to the next connection, also of runs already going; listen ports and newly added loopback ports take effect from the next run (they need the forwarder of a new run)")
+	if e.opts.Forwarder == "" {
+		parts = append(parts, "NOT AVAILABLE: the forwarder senclaw-netfwd was not found, so runs of this sandbox are refused until it is built (make build)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // CreateNote says what a new sandbox gets, in words: when it starts and
@@ -130,7 +177,7 @@ func (e *Engine) ChangeNote(sb *Sandbox) string { return e.changeNote(sb) }
 // changeNote says when a configuration change takes effect.
 func (e *Engine) changeNote(sb *Sandbox) string {
 	if sb.Backend == "docker" {
-		return "the container is recreated before its next run (workspace files are kept)"
+		return "the container is recreated before its next run (workspace files are kept); network rules other than the switch never need that"
 	}
 	return "takes effect on the next run; runs already going keep what they started with"
 }

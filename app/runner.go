@@ -174,11 +174,17 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		return e.refuse(&rec, err)
 	}
 	tr := e.traceRun(p, &rec, backend, spec) // trace (issue #7)
+	releaseNet, err := e.plumbNetwork(p, backend, spec)
+	if err != nil {
+		tr.discard()
+		return e.refuse(&rec, err)
+	}
 	stdout := newCappedBuffer(OutputCap, p.req.Stdout)
 	stderr := newCappedBuffer(OutputCap, p.req.Stderr)
 	var logFile *os.File
 	if p.req.Background {
 		if logFile, err = e.openRunLog(p.sb, rec.ID); err != nil {
+			releaseNet()
 			return e.refuse(&rec, err)
 		}
 		spec.Stdout, spec.Stderr = logFile, logFile
@@ -192,12 +198,16 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		if logFile != nil {
 			logFile.Close()
 		}
+		releaseNet()
 		tr.discard() // trace (issue #7)
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	enf := proc.Enforcement()
 	tr.started(enf) // trace (issue #7)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
+	if backend.Name() == "direct" && wantsNetwork(p.sb) {
+		rec.Missing = append(rec.Missing, "network: the direct backend enforces nothing; the network switch, port and domain rules are advisory only")
+	}
 	if isolation != "none" && isolation != "none (degraded)" && enf.Isolation != "" {
 		rec.Isolation = enf.Isolation
 	}
@@ -208,6 +218,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr)
+		releaseNet()
 		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()
 		e.complete(&rec, lr, status, waitErr, stdout, stderr)

@@ -84,9 +84,30 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if cfg.Loopback != nil {
 			loopback = cfg.Loopback
 		}
+		domains, deny := sb.Ports.Domains, sb.Ports.DenyDomains
 		if sb.Ports, err = checkPortRules(listen, connect, loopback); err != nil {
 			return sb, err
 		}
+		sb.Ports.Domains, sb.Ports.DenyDomains = domains, deny
+	}
+	if cfg.Domains != nil {
+		if sb.Ports.Domains, err = checkDomains("domains", cfg.Domains, true); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.DenyDomains != nil {
+		if sb.Ports.DenyDomains, err = checkDomains("denyDomains", cfg.DenyDomains, false); err != nil {
+			return sb, err
+		}
+	}
+	if sb.Ports.Domains == nil {
+		sb.Ports.Domains = []string{}
+	}
+	if sb.Ports.DenyDomains == nil {
+		sb.Ports.DenyDomains = []string{}
+	}
+	if err := e.checkNetPorts(sb.Ports); err != nil {
+		return sb, err
 	}
 	if cfg.CPUs != nil {
 		if err := checkCPUs("cpus", *cfg.CPUs); err != nil {
@@ -303,6 +324,7 @@ func (e *Engine) Delete(ctx context.Context, id string, purge bool) (bool, error
 	if err := e.store.DeleteSandbox(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, err
 	}
+	e.forgetNetwork(id)
 	if !purge {
 		return false, nil
 	}

@@ -40,6 +40,11 @@ type Stats struct {
 	MemoryLimitMB int           `json:"memoryLimitMb"`
 	SampledAtMs   int64         `json:"sampledAtMs"`
 	History       []StatsPoint  `json:"history"`
+	// Denied counts the connections the egress proxy refused since the
+	// engine started; RecentDenied are the last distinct refused hosts
+	// (up to 12, newest last).
+	Denied       int      `json:"denied"`
+	RecentDenied []string `json:"recentDenied"`
 	// Note is set when sampling failed or says something is missing.
 	Note string `json:"note,omitempty"`
 }
@@ -63,7 +68,7 @@ func (e *Engine) roots() map[string][]int {
 func machinery(cmd string) bool {
 	first, _, _ := strings.Cut(cmd, " ")
 	switch path.Base(first) {
-	case "bwrap", "strace":
+	case "bwrap", "strace", "senclaw-netfwd", "/run/senclaw-netfwd":
 		return true
 	}
 	return false
@@ -76,6 +81,16 @@ func (e *Engine) Stats(ctx context.Context, id string) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := e.stats(ctx, sb)
+	if st != nil {
+		st.Denied, st.RecentDenied = e.proxy.Denials(id)
+	}
+	return st, err
+}
+
+// stats samples sb's processes (Stats adds the network denials).
+func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
+	id := sb.ID
 	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
 		return e.containerStats(ctx, sb, in)
 	}

@@ -124,8 +124,9 @@ func TestTraceShowsWhatARunTouched(t *testing.T) {
 	t.Parallel()
 	requireTracing(t)
 	e := traceEngine(t)
-	sb := tracedSandbox(t, e, SandboxConfig{Backend: ptr("bwrap"), Network: ptr(true)})
 	port := listener(t)
+	// The loopback rule opens this machine's port (through the proxy).
+	sb := tracedSandbox(t, e, SandboxConfig{Backend: ptr("bwrap"), Network: ptr(true), Loopback: []int{port}})
 	in := putFile(t, e, sb, "in.txt", "data")
 	ws := sb.Workspace
 	res := execOK(t, e, sb.ID, RunRequest{Argv: []string{sysPython, "-c", fmt.Sprintf(`

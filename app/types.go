@@ -62,21 +62,25 @@ func (s *Sandbox) limits() backends.Limits {
 // and nil slices mean "not given": the default on create, unchanged on
 // update.
 type SandboxConfig struct {
-	Name      *string           `json:"name,omitempty"`
-	Backend   *string           `json:"backend,omitempty"`
-	Image     *string           `json:"image,omitempty"`
-	FsMode    *string           `json:"fsMode,omitempty"`
-	Mounts    []backends.Mount  `json:"mounts,omitempty"`
-	Network   *bool             `json:"network,omitempty"`
-	Listen    []int             `json:"listenPorts,omitempty"`
-	Connect   []int             `json:"connectPorts,omitempty"`
-	Loopback  []int             `json:"loopbackPorts,omitempty"`
-	CPUs      *float64          `json:"cpus,omitempty"`
-	MemoryMB  *int              `json:"memoryMb,omitempty"`
-	Pids      *int              `json:"pids,omitempty"`
-	DiskMB    *int              `json:"diskMb,omitempty"`
-	TimeoutMs *int              `json:"timeoutMs,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
+	Name     *string          `json:"name,omitempty"`
+	Backend  *string          `json:"backend,omitempty"`
+	Image    *string          `json:"image,omitempty"`
+	FsMode   *string          `json:"fsMode,omitempty"`
+	Mounts   []backends.Mount `json:"mounts,omitempty"`
+	Network  *bool            `json:"network,omitempty"`
+	Listen   []int            `json:"listenPorts,omitempty"`
+	Connect  []int            `json:"connectPorts,omitempty"`
+	Loopback []int            `json:"loopbackPorts,omitempty"`
+	// Domains (allow) and DenyDomains: names the sandbox may / may never
+	// reach through the proxy; nil leaves them as they are.
+	Domains     []string          `json:"domains,omitempty"`
+	DenyDomains []string          `json:"denyDomains,omitempty"`
+	CPUs        *float64          `json:"cpus,omitempty"`
+	MemoryMB    *int              `json:"memoryMb,omitempty"`
+	Pids        *int              `json:"pids,omitempty"`
+	DiskMB      *int              `json:"diskMb,omitempty"`
+	TimeoutMs   *int              `json:"timeoutMs,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
 }
 
 // Settings hold the defaults for new sandboxes and engine-wide choices.

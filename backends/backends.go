@@ -53,9 +53,15 @@ type PortRules struct {
 	// Loopback are this machine's own service ports the sandbox may call.
 	// Empty means none.
 	Loopback []int `json:"loopback"`
+	// Domains, when not empty, are the only names the sandbox may reach
+	// (exact, or "*.example.com" for the name and its subdomains).
+	Domains []string `json:"domains"`
+	// DenyDomains are names it may never reach; deny wins over allow.
+	DenyDomains []string `json:"denyDomains"`
 }
 
-// Empty reports whether no port is named at all.
+// Empty reports whether no port is named at all. Domain lists alone do
+// not ask for network.
 func (p PortRules) Empty() bool {
 	return len(p.Listen) == 0 && len(p.Connect) == 0 && len(p.Loopback) == 0
 }
@@ -103,7 +109,12 @@ type Spec struct {
 
 	Network bool
 	Ports   PortRules
-	Limits  Limits
+	// Net, when set, gives the sandbox the engine's network plumbing: its
+	// own namespace stays without a route out, and the forwarder in front
+	// of Argv relays loopback ports to the engine's proxy. Nil means no
+	// network at all.
+	Net    *NetPlumbing
+	Limits Limits
 	// User is who the process runs as on the host; nil means the engine's
 	// own user (which must not be root for an isolating backend).
 	User *Credential
@@ -116,6 +127,23 @@ type Spec struct {
 	// it observes, as it happens. A backend that cannot trace from outside
 	// the sandbox says so in Enforcement.Missing.
 	Trace func(TraceEvent)
+}
+
+// NetPlumbing is what a backend binds into a sandbox so that its traffic
+// goes through the engine's egress proxy (see backends/netfwd).
+type NetPlumbing struct {
+	// Dir is the host directory bound at netfwd.MountDir: the engine's
+	// proxy socket is in it, and the forwarder makes the listen sockets.
+	Dir string
+	// Forwarder is the host path of the senclaw-netfwd binary, bound
+	// read-only at netfwd.BinaryPath.
+	Forwarder string
+	// Listen are the ports the forwarder serves on Unix sockets in Dir for
+	// the engine's host-side forwarding.
+	Listen []int
+	// Loopback are the host service ports the forwarder opens on loopback
+	// inside, relayed to the proxy (which checks them per connection).
+	Loopback []int
 }
 
 // TraceEvent is one action of a traced run.

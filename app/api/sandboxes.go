@@ -241,6 +241,8 @@ type runOnceBody struct {
 	Listen   []int            `json:"listenPorts"`
 	Connect  []int            `json:"connectPorts"`
 	Loopback []int            `json:"loopbackPorts"`
+	Domains  []string         `json:"domains"`
+	Deny     []string         `json:"denyDomains"`
 	CPUs     *float64         `json:"cpus"`
 	MemoryMB *int             `json:"memoryMb"`
 	Pids     *int             `json:"pids"`
@@ -249,7 +251,7 @@ type runOnceBody struct {
 
 func (b runOnceBody) config() app.SandboxConfig {
 	return app.SandboxConfig{Name: b.Name, Backend: b.Backend, Image: b.Image, FsMode: b.FsMode, Mounts: b.Mounts, Network: b.Network,
-		Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, CPUs: b.CPUs, MemoryMB: b.MemoryMB, Pids: b.Pids, DiskMB: b.DiskMB}
+		Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny, CPUs: b.CPUs, MemoryMB: b.MemoryMB, Pids: b.Pids, DiskMB: b.DiskMB}
 }
 
 func (s *Server) runOnce(w http.ResponseWriter, r *http.Request) error {
@@ -345,14 +347,23 @@ func (s *Server) setFsMode(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) setPorts(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
-		Listen   []int `json:"listen"`
-		Connect  []int `json:"connect"`
-		Loopback []int `json:"loopback"`
+		Listen   []int    `json:"listen"`
+		Connect  []int    `json:"connect"`
+		Loopback []int    `json:"loopback"`
+		Domains  []string `json:"domains"`
+		Deny     []string `json:"denyDomains"`
 	}
 	if err := decode(r, &b); err != nil {
 		return err
 	}
-	res, err := s.e.SetPorts(r.Context(), r.PathValue("id"), b.Listen, b.Connect, b.Loopback)
+	var res *app.PortsResult
+	var err error
+	if b.Domains == nil && b.Deny == nil {
+		// A client that knows only ports keeps the domain lists.
+		res, err = s.e.SetPorts(r.Context(), r.PathValue("id"), b.Listen, b.Connect, b.Loopback)
+	} else {
+		res, err = s.e.SetPortRules(r.Context(), r.PathValue("id"), backends.PortRules{Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny})
+	}
 	if err != nil {
 		return err
 	}

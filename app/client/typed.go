@@ -251,6 +251,28 @@ func (c *Client) SetPorts(ctx context.Context, id string, listen, connect, loopb
 	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/ports", nil, body, &out)
 }
 
+// SetPortRules replaces a sandbox's port rules and domain lists.
+func (c *Client) SetPortRules(ctx context.Context, id string, r backends.PortRules) (*app.PortsResult, error) {
+	var out app.PortsResult
+	body := map[string]any{"listen": orNoInts(r.Listen), "connect": orNoInts(r.Connect), "loopback": orNoInts(r.Loopback),
+		"domains": orNoNames(r.Domains), "denyDomains": orNoNames(r.DenyDomains)}
+	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/ports", nil, body, &out)
+}
+
+func orNoInts(l []int) []int {
+	if l == nil {
+		return []int{}
+	}
+	return l
+}
+
+func orNoNames(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
 // LoginURL asks the daemon for a one-time dashboard login link.
 func (c *Client) LoginURL(ctx context.Context, base string) (string, error) {
 	var out struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 )
 
 // The 22 tools, by the reference's names.
@@ -69,8 +70,9 @@ func startDaemon(t *testing.T) *client.Client {
 	root := testDir(t)
 	e, err := app.New(app.Options{
 		DataDir: filepath.Join(root, "data"), ConfigDir: filepath.Join(root, "config"), RuntimeDir: filepath.Join(root, "run"), HomeDir: filepath.Join(root, "home"),
-		Backends: []backends.Backend{bwrap.New(bwrap.Options{}), direct.New()},
-		EUID:     os.Geteuid(),
+		Backends:  []backends.Backend{bwrap.New(bwrap.Options{}), direct.New()},
+		EUID:      os.Geteuid(),
+		Forwarder: netfwdtest.Path(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -29,12 +29,17 @@ type portsArgs struct {
 	Listen    []int  `json:"listen,omitempty" jsonschema:"ports (1024 to 65535) its servers may listen on, reachable from this machine at 127.0.0.1:PORT; replaces the list, omitted = none"`
 	Connect   []int  `json:"connect,omitempty" jsonschema:"remote ports (1 to 65535) it may connect to, e.g. 443; replaces the list, omitted = none"`
 	Loopback  []int  `json:"loopback,omitempty" jsonschema:"ports of this machine's own services it may call at localhost; replaces the list, omitted = none"`
+	// Domains and DenyDomains: issue #5 (the egress proxy enforces them).
+	Domains     []string `json:"domains,omitempty" jsonschema:"if not empty, the only names it may reach (exact, or *.example.com for the name and its subdomains); replaces the list, omitted = none (any name)"`
+	DenyDomains []string `json:"denyDomains,omitempty" jsonschema:"names it may never reach; deny wins over allow; replaces the list, omitted = none"`
 }
 
 type portsResult struct {
 	Listen      []int    `json:"listen"`
 	Connect     []int    `json:"connect"`
 	Loopback    []int    `json:"loopback"`
+	Domains     []string `json:"domains"`
+	DenyDomains []string `json:"denyDomains"`
 	ReachableAt []string `json:"reachableAt" jsonschema:"addresses on this machine where its listen ports answer"`
 	Note        string   `json:"note" jsonschema:"precisely what its backend enforces of these rules and what it does not"`
 }
@@ -92,7 +97,7 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 		changes, inputSchema[portsArgs](),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in portsArgs) (*sdk.CallToolResult, portsResult, error) {
 			res, err := call(ctx, s, func(c *client.Client) (*app.PortsResult, error) {
-				return c.SetPorts(ctx, in.SandboxID, orEmpty(in.Listen), orEmpty(in.Connect), orEmpty(in.Loopback))
+				return c.SetPortRules(ctx, in.SandboxID, backends.PortRules{Listen: in.Listen, Connect: in.Connect, Loopback: in.Loopback, Domains: in.Domains, DenyDomains: in.DenyDomains})
 			})
 			if err != nil {
 				return nil, portsResult{}, err
@@ -101,7 +106,8 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 			if reach == nil {
 				reach = []string{}
 			}
-			return nil, portsResult{Listen: orEmpty(res.Ports.Listen), Connect: orEmpty(res.Ports.Connect), Loopback: orEmpty(res.Ports.Loopback), ReachableAt: reach, Note: res.Note}, nil
+			return nil, portsResult{Listen: orEmpty(res.Ports.Listen), Connect: orEmpty(res.Ports.Connect), Loopback: orEmpty(res.Ports.Loopback),
+				Domains: names(res.Ports.Domains), DenyDomains: names(res.Ports.DenyDomains), ReachableAt: reach, Note: res.Note}, nil
 		})
 
 	settingsSchema := inputSchema[settingsArgs]()
@@ -168,4 +174,12 @@ func orEmpty(s []int) []int {
 		return []int{}
 	}
 	return s
+}
+
+// names is l, or an empty list rather than null.
+func names(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
 // SystemRoots returns the directories that strict and allowlist sandboxes
@@ -62,13 +63,19 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		"--unshare-user", "--disable-userns",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	}
-	if !spec.Network && spec.Ports.Empty() {
-		a = append(a, "--unshare-net")
-	}
+	// Always a network namespace of its own, with only loopback: the way
+	// out, when there is one, is the engine's proxy (spec.Net).
+	a = append(a, "--unshare-net")
 	var exposed []string
 	if spec.FsMode == backends.FsOpen {
 		a = append(a, "--ro-bind", "/", "/")
 		exposed = []string{"/"}
+		if spec.Net != nil {
+			// The plumbing's mount points go on a private /run rather than
+			// the host's (read-only here); the host's /run (sockets of
+			// system services) is not the sandbox's business anyway.
+			a = append(a, "--tmpfs", "/run")
+		}
 	} else {
 		for _, r := range host.Roots {
 			if r.Symlink != "" {
@@ -111,12 +118,19 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, m.Source, target)
 	}
+	argv := spec.Argv
+	if spec.Net != nil {
+		a = append(a,
+			"--bind", spec.Net.Dir, netfwd.MountDir,
+			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
+		argv = netfwd.Argv(spec.Net, spec.Argv)
+	}
 	a = append(a,
 		"--seccomp", strconv.Itoa(fds.Seccomp),
 		"--info-fd", strconv.Itoa(fds.Info),
 		"--block-fd", strconv.Itoa(fds.Block),
 		"--chdir", w, "--")
-	return append(a, spec.Argv...)
+	return append(a, argv...)
 }
 
 // under reports whether p is one of roots or inside one of them.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -56,10 +57,19 @@ func argsCases() []struct {
 		{Source: "/srv/models", Target: "models/base", ReadOnly: true},
 		{Source: "/srv/evil", Target: "../../escape"},
 	}
+	plumbing := func(listen, loopback []int) *backends.NetPlumbing {
+		return &backends.NetPlumbing{Dir: "/home/ann/.local/share/sc/net/s1", Forwarder: "/usr/lib/senclaw/senclaw-netfwd", Listen: listen, Loopback: loopback}
+	}
 	netOn := baseSpec(backends.FsStrict)
 	netOn.Network = true
+	netOn.Net = plumbing(nil, nil)
 	ports := baseSpec(backends.FsStrict)
-	ports.Ports = backends.PortRules{Listen: []int{8080}}
+	ports.Ports = backends.PortRules{Listen: []int{8080}, Loopback: []int{5432}}
+	ports.Net = plumbing([]int{8080}, []int{5432})
+	openNet := baseSpec(backends.FsOpen)
+	openNet.Network = true
+	openNet.Hidden = []string{"/home/ann", "/home/ann/.local/share/sc"}
+	openNet.Net = plumbing(nil, nil)
 	return []struct {
 		name string
 		spec *backends.Spec
@@ -71,6 +81,7 @@ func argsCases() []struct {
 		{"network_on", netOn},
 		{"network_off", baseSpec(backends.FsStrict)},
 		{"ports_listed", ports},
+		{"open_network_on", openNet},
 	}
 }
 
@@ -117,12 +128,25 @@ func TestArgsInvariants(t *testing.T) {
 			if tc.spec.FsMode != backends.FsOpen && strings.Contains(joined, " --ro-bind / / ") {
 				t.Errorf("%s mode binds the whole root", tc.spec.FsMode)
 			}
-			wantNet := !tc.spec.Network && tc.spec.Ports.Empty()
-			if slices.Contains(a, "--unshare-net") != wantNet {
-				t.Errorf("--unshare-net present=%v, want %v", !wantNet, wantNet)
+			// Every sandbox has its own network namespace, network on or
+			// off; nothing ever listens on every address.
+			if !slices.Contains(a, "--unshare-net") {
+				t.Errorf("--unshare-net missing")
+			}
+			if strings.Contains(joined, "0.0.0.0") {
+				t.Errorf("contains 0.0.0.0")
 			}
 			sep := slices.Index(a, "--")
-			if sep < 0 || !slices.Equal(a[sep+1:], tc.spec.Argv) {
+			want := tc.spec.Argv
+			if tc.spec.Net != nil {
+				want = netfwd.Argv(tc.spec.Net, tc.spec.Argv)
+				if indexPair(a, "--bind", tc.spec.Net.Dir, netfwd.MountDir) < 0 || indexPair(a, "--ro-bind", tc.spec.Net.Forwarder, netfwd.BinaryPath) < 0 {
+					t.Errorf("network plumbing not bound: %q", a)
+				}
+			} else if strings.Contains(joined, netfwd.MountDir) {
+				t.Errorf("network off, yet %s is there", netfwd.MountDir)
+			}
+			if sep < 0 || !slices.Equal(a[sep+1:], want) {
 				t.Errorf("argv not after --: %q", a)
 			}
 			ws := indexPair(a, "--bind", tc.spec.Workspace, tc.spec.Workspace)
@@ -131,7 +155,7 @@ func TestArgsInvariants(t *testing.T) {
 			}
 			for i := 0; i+1 < len(a); i++ {
 				if a[i] == "--bind" || a[i] == "--ro-bind" {
-					if a[i] == "--bind" && i != ws && !strings.HasPrefix(a[i+2], tc.spec.Workspace+"/") {
+					if a[i] == "--bind" && i != ws && !strings.HasPrefix(a[i+2], tc.spec.Workspace+"/") && a[i+2] != netfwd.MountDir {
 						t.Errorf("writable bind outside the workspace: %q", a[i:i+3])
 					}
 				}

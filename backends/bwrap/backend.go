@@ -1,7 +1,7 @@
 // Package bwrap runs sandboxed commands with bubblewrap on Linux: a new user,
-// pid, ipc, uts, cgroup and (unless the network is allowed) network
-// namespace, a read-only view of the host chosen by the fs mode, the
-// workspace as the only writable directory, a seccomp filter from
+// pid, ipc, uts, cgroup and network namespace (the network, when allowed,
+// goes through the engine's proxy via backends/netfwd), a read-only view
+// of the host chosen by the fs mode, the workspace as the only writable directory, a seccomp filter from
 // seccompfilter, and cgroup or rlimit resource limits.
 //
 // Args turns a Spec into bwrap's argument list without touching the system;
@@ -57,9 +57,12 @@ func New(opts Options) *Backend {
 // Name returns "bwrap".
 func (b *Backend) Name() string { return Name }
 
-// networkNote is what Enforcement.Missing says when the host network is
-// shared.
-const networkNote = "network: the sandbox shares the host network; loopback and connect port rules are not enforced by bwrap yet"
+// Network enforcement in words, for Enforcement.
+const (
+	netNone    = "network: own namespace with loopback only, no route out"
+	netProxied = "network: own namespace with loopback only; egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules"
+	netUDP     = "network: UDP and other non-TCP traffic is not forwarded, and programs that ignore the proxy variables reach only the forwarded loopback ports"
+)
 
 // SetupError is bwrap failing to build the sandbox before the command ran
 // (a missing mount source, no user namespaces, ...).

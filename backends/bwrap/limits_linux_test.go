@@ -86,7 +86,7 @@ except OSError as e:
 					}
 				}},
 				{"cpu_quota_reported", backends.Limits{CPUs: 0.5}, `print("ok")`, func(t *testing.T, r result) {
-					if got := r.proc.Enforcement().Limits; len(got) != 1 || got[0] != "cpu 0.5: cgroup v1 cfs" && got[0] != "cpu 0.5: cgroup v2 cfs" {
+					if got := r.proc.Enforcement().Limits; len(got) != 2 || got[0] != "cpu 0.5: cgroup v1 cfs" && got[0] != "cpu 0.5: cgroup v2 cfs" {
 						t.Errorf("limits %q", got)
 					}
 				}},

@@ -38,8 +38,11 @@ var _ backends.Process = (*process)(nil)
 func newProcess(cmd *exec.Cmd, plan *limitPlan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
 	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{}), log: log}
 	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.applied, Missing: plan.missing}
-	if spec.Network || !spec.Ports.Empty() {
-		p.enf.Missing = append(p.enf.Missing, networkNote)
+	if spec.Net != nil {
+		p.enf.Limits = append(p.enf.Limits, netProxied)
+		p.enf.Missing = append(p.enf.Missing, netUDP)
+	} else {
+		p.enf.Limits = append(p.enf.Limits, netNone)
 	}
 	go p.reap()
 	return p

@@ -3,8 +3,10 @@ package bwrap
 import (
 	"fmt"
 	"os/exec"
+	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/tracer"
 )
 
@@ -24,7 +26,19 @@ func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
 	if spec.Trace == nil {
 		return nil, nil
 	}
-	return tracer.Wrap(cmd, spec.Trace, 1)
+	if spec.Net == nil {
+		return tracer.Wrap(cmd, spec.Trace, 1)
+	}
+	// The forwarder's exec is a launcher too, and its relays to the proxy
+	// are machinery: the sandboxed program's own connect is what the trace
+	// shows.
+	emit := spec.Trace
+	return tracer.Wrap(cmd, func(ev backends.TraceEvent) {
+		if ev.Kind == "net.connect" && strings.HasPrefix(ev.Target, "unix:"+netfwd.MountDir+"/") {
+			return
+		}
+		emit(ev)
+	}, 2)
 }
 
 // outerPid is bwrap's own pid. Without a trace it is the started process;

@@ -42,6 +42,14 @@ func validate(spec *backends.Spec) error {
 			return fmt.Errorf("invalid mount target %q: must be a clean path inside the workspace", t)
 		}
 	}
+	if n := spec.Net; n != nil {
+		if err := absClean("network directory", n.Dir); err != nil {
+			return err
+		}
+		if err := absClean("forwarder", n.Forwarder); err != nil {
+			return err
+		}
+	}
 	if spec.RunID != "" && !validRunID(spec.RunID) {
 		return fmt.Errorf("invalid run id %q", spec.RunID)
 	}

@@ -7,7 +7,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/go-connections/nat"
+
+	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
 // Paths inside every container.
@@ -90,6 +91,8 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*co
 		IpcMode:        container.IPCModePrivate,
 		CgroupnsMode:   container.CgroupnsModePrivate,
 		Mounts:         mountsOf(s),
+		// No port is ever published: listen ports reach the host through
+		// the engine's forwarding (127.0.0.1 only), like bwrap's.
 		Resources: container.Resources{
 			PidsLimit:  &pids,
 			Memory:     memory,
@@ -106,17 +109,6 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*co
 		limit := int64(s.DiskMB) << 20
 		host.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: limit, Hard: limit}}
 	}
-	if len(s.Listen) > 0 {
-		cfg.ExposedPorts = nat.PortSet{}
-		host.PortBindings = nat.PortMap{}
-		for _, p := range s.Listen {
-			port := nat.Port(strconv.Itoa(p) + "/tcp")
-			cfg.ExposedPorts[port] = struct{}{}
-			// 127.0.0.1 only: a listen port is reachable from this machine,
-			// never from the network.
-			host.PortBindings[port] = []nat.PortBinding{{HostIP: "127.0.0.1", HostPort: strconv.Itoa(p)}}
-		}
-	}
 	return cfg, host
 }
 
@@ -130,6 +122,11 @@ func mountsOf(s shape) []mount.Mount {
 			Target:   path.Join(workDir, m.Target),
 			ReadOnly: m.ReadOnly,
 		})
+	}
+	if s.NetDir != "" {
+		ms = append(ms,
+			mount.Mount{Type: mount.TypeBind, Source: s.NetDir, Target: netfwd.MountDir},
+			mount.Mount{Type: mount.TypeBind, Source: s.Forwarder, Target: netfwd.BinaryPath, ReadOnly: true})
 	}
 	return ms
 }

@@ -34,10 +34,13 @@ func configCases() []struct {
 	name string
 	spec *backends.Spec
 } {
+	plumbing := &backends.NetPlumbing{Dir: "/var/lib/senclaw/net/s1", Forwarder: "/usr/lib/senclaw/senclaw-netfwd"}
 	netOn := goldenSpec()
 	netOn.Network = true
+	netOn.Net = plumbing
 	ports := goldenSpec()
 	ports.Ports = backends.PortRules{Listen: []int{8080, 3000, 8080}, Connect: []int{443}}
+	ports.Net = plumbing
 	mounts := goldenSpec()
 	mounts.Mounts = []backends.Mount{
 		{Source: "/srv/models", Target: "models/base", ReadOnly: true},
@@ -95,6 +98,9 @@ func TestContainerConfig_golden(t *testing.T) {
 					t.Errorf("the create config contains %q", bad)
 				}
 			}
+			if host.NetworkMode != "none" || len(host.PortBindings) > 0 || len(cfg.ExposedPorts) > 0 {
+				t.Errorf("network mode %q, port bindings %v, exposed %v: want none, none, none", host.NetworkMode, host.PortBindings, cfg.ExposedPorts)
+			}
 			for _, must := range []string{`"ReadonlyRootfs": true`, `"no-new-privileges"`, `"Init": true`, `"ALL"`, `"/tmp": "rw,nosuid,nodev`} {
 				if !bytes.Contains(got, []byte(must)) {
 					t.Errorf("the create config lacks %q", must)
@@ -130,6 +136,13 @@ func TestConfigHash_golden(t *testing.T) {
 	ha, hb := mustShape(t, a).hash(), mustShape(t, b).hash()
 	if ha != hb {
 		t.Errorf("equivalent specs hash differently: %s vs %s", ha, hb)
+	}
+	// Port and domain rules apply live (the proxy reads them per
+	// connection; each run's forwarder serves its listen ports): they
+	// never make a container "needs recreate".
+	b.Ports = backends.PortRules{Listen: []int{7000}, Connect: []int{443}, Loopback: []int{5432}, Domains: []string{"example.com"}}
+	if mustShape(t, b).hash() != ha {
+		t.Error("port or domain rules change the hash")
 	}
 	b.Limits.Pids++
 	if mustShape(t, b).hash() == ha {

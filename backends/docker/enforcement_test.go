@@ -21,8 +21,11 @@ func TestEnforcement_saysWhatDoesNotHold(t *testing.T) {
 		{name: "strict_network_off", edit: func(*backends.Spec) {}, noneMissing: true, limitsToo: "network: none"},
 		{name: "open_mode", edit: func(s *backends.Spec) { s.FsMode = backends.FsOpen }, missing: "fs mode open does not apply"},
 		{name: "allowlist_paths", edit: func(s *backends.Spec) { s.FsMode = backends.FsAllowlist; s.ReadPaths = []string{"/srv"} }, missing: "read paths are not exposed"},
-		{name: "connect_rules", edit: func(s *backends.Spec) { s.Ports.Connect = []int{443} }, missing: "connect and loopback port rules are not enforced by docker until the egress proxy lands"},
-		{name: "network_on", edit: func(s *backends.Spec) { s.Network = true }, missing: "docker bridge allows any outbound address"},
+		{name: "connect_rules_without_plumbing", edit: func(s *backends.Spec) { s.Ports.Connect = []int{443} }, noneMissing: true, limitsToo: "network: none"},
+		{name: "network_on", edit: func(s *backends.Spec) {
+			s.Network = true
+			s.Net = &backends.NetPlumbing{Dir: "/var/lib/senclaw/net/s1", Forwarder: "/usr/lib/senclaw/senclaw-netfwd"}
+		}, missing: "UDP and other non-TCP traffic is not forwarded", limitsToo: "egress only through the engine's proxy"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

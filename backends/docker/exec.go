@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
 // Start runs spec as an exec in the sandbox's container (made on first use)
@@ -73,6 +74,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spec *backends.Spec, s shape, done func()) (*process, error) {
 	pm := newPathMap(s)
 	argv := pm.argv(spec.Argv)
+	if spec.Net != nil {
+		argv = netfwd.Argv(spec.Net, argv)
+	}
 	runID := safeRunID(spec.RunID)
 	if !ref.HostPids {
 		// The daemon's pids are not ours to signal: keep the run's
@@ -134,8 +138,10 @@ func enforcementOf(spec *backends.Spec, s shape) backends.Enforcement {
 		e.Limits = append(e.Limits, fmt.Sprintf("disk: fsize rlimit %d MB + engine watchdog", s.DiskMB))
 	}
 	e.Limits = append(e.Limits, "seccomp: docker default + senclaw denials", "root fs read-only, no capabilities, no-new-privileges, user "+s.User)
-	if s.Network == "none" {
+	if s.NetDir == "" {
 		e.Limits = append(e.Limits, "network: none")
+	} else {
+		e.Limits = append(e.Limits, "network: none (no interface but loopback); egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules")
 	}
 	return e
 }

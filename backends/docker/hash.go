@@ -18,7 +18,7 @@ import (
 // hardeningVersion names the set of hardening choices in config.go. Bump it
 // whenever containerConfig changes what an existing container would get, so
 // the config hash changes and existing containers show "needs recreate".
-const hardeningVersion = "senclaw-docker-hardening-1"
+const hardeningVersion = "senclaw-docker-hardening-2"
 
 // Defaults for limits a Spec leaves at zero: a container is never without
 // a process and memory ceiling.
@@ -38,12 +38,17 @@ type shape struct {
 	Workspace string       `json:"workspace"`
 	Mounts    []mountShape `json:"mounts"`
 	Network   string       `json:"network"`
-	Listen    []int        `json:"listen"`
-	CPUs      string       `json:"cpus"`
-	MemoryMB  int          `json:"memoryMb"`
-	Pids      int          `json:"pids"`
-	DiskMB    int          `json:"diskMb"`
-	User      string       `json:"user"`
+	// NetDir and Forwarder are the engine's network plumbing bound into
+	// the container (empty without network). Port and domain rules are
+	// not part of the shape: the proxy applies them per connection, and
+	// the forwarder of each run serves its listen ports.
+	NetDir    string `json:"netDir,omitempty"`
+	Forwarder string `json:"forwarder,omitempty"`
+	CPUs      string `json:"cpus"`
+	MemoryMB  int    `json:"memoryMb"`
+	Pids      int    `json:"pids"`
+	DiskMB    int    `json:"diskMb"`
+	User      string `json:"user"`
 }
 
 type mountShape struct {
@@ -70,7 +75,9 @@ func (s shape) poolKey() string {
 // shapeOf resolves spec into a shape. It fails closed on anything it
 // cannot place safely: a mount escaping /work, uid 0, a privileged port.
 func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, error) {
-	s := shape{Hardening: hardeningVersion, Seccomp: seccompDigest, Network: "none", Mounts: []mountShape{}, Listen: []int{}}
+	// The network mode is always none: a container's only way out is the
+	// engine's proxy, through the plumbing bound in below.
+	s := shape{Hardening: hardeningVersion, Seccomp: seccompDigest, Network: "none", Mounts: []mountShape{}}
 	s.Image = spec.Image
 	if s.Image == "" {
 		s.Image = opts.DefaultImage
@@ -102,14 +109,12 @@ func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, e
 		if p < 1024 || p > 65535 {
 			return s, fmt.Errorf("listen port %d is outside 1024-65535", p)
 		}
-		s.Listen = append(s.Listen, p)
 	}
-	slices.Sort(s.Listen)
-	s.Listen = slices.Compact(s.Listen)
-	// Listen ports need a network to publish from; connect and loopback
-	// rules need one too until the egress proxy lands.
-	if spec.Network || !spec.Ports.Empty() {
-		s.Network = "bridge"
+	if n := spec.Net; n != nil {
+		if !filepath.IsAbs(n.Dir) || !filepath.IsAbs(n.Forwarder) {
+			return s, fmt.Errorf("the network plumbing paths %q and %q must be absolute", n.Dir, n.Forwarder)
+		}
+		s.NetDir, s.Forwarder = filepath.Clean(n.Dir), filepath.Clean(n.Forwarder)
 	}
 	if spec.Limits.CPUs > 0 {
 		s.CPUs = strconv.FormatFloat(spec.Limits.CPUs, 'f', 3, 64)

@@ -75,11 +75,8 @@ func notEnforced(spec *backends.Spec, s shape) []string {
 	if len(spec.ReadPaths) > 0 {
 		missing = append(missing, "read paths are not exposed in a container (only the workspace and mounts are)")
 	}
-	if s.Network == "bridge" {
-		if len(spec.Ports.Connect) > 0 || len(spec.Ports.Loopback) > 0 {
-			missing = append(missing, "connect and loopback port rules are not enforced by docker until the egress proxy lands")
-		}
-		missing = append(missing, "network: a docker bridge allows any outbound address, including this machine's services on the bridge gateway, until the egress proxy lands")
+	if s.NetDir != "" {
+		missing = append(missing, "network: UDP and other non-TCP traffic is not forwarded, and programs that ignore the proxy variables reach only the forwarded loopback ports")
 	}
 	return missing
 }

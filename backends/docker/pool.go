@@ -80,7 +80,9 @@ func (pl *pool) disable(cli *client.Client, why string) {
 func (b *Backend) startOneShot(ctx context.Context, cli *client.Client, spec *backends.Spec, s shape) (backends.Process, error) {
 	pl := b.pool
 	var ref *ctrRef
-	if pl.enabled() {
+	// A pooled container was made before the run's network plumbing
+	// existed: a run with network gets a fresh one.
+	if pl.enabled() && s.NetDir == "" {
 		if c := pl.take(s); c != nil {
 			if !c.ref.HostPids && !b.opts.inContainerKill {
 				// A daemon in a VM binds through file sharing, where a

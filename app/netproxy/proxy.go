@@ -1,0 +1,216 @@
+// Package netproxy is the engine's egress proxy for Linux sandboxes. Every
+// bwrap and Docker sandbox has its own network namespace with no route
+// out; the only way out is a Unix socket bound into it, on which this
+// proxy answers HTTP (CONNECT and absolute-form) and SOCKS5. The socket a
+// connection arrives on says which sandbox it comes from, so the proxy
+// applies that sandbox's current rules to every connection: connect ports,
+// domain allow and deny lists, loopback ports, and the address check after
+// resolution (loopback, link-local, private, metadata and this machine's
+// own addresses are refused unless a loopback rule names the port). Names
+// resolve here, never inside the sandbox, and the proxy connects to the
+// address it checked, so DNS rebinding gains nothing. Refusals are counted
+// per sandbox.
+//
+// The proxy also forwards a sandbox's listen ports: 127.0.0.1:P on the host
+// is relayed to the forwarder's Unix socket for P inside the sandbox.
+package netproxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Proxy.
+type Options struct {
+	// Rules returns a sandbox's current rules; false means it is gone.
+	// It is called for every connection, so rule changes apply at once.
+	Rules func(sandboxID string) (Rules, bool)
+	// Protected reports ports of this machine that are never reachable,
+	// whatever the rules say (the engine's own API).
+	Protected func(port int) bool
+	// Resolve resolves a name; nil uses the system resolver. Tests
+	// override it so that no query leaves the machine.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// TreatAsRemote, when set, exempts an address from the local-address
+	// check (tests stand in for remote hosts with 127.0.0.1 servers). Nil
+	// in production: the check is always on.
+	TreatAsRemote func(netip.AddrPort) bool
+	// LocalAddrs lists this machine's addresses; nil uses
+	// net.InterfaceAddrs (cached for a while).
+	LocalAddrs func() []netip.Addr
+	// OnDenied is told about each refusal (optional).
+	OnDenied func(sandboxID, host, reason string)
+	Logger   *slog.Logger
+}
+
+// Proxy is the egress proxy. Create it with New; Close ends every session.
+type Proxy struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	denials  map[string]*denials
+
+	ownMu   sync.Mutex
+	own     []netip.Addr
+	ownTime time.Time
+}
+
+// New returns a Proxy.
+func New(opts Options) *Proxy {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Protected == nil {
+		opts.Protected = func(int) bool { return false }
+	}
+	return &Proxy{opts: opts, log: log, sessions: map[string]*session{}, denials: map[string]*denials{}}
+}
+
+// dialTimeout bounds the connection to a target.
+const dialTimeout = 15 * time.Second
+
+// Denied is a refusal by rule.
+type Denied struct {
+	Host string
+	Port int
+	// Rule names what refused it, in words.
+	Rule string
+}
+
+func (d *Denied) Error() string {
+	return fmt.Sprintf("SenClaw refused %s: %s", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Rule)
+}
+
+// decide checks host:port against the sandbox's rules and returns the
+// address to connect to. A *Denied error is a refusal by rule; any other
+// error is a failure (resolution).
+func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.AddrPort, error) {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	deny := func(rule string, args ...any) (netip.AddrPort, error) {
+		d := &Denied{Host: host, Port: port, Rule: fmt.Sprintf(rule, args...)}
+		p.recordDenial(id, host, d.Rule)
+		return netip.AddrPort{}, d
+	}
+	r, ok := p.opts.Rules(id)
+	if !ok {
+		return deny("the sandbox no longer exists")
+	}
+	if port < 1 || port > 65535 {
+		return deny("not a valid port")
+	}
+	lit, err := netip.ParseAddr(host)
+	isName := err != nil
+	inLoopback := slices.Contains(r.Ports.Loopback, port) && !p.opts.Protected(port)
+	if isName {
+		if matchDomain(host, r.Ports.DenyDomains) {
+			return deny("the name is in the sandbox's denyDomains")
+		}
+	} else if len(r.Ports.Domains) > 0 && !(hostLoopback(lit) && inLoopback) {
+		// A loopback rule is about this machine, not names: it holds.
+		return deny("only the names in the sandbox's domains are allowed, not address literals")
+	}
+	// Refuse by port before resolving: a sandbox that may not go out
+	// learns nothing, and no query leaves for it.
+	egressPort := r.egress() && (len(r.Ports.Connect) == 0 || slices.Contains(r.Ports.Connect, port))
+	var addrs []netip.Addr
+	switch {
+	case !isName:
+		addrs = []netip.Addr{lit}
+	case isLocalName(host):
+		addrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
+	default:
+		if len(r.Ports.Domains) > 0 && !matchDomain(host, r.Ports.Domains) {
+			return deny("the name is not in the sandbox's domains")
+		}
+		if !egressPort {
+			return deny("%s", p.egressRule(r, port))
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		addrs, err = p.resolve(rctx, host)
+		cancel()
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("resolving %s: %w", host, err)
+		}
+		if len(addrs) == 0 {
+			return netip.AddrPort{}, fmt.Errorf("resolving %s: no address", host)
+		}
+	}
+	var why string
+	for _, a := range addrs {
+		a = a.Unmap()
+		ap := netip.AddrPortFrom(a, uint16(port))
+		local := classify(a, p.ownAddrs())
+		if p.opts.TreatAsRemote != nil && p.opts.TreatAsRemote(ap) {
+			local = ""
+		}
+		switch {
+		case local == "" && egressPort:
+			return ap, nil
+		case local == "":
+			why = p.egressRule(r, port)
+		case hostLoopback(a) && inLoopback:
+			return ap, nil
+		case hostLoopback(a) && p.opts.Protected(port):
+			why = "port " + strconv.Itoa(port) + " is the engine's own API, never reachable from a sandbox"
+		case hostLoopback(a):
+			why = fmt.Sprintf("%s is %s and port %d is not in the sandbox's loopback ports", a, local, port)
+		default:
+			why = fmt.Sprintf("%s is %s; only public addresses are reachable (loopback ports allow 127.0.0.1 and ::1 only)", a, local)
+		}
+	}
+	return deny("%s", why)
+}
+
+// egressRule says why port may not go out.
+func (p *Proxy) egressRule(r Rules, port int) string {
+	if !r.egress() {
+		return "the sandbox's network is off (only its loopback ports are open)"
+	}
+	return fmt.Sprintf("port %d is not in the sandbox's connect ports %v", port, r.Ports.Connect)
+}
+
+func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if p.opts.Resolve != nil {
+		return p.opts.Resolve(ctx, host)
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// ownAddrs are this machine's addresses, refreshed every 30 s.
+func (p *Proxy) ownAddrs() []netip.Addr {
+	if p.opts.LocalAddrs != nil {
+		return p.opts.LocalAddrs()
+	}
+	p.ownMu.Lock()
+	defer p.ownMu.Unlock()
+	if time.Since(p.ownTime) < 30*time.Second {
+		return p.own
+	}
+	p.own = p.own[:0]
+	if as, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range as {
+			if pfx, err := netip.ParsePrefix(a.String()); err == nil {
+				p.own = append(p.own, pfx.Addr().Unmap())
+			}
+		}
+	}
+	p.ownTime = time.Now()
+	return p.own
+}
+
+// dial connects to the checked address; the name is never resolved again.
+func dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	return d.DialContext(ctx, "tcp", ap.String())
+}

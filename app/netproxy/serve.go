@@ -1,0 +1,194 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/senclaw/sandbox/backends/netfwd"
+)
+
+// Serve answers connections from sandbox id on l until l is closed. The
+// first byte tells the protocol: 5 is SOCKS5, anything else HTTP.
+func (p *Proxy) Serve(l net.Listener, id string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go p.handle(c, id)
+	}
+}
+
+func (p *Proxy) handle(c net.Conn, id string) {
+	br := bufio.NewReaderSize(c, 16<<10)
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	first, err := br.Peek(1)
+	if err != nil {
+		c.Close()
+		return
+	}
+	if first[0] == 5 {
+		p.socks(c, br, id)
+		return
+	}
+	p.http(c, br, id)
+}
+
+// bufferedConn reads what the bufio.Reader already holds before the
+// connection itself.
+type bufferedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// CloseWrite passes a half-close on.
+func (b *bufferedConn) CloseWrite() error {
+	if hc, ok := b.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return nil
+}
+
+func withBuffer(c net.Conn, br *bufio.Reader) net.Conn {
+	if br.Buffered() == 0 {
+		return c
+	}
+	return &bufferedConn{Conn: c, r: io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)}
+}
+
+// http serves HTTP proxy requests: CONNECT tunnels, and absolute-form
+// plain HTTP requests, keeping the client's connection alive.
+func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
+	defer c.Close()
+	var up net.Conn
+	var upBr *bufio.Reader
+	var upKey string
+	defer func() {
+		if up != nil {
+			up.Close()
+		}
+	}()
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		ctx := context.Background()
+		if req.Method == http.MethodConnect {
+			host, port, err := splitHostPort(req.Host, 0)
+			if err != nil {
+				httpError(c, http.StatusBadRequest, "bad CONNECT target "+strconv.Quote(req.Host))
+				return
+			}
+			ap, err := p.decide(ctx, id, host, port)
+			if err != nil {
+				httpFail(c, err)
+				return
+			}
+			t, err := dial(ctx, ap)
+			if err != nil {
+				httpError(c, http.StatusBadGateway, fmt.Sprintf("could not connect to %s (%s): %v", req.Host, ap, err))
+				return
+			}
+			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+				t.Close()
+				return
+			}
+			netfwd.Relay(withBuffer(c, br), t)
+			return
+		}
+		if !req.URL.IsAbs() || req.URL.Scheme != "http" {
+			httpError(c, http.StatusBadRequest, "this is SenClaw's proxy: send absolute-form http:// requests, or CONNECT for anything else")
+			return
+		}
+		host, port, err := splitHostPort(req.URL.Host, 80)
+		if err != nil {
+			httpError(c, http.StatusBadRequest, "bad target "+strconv.Quote(req.URL.Host))
+			return
+		}
+		ap, err := p.decide(ctx, id, host, port)
+		if err != nil {
+			httpFail(c, err)
+			return
+		}
+		key := ap.String() + "|" + host
+		if up == nil || upKey != key {
+			if up != nil {
+				up.Close()
+			}
+			if up, err = dial(ctx, ap); err != nil {
+				up = nil
+				httpError(c, http.StatusBadGateway, fmt.Sprintf("could not connect to %s (%s): %v", req.URL.Host, ap, err))
+				return
+			}
+			upBr, upKey = bufio.NewReaderSize(up, 32<<10), key
+		}
+		for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate"} {
+			req.Header.Del(h)
+		}
+		req.RequestURI = ""
+		if err := req.Write(up); err != nil {
+			return
+		}
+		resp, err := http.ReadResponse(upBr, req)
+		if err != nil {
+			httpError(c, http.StatusBadGateway, "no valid answer from "+req.URL.Host)
+			return
+		}
+		err = resp.Write(c)
+		resp.Body.Close()
+		if err != nil || resp.Close || req.Close {
+			return
+		}
+	}
+}
+
+// httpFail answers a refusal with 403 naming the host and the rule, and
+// any other failure with 502.
+func httpFail(c net.Conn, err error) {
+	var d *Denied
+	if errors.As(err, &d) {
+		httpError(c, http.StatusForbidden, d.Error())
+		return
+	}
+	httpError(c, http.StatusBadGateway, err.Error())
+}
+
+func httpError(c net.Conn, code int, msg string) {
+	body := msg + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Senclaw-Proxy: refused\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+}
+
+func splitHostPort(hp string, defPort int) (string, int, error) {
+	host, ps, err := net.SplitHostPort(hp)
+	if err != nil {
+		// No port given: the scheme's default, if there is one.
+		host = strings.Trim(hp, "[]")
+		if defPort == 0 || host == "" {
+			return "", 0, err
+		}
+		return host, defPort, nil
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || host == "" {
+		return "", 0, fmt.Errorf("bad port in %q", hp)
+	}
+	return host, port, nil
+}

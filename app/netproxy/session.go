@@ -1,0 +1,206 @@
+package netproxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+
+	"github.com/senclaw/sandbox/backends/netfwd"
+	"golang.org/x/sys/unix"
+)
+
+var errConnRefused = syscall.ECONNREFUSED
+
+// session is a sandbox's plumbing while it has runs: the proxy socket in
+// its directory and the host listeners of its listen ports.
+type session struct {
+	refs  int
+	dir   *os.File // O_PATH handle: socket paths stay short however deep dir is
+	proxy net.Listener
+	hosts map[int]net.Listener
+}
+
+// at is a path inside the session's directory through the handle, short
+// enough for a Unix socket address whatever the directory's real path.
+func (s *session) at(name string) string {
+	return "/proc/self/fd/" + strconv.Itoa(int(s.dir.Fd())) + "/" + name
+}
+
+// PortInUseError is a listen port whose host side is taken.
+type PortInUseError struct {
+	Port int
+	Err  error
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("listen port %d: 127.0.0.1:%d is already in use on this machine, so it cannot be forwarded into the sandbox; stop what uses it or pick another port (%v)", e.Port, e.Port, e.Err)
+}
+
+// Acquire makes sure sandbox id's proxy socket answers in dir (an existing
+// directory bound into the sandbox) and that 127.0.0.1:P on the host is
+// forwarded for each listen port. Call the returned release when the run
+// ends; the last release closes the session. A host port that cannot be
+// bound is a *PortInUseError and nothing is acquired.
+func (p *Proxy) Acquire(id, dir string, listen []int) (release func(), err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.sessions[id]
+	fresh := s == nil
+	if fresh {
+		if s, err = p.open(id, dir); err != nil {
+			return nil, err
+		}
+	}
+	var added []int
+	for _, port := range listen {
+		if s.hosts[port] != nil {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			for _, a := range added {
+				s.hosts[a].Close()
+				delete(s.hosts, a)
+			}
+			if fresh {
+				s.close()
+			}
+			return nil, &PortInUseError{Port: port, Err: err}
+		}
+		s.hosts[port] = l
+		added = append(added, port)
+		go p.forward(l, s, port)
+	}
+	if fresh {
+		p.sessions[id] = s
+	}
+	s.refs++
+	done := false
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if done {
+			return
+		}
+		done = true
+		s.refs--
+		if s.refs == 0 {
+			s.close()
+			delete(p.sessions, id)
+		}
+	}, nil
+}
+
+// open starts the proxy socket of a session.
+func (p *Proxy) open(id, dir string) (*session, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the sandbox's network directory: %w", err)
+	}
+	s := &session{dir: os.NewFile(uintptr(fd), dir), hosts: map[int]net.Listener{}}
+	sock := s.at(netfwd.ProxySocket)
+	_ = os.Remove(sock) // left by an engine that died
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		s.dir.Close()
+		return nil, fmt.Errorf("opening the sandbox's proxy socket in %s: %w", dir, err)
+	}
+	// The directory is the sandbox user's and private (0700): the socket
+	// itself may be open to all.
+	if err := os.Chmod(sock, 0o666); err != nil {
+		l.Close()
+		s.dir.Close()
+		return nil, fmt.Errorf("opening the sandbox's proxy socket: %w", err)
+	}
+	s.proxy = l
+	go p.Serve(l, id)
+	return s, nil
+}
+
+func (s *session) close() {
+	if s.proxy != nil {
+		s.proxy.Close()
+	}
+	for _, l := range s.hosts {
+		l.Close()
+	}
+	s.dir.Close()
+}
+
+// forward relays host connections on l to the sandbox's listen port.
+func (p *Proxy) forward(l net.Listener, s *session, port int) {
+	sock := s.at(netfwd.ListenSocket(port))
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		go func() {
+			in, err := net.Dial("unix", sock)
+			if err != nil {
+				c.Close()
+				return
+			}
+			netfwd.Relay(c, in)
+		}()
+	}
+}
+
+// Sessions lists the sandboxes with open plumbing (tests, diagnostics).
+func (p *Proxy) Sessions() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []string
+	for id := range p.sessions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Close ends every session.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, s := range p.sessions {
+		s.close()
+		delete(p.sessions, id)
+	}
+}
+
+// PrepareDir makes a sandbox's plumbing directory (0700) with the Node
+// preload in it; uid/gid >= 0 give it to the sandbox user.
+func PrepareDir(dir string, uid, gid int) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o711); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(dir), err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("creating the sandbox's network directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("the sandbox's network directory %s is not a directory", dir)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	pre := filepath.Join(dir, netfwd.NodePreload)
+	_ = os.Remove(pre)
+	if err := os.WriteFile(pre, []byte(nodePreload), 0o644); err != nil {
+		return fmt.Errorf("writing the node preload: %w", err)
+	}
+	if uid >= 0 {
+		if err := os.Lchown(dir, uid, gid); err != nil {
+			return fmt.Errorf("giving the network directory to the sandbox user: %w", err)
+		}
+	}
+	return nil
+}

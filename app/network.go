@@ -1,0 +1,237 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/senclaw/sandbox/app/netproxy"
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
+)
+
+// Network enforcement on Linux (issue #5): every bwrap and Docker sandbox
+// has its own network namespace with nothing but loopback. When its rules
+// ask for network, the runner binds a per-sandbox directory holding the
+// engine's proxy socket into it, and the forwarder (senclaw-netfwd) in
+// front of the command relays in-sandbox loopback ports to that proxy.
+// The proxy (app/netproxy) applies the sandbox's current rules to each
+// connection.
+
+// wantsNetwork reports whether sb's rules ask for any network at all.
+func wantsNetwork(sb *Sandbox) bool { return sb.Network || !sb.Ports.Empty() }
+
+// netGuard keeps what the proxy needs to know besides the store: the
+// engine's own API ports, and the rules of sandboxes that have no row
+// (one-shot runs).
+type netGuard struct {
+	mu        sync.Mutex
+	protected []int
+	oneShots  map[string]netproxy.Rules
+}
+
+// ProtectPort marks a port of this machine as the engine's own API: no
+// sandbox reaches it, and a loopback rule naming it is refused. main (the
+// API server) calls it once it listens.
+func (e *Engine) ProtectPort(port int) {
+	e.net.mu.Lock()
+	defer e.net.mu.Unlock()
+	if !slices.Contains(e.net.protected, port) {
+		e.net.protected = append(e.net.protected, port)
+	}
+}
+
+func (e *Engine) protectedPort(port int) bool {
+	e.net.mu.Lock()
+	defer e.net.mu.Unlock()
+	return slices.Contains(e.net.protected, port)
+}
+
+// netRules gives the proxy a sandbox's current rules: read from the store
+// for every connection, so edits apply to the next connection.
+func (e *Engine) netRules(id string) (netproxy.Rules, bool) {
+	var sb Sandbox
+	if err := e.store.GetSandbox(id, &sb); err == nil {
+		return netproxy.Rules{Network: sb.Network, Ports: sb.Ports}, true
+	}
+	e.net.mu.Lock()
+	defer e.net.mu.Unlock()
+	r, ok := e.net.oneShots[id]
+	return r, ok
+}
+
+// netDir is the host directory of sandbox id's network plumbing.
+func (e *Engine) netDir(id string) string { return filepath.Join(e.opts.DataDir, "net", id) }
+
+// ErrNoForwarder explains how to get the forwarder.
+const noForwarder = "this run needs network (the network is on or port rules are set), which on Linux goes through the engine's proxy and its in-sandbox forwarder senclaw-netfwd, and no forwarder was found next to the senclaw executable or on PATH; build it with `make build`, or `CGO_ENABLED=0 go build -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd` and put it next to senclaw. Runs with the network off work without it"
+
+// plumbNetwork gives spec the network plumbing its sandbox's rules ask
+// for, and returns what to call when the run ends. A backend without a
+// barrier (direct) gets none: its note says that nothing is enforced. Any
+// failure refuses the run: nothing runs with rules that do not hold.
+func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) (func(), error) {
+	sb := p.sb
+	if !wantsNetwork(sb) || (b.Name() != "bwrap" && b.Name() != "docker") {
+		return func() {}, nil
+	}
+	fwd := e.opts.Forwarder
+	if fwd == "" {
+		return nil, refused("%s", noForwarder)
+	}
+	if fi, err := os.Stat(fwd); err != nil || fi.IsDir() {
+		return nil, refused("%s (looked at %s)", noForwarder, fwd)
+	}
+	user := spec.User
+	if b.Name() == "bwrap" && user != nil {
+		if err := reachable(fwd, *user); err != nil {
+			return nil, refused("the forwarder %s: %v", fwd, err)
+		}
+	}
+	uid, gid := -1, -1
+	if u := e.sandboxUser(); u != nil {
+		uid, gid = int(u.UID), int(u.GID)
+	}
+	dir := e.netDir(sb.ID)
+	if err := netproxy.PrepareDir(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	if sb.Kind == "oneshot" {
+		e.net.mu.Lock()
+		if e.net.oneShots == nil {
+			e.net.oneShots = map[string]netproxy.Rules{}
+		}
+		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports}
+		e.net.mu.Unlock()
+	}
+	release, err := e.proxy.Acquire(sb.ID, dir, sb.Ports.Listen)
+	if err != nil {
+		e.forgetOneShot(sb)
+		var pe *netproxy.PortInUseError
+		if errors.As(err, &pe) {
+			return nil, refused("%s", pe.Error())
+		}
+		return nil, err
+	}
+	var loop []int
+	for _, q := range sb.Ports.Loopback {
+		if !e.protectedPort(q) {
+			loop = append(loop, q)
+		}
+	}
+	spec.Net = &backends.NetPlumbing{Dir: dir, Forwarder: fwd, Listen: sb.Ports.Listen, Loopback: loop}
+	spec.Env = netEnv(spec.Env, userSets(p, "NODE_OPTIONS"))
+	return func() {
+		release()
+		e.forgetOneShot(sb)
+		if sb.Kind == "oneshot" {
+			_ = os.RemoveAll(dir)
+			e.proxy.Forget(sb.ID)
+		}
+	}, nil
+}
+
+func (e *Engine) forgetOneShot(sb *Sandbox) {
+	if sb.Kind != "oneshot" {
+		return
+	}
+	e.net.mu.Lock()
+	delete(e.net.oneShots, sb.ID)
+	e.net.mu.Unlock()
+}
+
+// forgetNetwork drops a deleted sandbox's plumbing directory and counters.
+func (e *Engine) forgetNetwork(id string) {
+	if id != "" && !strings.ContainsAny(id, "/.") {
+		_ = os.RemoveAll(e.netDir(id))
+	}
+	e.proxy.Forget(id)
+}
+
+// userSets reports whether the sandbox's or the run's own env sets name.
+func userSets(p *plan, name string) bool {
+	_, a := p.sb.Env[name]
+	_, b := p.req.Env[name]
+	return a || b
+}
+
+// netEnv adds the proxy variables, in upper and lower case, to env (K=V,
+// sorted), keeping any the run sets itself. NODE_OPTIONS gets the preload
+// that routes Node's fetch, http and https through the proxy (Node 20
+// ignores the variables), composed with the tracer's hook when that is
+// there, unless the user sets NODE_OPTIONS.
+func netEnv(env []string, userNodeOptions bool) []string {
+	httpProxy := "http://127.0.0.1:" + strconv.Itoa(netfwd.HTTPPort)
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(netfwd.SOCKSPort)
+	noProxy := "localhost,127.0.0.1,::1"
+	vars := map[string]string{
+		"HTTP_PROXY": httpProxy, "HTTPS_PROXY": httpProxy, "ALL_PROXY": socks, "NO_PROXY": noProxy,
+		"http_proxy": httpProxy, "https_proxy": httpProxy, "all_proxy": socks, "no_proxy": noProxy,
+		"npm_config_proxy": httpProxy, "npm_config_https_proxy": httpProxy, "npm_config_noproxy": noProxy,
+		"PIP_PROXY":          httpProxy,
+		"SENCLAW_PROXY_PORT": strconv.Itoa(netfwd.HTTPPort),
+	}
+	have := map[string]int{}
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		have[k] = i
+	}
+	for k, v := range vars {
+		if _, ok := have[k]; !ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	if !userNodeOptions {
+		pre := "--require " + netfwd.MountDir + "/" + netfwd.NodePreload
+		if i, ok := have["NODE_OPTIONS"]; ok {
+			env[i] += " " + pre // the tracer's hook first, then ours
+		} else {
+			env = append(env, "NODE_OPTIONS="+pre)
+		}
+	}
+	slices.Sort(env)
+	return env
+}
+
+// checkDomains validates a domain list for field.
+func checkDomains(field string, list []string, allow bool) ([]string, error) {
+	out, bad, err := netproxy.NormalizeDomains(list, allow)
+	if err != nil {
+		if bad == "" {
+			return nil, badField(field, len(list), "%v", err)
+		}
+		return nil, badField(field, bad, "%v", err)
+	}
+	return out, nil
+}
+
+// checkNetPorts refuses what cannot work inside the namespace: the
+// forwarder's own ports, a port both listened on and called on the host,
+// and the engine's own API.
+func (e *Engine) checkNetPorts(r backends.PortRules) error {
+	for _, p := range r.Listen {
+		if netfwd.Reserved(p) {
+			return badField("listenPorts", p, "is taken inside every sandbox by the proxy forwarder (HTTP %d, SOCKS5 %d); pick another port", netfwd.HTTPPort, netfwd.SOCKSPort)
+		}
+		if slices.Contains(r.Loopback, p) {
+			return badField("loopbackPorts", p, "is also a listen port: inside the sandbox one port cannot be both its own server and this machine's service")
+		}
+	}
+	for _, p := range r.Loopback {
+		if netfwd.Reserved(p) {
+			return badField("loopbackPorts", p, "is taken inside every sandbox by the proxy forwarder (HTTP %d, SOCKS5 %d); a service of this machine on that port cannot be forwarded", netfwd.HTTPPort, netfwd.SOCKSPort)
+		}
+		if e.protectedPort(p) {
+			return badField("loopbackPorts", p, "is the engine's own API port, which no sandbox may ever reach")
+		}
+	}
+	return nil
+}
+
+// NetworkDenials says how many connections of the sandbox the proxy
+// refused since the engine started, and the last distinct refused hosts.
+func (e *Engine) NetworkDenials(id string) (int, []string) { return e.proxy.Denials(id) }

@@ -1,0 +1,259 @@
+package netfwd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the forwarder's command line.
+type config struct {
+	httpPort, socksPort int
+	proxySock           string
+	loopback            []int
+	listen              map[int]string
+	argv                []string
+}
+
+// exitSetup is the forwarder's own exit code when it could not set up
+// (bad arguments, a port it cannot open); 127 when the command is missing.
+const exitSetup = 125
+
+// Run is the forwarder: it opens its listeners, runs the command after
+// "--" as its child with the same stdin, stdout, stderr and environment,
+// passes signals on, and returns the command's exit code. When the command
+// dies by a signal, Run kills its own process with the same signal, so the
+// run's result is exactly the command's. It never writes to stdout; its
+// own failures go to stderr prefixed with "senclaw-netfwd:".
+func Run(args []string, stderr io.Writer) int {
+	cfg, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
+		return exitSetup
+	}
+	if err := cfg.start(); err != nil {
+		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
+		return exitSetup
+	}
+	return runChild(cfg.argv, stderr)
+}
+
+func parse(args []string) (*config, error) {
+	c := &config{listen: map[int]string{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			c.argv = args[i+1:]
+			break
+		}
+		if i+1 >= len(args) {
+			return nil, fmt.Errorf("%s needs a value", a)
+		}
+		v := args[i+1]
+		i++
+		switch a {
+		case "--http", "--socks", "--loopback":
+			p, err := port(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", a, err)
+			}
+			switch a {
+			case "--http":
+				c.httpPort = p
+			case "--socks":
+				c.socksPort = p
+			default:
+				c.loopback = append(c.loopback, p)
+			}
+		case "--proxy-sock":
+			c.proxySock = v
+		case "--listen":
+			ps, sock, ok := strings.Cut(v, "=")
+			p, err := port(ps)
+			if !ok || err != nil || sock == "" {
+				return nil, fmt.Errorf("--listen %q: want PORT=SOCKET", v)
+			}
+			c.listen[p] = sock
+		default:
+			return nil, fmt.Errorf("unknown option %q", a)
+		}
+	}
+	if len(c.argv) == 0 {
+		return nil, errors.New("no command after --")
+	}
+	if c.proxySock == "" && (c.httpPort != 0 || c.socksPort != 0 || len(c.loopback) > 0) {
+		return nil, errors.New("--proxy-sock is needed with --http, --socks and --loopback")
+	}
+	return c, nil
+}
+
+func port(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
+		return 0, fmt.Errorf("%q is not a port", s)
+	}
+	return p, nil
+}
+
+// start opens every listener before the command runs, so that the command
+// finds them ready. The goroutines serving them end with the process.
+func (c *config) start() error {
+	toProxy := func(Q int) func(net.Conn) {
+		return func(in net.Conn) {
+			up, err := net.DialTimeout("unix", c.proxySock, 10*time.Second)
+			if err != nil {
+				in.Close()
+				return
+			}
+			if Q > 0 && socksConnectLoopback(up, Q) != nil {
+				in.Close()
+				up.Close()
+				return
+			}
+			Relay(in, up)
+		}
+	}
+	for _, p := range []int{c.httpPort, c.socksPort} {
+		if p == 0 {
+			continue
+		}
+		if err := serveTCP(p, toProxy(0)); err != nil {
+			return err
+		}
+	}
+	for _, q := range c.loopback {
+		if err := serveTCP(q, toProxy(q)); err != nil {
+			return err
+		}
+	}
+	for p, sock := range c.listen {
+		l, err := listenUnix(sock)
+		if err != nil {
+			return fmt.Errorf("opening the forward of listen port %d: %w", p, err)
+		}
+		go accept(l, func(in net.Conn) {
+			out, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p), 5*time.Second)
+			if err != nil {
+				out, err = net.DialTimeout("tcp", "[::1]:"+strconv.Itoa(p), 5*time.Second)
+			}
+			if err != nil {
+				in.Close()
+				return
+			}
+			Relay(in, out)
+		})
+	}
+	return nil
+}
+
+// serveTCP listens on 127.0.0.1:p inside the namespace.
+func serveTCP(p int, handle func(net.Conn)) error {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return fmt.Errorf("listening on 127.0.0.1:%d: %w", p, err)
+	}
+	go accept(l, handle)
+	return nil
+}
+
+// listenUnix binds sock; a socket file left by an earlier run that no one
+// answers on is replaced. One that answers belongs to another live run of
+// the same sandbox (a container is shared by its runs): that run serves
+// the port already, so this one leaves it alone.
+func listenUnix(sock string) (net.Listener, error) {
+	l, err := net.Listen("unix", sock)
+	if err == nil {
+		return l, nil
+	}
+	if c, derr := net.DialTimeout("unix", sock, time.Second); derr == nil {
+		c.Close()
+		return nil, nil
+	}
+	if rerr := os.Remove(sock); rerr != nil && !os.IsNotExist(rerr) {
+		return nil, err
+	}
+	return net.Listen("unix", sock)
+}
+
+func accept(l net.Listener, handle func(net.Conn)) {
+	if l == nil {
+		return
+	}
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go handle(c)
+	}
+}
+
+// socksConnectLoopback asks the engine's proxy, in SOCKS5, for the host's
+// 127.0.0.1:q; the proxy applies the sandbox's loopback rule.
+func socksConnectLoopback(c net.Conn, q int) error {
+	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+	defer c.SetDeadline(time.Time{})
+	req := []byte{5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 0}
+	binary.BigEndian.PutUint16(req[11:], uint16(q))
+	if _, err := c.Write(req); err != nil {
+		return err
+	}
+	var resp [12]byte
+	if _, err := io.ReadFull(c, resp[:]); err != nil {
+		return err
+	}
+	if resp[0] != 5 || resp[1] != 0 || resp[3] != 0 {
+		return errors.New("refused")
+	}
+	return nil
+}
+
+// runChild runs argv and returns its exit code, re-raising a fatal signal.
+func runChild(argv []string, stderr io.Writer) int {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "senclaw-netfwd: %s: command not found\n", argv[0])
+		return 127
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	// The command dies with the forwarder, whatever kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "senclaw-netfwd: %s: %v\n", argv[0], err)
+		return 126
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		sig := ws.Signal()
+		signal.Reset(sig)
+		_ = syscall.Kill(os.Getpid(), sig)
+		time.Sleep(100 * time.Millisecond) // the signal is on its way
+		return 128 + int(sig)
+	}
+	return ws.ExitStatus()
+}
