@@ -6,12 +6,14 @@ BINARY  ?= senclaw
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build netfwd dashboard deps test-deps start test test-go test-fuzz test-browser vet bench clean
+.PHONY: all build build-desktop netfwd dashboard deps test-deps start test test-go test-fuzz test-browser test-desktop vet bench clean
 
 all: build
 
+# Runtime dependencies (bubblewrap, python3, node) and what the desktop
+# build needs (a C compiler, GTK and WebKitGTK headers).
 deps:
-	./scripts/install-deps.sh
+	./scripts/install-deps.sh desktop
 
 # Test dependencies: the sandbox tools, and a running Docker daemon with the
 # offline test image (Debian's docker.io; no registry is needed).
@@ -32,8 +34,15 @@ build: dashboard netfwd
 netfwd:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd
 
-start: deps build
-	./$(BINARY) serve
+# The desktop app: the same binary plus the Wails window and the tray.
+build-desktop: dashboard netfwd
+	$(GO) build -tags desktop,production,webkit2_41 -ldflags "$(LDFLAGS)" -o $(BINARY) .
+
+# Installs what is needed and starts the desktop app: the engine, its API
+# and dashboard, the window and the tray. Without a display it says so and
+# serves the dashboard over HTTP (http://127.0.0.1:7878; `./senclaw url`).
+start: deps build-desktop
+	./$(BINARY)
 
 vet:
 	$(GO) vet ./...
@@ -53,7 +62,12 @@ test-fuzz:
 test-browser:
 	./scripts/test-browser.sh
 
-test: test-deps vet test-go test-fuzz test-browser
+# The desktop binary under Xvfb in a private D-Bus session: window, tray,
+# clean quit, the fallbacks, and its memory next to the headless daemon.
+test-desktop:
+	./scripts/test-desktop.sh
+
+test: test-deps vet test-go test-fuzz test-browser test-desktop
 
 # Benchmarks print ratios against the raw tools measured in the same run.
 bench: deps

@@ -39,6 +39,8 @@ var version = "dev"
 const usage = `senclaw: run AI agents' commands and code in an OS sandbox.
 
 Usage:
+  senclaw                              the desktop app: engine, dashboard window and tray
+                                       (headless builds, or no display: as serve)
   senclaw run [flags] -- CMD ARGS...   run a command in a one-shot sandbox (or --sandbox ID)
   senclaw create [flags]               create a persistent sandbox, print its id
   senclaw ls [--json]                  list sandboxes
@@ -77,8 +79,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	args = global.Args()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return cli.ExitUsage
+		args = []string{"desktop"} // no subcommand: the desktop app (runDesktop)
 	}
 	cmd, args := args[0], args[1:]
 	io := cli.IO{Out: stdout, Err: stderr}
@@ -105,6 +106,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 
 	if cmd == "serve" {
 		return serve(ctx, opts, args, logger, stdout, stderr)
+	}
+	if cmd == "desktop" {
+		return runDesktop(ctx, opts, logger, stdout, stderr)
 	}
 	// Every other command is a client of the daemon.
 	connect := func() (*client.Client, int) {

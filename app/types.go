@@ -104,6 +104,8 @@ type Settings struct {
 	AllowDirect bool `json:"allowDirect"`
 	// DefaultImage is the container image for container backends.
 	DefaultImage string `json:"defaultImage"`
+	// Notifications turns the desktop notifications on or off.
+	Notifications bool `json:"notifications"`
 }
 
 // DefaultSettings are used until settings are saved.
@@ -119,6 +121,7 @@ func DefaultSettings() Settings {
 		SandboxUID:       65534,
 		SandboxGID:       65534,
 		DefaultImage:     "debian:bookworm-slim",
+		Notifications:    true,
 	}
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what SenClaw Sandbox needs on Debian 12 (as root, or with sudo):
 # the sandbox tools it drives and the interpreters code runs use.
-# With "test", also what the test suite needs.
+# With "desktop", also what the desktop build needs; with "test", what the
+# whole test suite needs.
 set -euo pipefail
 
 SUDO=""
@@ -10,7 +11,10 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 want=(bubblewrap python3 ca-certificates)
 # Node may come from elsewhere (a NodeSource build); a working node is enough.
 command -v node >/dev/null 2>&1 || want+=(nodejs)
-if [ "${1:-}" = "test" ]; then want+=(strace busybox-static chromium); fi
+case "${1:-}" in
+desktop) want+=(gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev) ;;
+test) want+=(strace busybox-static chromium dbus-daemon curl git gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth dbus dbus-bin imagemagick) ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do

@@ -139,6 +139,14 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		err = waitConsumed(ctx, blockW, p.done)
 	}
 	if err != nil {
+		if exiting(err) {
+			// bwrap failed during setup and is on its way out: let it say
+			// why (exit 1 with "bwrap: ...") rather than kill it first.
+			select {
+			case <-p.done:
+			case <-time.After(2 * time.Second):
+			}
+		}
 		_ = p.Kill()
 		_, werr := p.Wait()
 		var se *SetupError
@@ -149,6 +157,14 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	return tr.Process(p), nil // trace (issue #7): Wait drains the trace
 }
+
+// exiting reports whether err means bwrap went away during setup: the
+// block pipe lost its reader, or bwrap exited before reading it.
+func exiting(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, errSetupExit)
+}
+
+var errSetupExit = errors.New("bwrap exited during setup")
 
 // waitConsumed waits until bwrap has read the block byte. bwrap builds the
 // mounts before it reads it (FIONREAD, alias TIOCINQ, on the pipe), so a setup failure shows up here (bwrap exits)
@@ -175,7 +191,7 @@ func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error
 			if cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr == nil && err == nil && n == 0 {
 				return nil
 			}
-			return errors.New("bwrap exited during setup")
+			return errSetupExit
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for bwrap: %w", ctx.Err())
 		case <-time.After(delay):

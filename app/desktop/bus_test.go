@@ -1,0 +1,206 @@
+//go:build linux
+
+package desktop
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+	"github.com/godbus/dbus/v5/prop"
+)
+
+// needTool skips when a tool is missing, except under CI=true, where a
+// missing tool fails: CI must not go green by skipping.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing (CI=true): install it (Debian: apt-get install dbus-daemon)", name)
+		}
+		t.Skipf("%s is missing; skipping the D-Bus test", name)
+	}
+	return path
+}
+
+// startBus starts a private session bus for the test and returns its
+// address. The test never touches the user's own session bus.
+func startBus(t *testing.T) string {
+	t.Helper()
+	daemon := needTool(t, "dbus-daemon")
+	cmd := exec.Command(daemon, "--session", "--print-address", "--nofork")
+	// Dies with the test binary, even when a timeout panic skips cleanups.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting dbus-daemon: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+		close(lines)
+	}()
+	select {
+	case addr, ok := <-lines:
+		if !ok || addr == "" {
+			t.Fatal("dbus-daemon printed no address")
+		}
+		return addr
+	case <-time.After(10 * time.Second):
+		t.Fatal("dbus-daemon did not print its address within 10 s")
+	}
+	return ""
+}
+
+// connect opens a connection of the test to the private bus.
+func connect(t *testing.T, addr string) *dbus.Conn {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatalf("connecting to the test bus: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func ownName(t *testing.T, conn *dbus.Conn, name string) {
+	t.Helper()
+	reply, err := conn.RequestName(name, dbus.NameFlagDoNotQueue)
+	if err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("owning %s: %v (reply %d)", name, err, reply)
+	}
+}
+
+// fakeWatcher is a StatusNotifierWatcher, the service a desktop's tray
+// host runs and tray items register with.
+type fakeWatcher struct {
+	mu    sync.Mutex
+	items []string // "sender service"
+}
+
+func (w *fakeWatcher) RegisterStatusNotifierItem(sender dbus.Sender, service string) *dbus.Error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.items = append(w.items, string(sender)+" "+service)
+	return nil
+}
+
+func (w *fakeWatcher) RegisterStatusNotifierHost(service string) *dbus.Error { return nil }
+
+// registered returns the bus name and object path of the first item
+// that registered.
+func (w *fakeWatcher) registered() (sender, path string, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.items) == 0 {
+		return "", "", false
+	}
+	sender, path, _ = strings.Cut(w.items[0], " ")
+	return sender, path, true
+}
+
+func serveWatcher(t *testing.T, conn *dbus.Conn) *fakeWatcher {
+	t.Helper()
+	w := &fakeWatcher{}
+	const path, iface = "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher"
+	if err := conn.Export(w, path, iface); err != nil {
+		t.Fatal(err)
+	}
+	_, err := prop.Export(conn, path, prop.Map{iface: {
+		"RegisteredStatusNotifierItems":  {Value: []string{}, Emit: prop.EmitTrue},
+		"IsStatusNotifierHostRegistered": {Value: true, Emit: prop.EmitTrue},
+		"ProtocolVersion":                {Value: int32(0), Emit: prop.EmitTrue},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownName(t, conn, iface)
+	return w
+}
+
+// notifyCall is one Notify call the fake notification server received.
+type notifyCall struct {
+	AppName  string
+	Replaces uint32
+	Summary  string
+	Body     string
+	Hints    map[string]dbus.Variant
+	At       time.Time
+}
+
+// fakeNotifications is an org.freedesktop.Notifications server that
+// records what it is asked to show.
+type fakeNotifications struct {
+	mu    sync.Mutex
+	calls []notifyCall
+}
+
+func (f *fakeNotifications) Notify(appName string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, notifyCall{appName, replaces, summary, body, hints, time.Now()})
+	return uint32(len(f.calls)), nil
+}
+
+func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) {
+	return []string{"body", "icon-static"}, nil
+}
+
+func (f *fakeNotifications) GetServerInformation() (string, string, string, string, *dbus.Error) {
+	return "fake", "senclaw tests", "1.0", "1.2", nil
+}
+
+func (f *fakeNotifications) CloseNotification(id uint32) *dbus.Error { return nil }
+
+func (f *fakeNotifications) all() []notifyCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]notifyCall(nil), f.calls...)
+}
+
+func serveNotifications(t *testing.T, conn *dbus.Conn) *fakeNotifications {
+	t.Helper()
+	f := &fakeNotifications{}
+	if err := conn.Export(f, notifyPath, notifyIface); err != nil {
+		t.Fatal(err)
+	}
+	ownName(t, conn, notifyName)
+	return f
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func callCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,111 @@
+package desktop
+
+import (
+	"strings"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/backends"
+)
+
+// Level is what the tray icon shows.
+type Level string
+
+// The tray's levels.
+const (
+	// LevelIsolated: code runs isolated.
+	LevelIsolated Level = "isolated"
+	// LevelDegraded: nothing can isolate, and no switch asks for it.
+	LevelDegraded Level = "degraded"
+	// LevelAttention: a switch asks for isolation that nothing can give
+	// (those runs are refused), a backend stopped working, or the engine
+	// does not answer.
+	LevelAttention Level = "attention"
+)
+
+// Snapshot is what one poll of the engine saw.
+type Snapshot struct {
+	Policy *app.ExecPolicy
+	Caps   *app.Capabilities
+	// Runs are the most recent run records, newest first.
+	Runs []app.RunRecord
+	// Notifications is the engine's "notifications" setting when the
+	// engine has one, else nil.
+	Notifications *bool
+	// AppsNeedingRestart names the Space Apps whose running process
+	// differs from their saved configuration. The engine's API does not
+	// report Space Apps yet; when it does, poll fills this and the
+	// notification below follows with no other change.
+	AppsNeedingRestart []string
+	// Err is set when the engine did not answer.
+	Err error
+}
+
+// Status is what the tray shows for a snapshot.
+type Status struct {
+	Level Level
+	// Text says the level in one sentence (the tray's tooltip and the
+	// menu's first line).
+	Text string
+}
+
+// switchesOn names the enforcement switches that are on.
+func switchesOn(p *app.ExecPolicy) []string {
+	if p == nil {
+		return nil
+	}
+	var on []string
+	for _, sw := range policySwitches() {
+		if sw.get(p) {
+			on = append(on, sw.label)
+		}
+	}
+	return on
+}
+
+// statusOf derives the tray's status from a snapshot.
+func statusOf(s Snapshot) Status {
+	if s.Err != nil || s.Caps == nil {
+		why := "no answer"
+		if s.Err != nil {
+			why = s.Err.Error()
+		}
+		return Status{LevelAttention, "The engine does not answer: " + why}
+	}
+	if gone := goneBackends(s.Caps); len(gone) > 0 {
+		text := strings.Join(gone, ", ") + " stopped working."
+		if s.Caps.State == app.Isolated {
+			text += " Code still runs isolated with " + s.Caps.Recommended + "."
+		}
+		return Status{LevelAttention, text}
+	}
+	if s.Caps.State == app.Isolated {
+		return Status{LevelIsolated, "Isolated: code runs in " + s.Caps.Recommended + " sandboxes."}
+	}
+	if on := switchesOn(s.Policy); len(on) > 0 {
+		return Status{LevelAttention, "Nothing can isolate, so runs under " + strings.Join(on, ", ") + " are refused."}
+	}
+	return Status{LevelDegraded, "Degraded: nothing can isolate; every enforcement switch is off."}
+}
+
+// goneBackends names the isolating backends that worked earlier in the
+// engine's life and stopped.
+func goneBackends(c *app.Capabilities) []string {
+	var gone []string
+	for _, b := range c.Backends {
+		if b.Isolates && b.State == backends.SeenGone {
+			gone = append(gone, b.Backend)
+		}
+	}
+	return gone
+}
+
+// usableIsolating is the set of isolating backends that work.
+func usableIsolating(c *app.Capabilities) map[string]backends.Capability {
+	m := map[string]backends.Capability{}
+	for _, b := range c.Backends {
+		if b.Isolates && b.Usable() {
+			m[b.Backend] = b
+		}
+	}
+	return m
+}
