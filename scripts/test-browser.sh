@@ -39,7 +39,7 @@ mkdir -m 711 "$tmp/data"
 bin=$tmp/senclaw
 
 echo "== building senclaw with the dashboard embedded"
-(cd "$repo" && go build -o "$bin" .)
+(cd "$repo" && go build -o "$bin" . && CGO_ENABLED=0 go build -o "$tmp/senclaw-netfwd" ./backends/netfwd/cmd/senclaw-netfwd)
 
 export XDG_RUNTIME_DIR=$tmp/run XDG_CONFIG_HOME=$tmp/config
 daemon_pid=

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/seccompfilter"
 )
 
 // Name is the backend's stable name.
@@ -41,6 +42,10 @@ type Backend struct {
 
 	// noCgroups makes Start use the rlimit fallback (tests only).
 	noCgroups bool
+
+	// seccomp is the assembled filter; it never changes, so it is built
+	// once, on first use.
+	seccomp func() ([]byte, error)
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -51,7 +56,7 @@ func New(opts Options) *Backend {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{opts: opts, log: log}
+	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program)}
 }
 
 // Name returns "bwrap".

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/seccompfilter"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +37,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	if err != nil {
 		return nil, err
 	}
-	prog, err := seccompfilter.Program()
+	prog, err := b.seccomp()
 	if err != nil {
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
