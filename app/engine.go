@@ -81,6 +81,7 @@ type Engine struct {
 	policy   ExecPolicy
 
 	live    *liveRuns
+	records *recordWriter
 	sampler *monitor.Sampler
 	// proxy is the egress proxy of every sandbox with network (network.go).
 	proxy  *netproxy.Proxy
@@ -129,14 +130,17 @@ func New(opts Options) (*Engine, error) {
 		Rules: e.netRules, Protected: e.protectedPort,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
 	})
+	e.records = newRecordWriter(e)
 	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
 	e.probes.extras = opts.Probes
 	e.sampler = monitor.New(monitor.Options{Lister: opts.ProcessLister, Now: opts.Now, Interval: opts.SampleInterval, Roots: e.roots, Logger: opts.Logger})
 	if err := e.loadConfig(); err != nil {
+		e.records.close()
 		st.Close()
 		return nil, err
 	}
 	if err := e.reconcileRuns(); err != nil {
+		e.records.close()
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
 	}
@@ -166,6 +170,7 @@ func (e *Engine) Close() error {
 	}
 	e.live.killAll()
 	e.live.wait(5 * time.Second)
+	e.records.close()
 	e.closeBackends()
 	e.proxy.Close()
 	return e.store.Close()

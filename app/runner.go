@@ -214,7 +214,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{})}
 	e.live.add(lr)
 	if p.sb.Kind != "oneshot" {
-		e.touch(p.sb.ID)
+		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr)
@@ -222,19 +222,15 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()
 		e.complete(&rec, lr, status, waitErr, stdout, stderr)
-		if err := e.store.PutRun(rec.ID, rec.SandboxID, rec); err != nil {
-			e.log.Error("The run record could not be saved.", "run", rec.ID, "err", err)
-		}
-		tr.finish() // trace (issue #7): after the record, so pruning finds its events
+		// trace (issue #7): events after the record, so pruning finds them
+		e.records.save(rec, tr.finish)
 		return &RunResult{Record: rec, Stdout: stdout.String(), Stderr: stderr.String()}
 	}
 	if !p.req.Background {
 		return finish(), nil
 	}
 	rec.State = "running"
-	if err := e.store.PutRun(rec.ID, rec.SandboxID, rec); err != nil {
-		e.log.Error("The run record could not be saved.", "run", rec.ID, "err", err)
-	}
+	e.records.save(rec, nil)
 	started := rec
 	go func() {
 		finish()
@@ -318,9 +314,7 @@ func (e *Engine) refuse(rec *RunRecord, err error) (*RunResult, error) {
 	rec.Isolation = "refused: " + r.Reason
 	rec.Error = r.Reason
 	rec.State = "done"
-	if perr := e.store.PutRun(rec.ID, rec.SandboxID, rec); perr != nil {
-		e.log.Error("The run record could not be saved.", "run", rec.ID, "err", perr)
-	}
+	e.records.save(*rec, nil)
 	e.log.Warn("A run was refused.", "run", rec.ID, "sandbox", rec.SandboxID, "reason", r.Reason)
 	return &RunResult{Record: *rec}, err
 }

@@ -10,6 +10,7 @@ import (
 // Runs returns up to limit run records, newest first; only sandboxID's when
 // it is given.
 func (e *Engine) Runs(sandboxID string, limit int) ([]RunRecord, error) {
+	e.records.flush()
 	out := []RunRecord{}
 	var decodeErr error
 	err := e.store.ListRuns(sandboxID, limit, func(data []byte) bool {
@@ -29,6 +30,7 @@ func (e *Engine) Runs(sandboxID string, limit int) ([]RunRecord, error) {
 
 // Run returns one run record.
 func (e *Engine) Run(id string) (*RunRecord, error) {
+	e.records.flush()
 	var r RunRecord
 	if err := e.store.GetRun(id, &r); err != nil {
 		if errors.Is(err, store.ErrNotFound) {

@@ -343,13 +343,3 @@ func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 	}
 	return true, nil
 }
-
-// touch records the sandbox's last use.
-func (e *Engine) touch(id string) {
-	var sb Sandbox
-	if err := e.store.GetSandbox(id, &sb); err != nil {
-		return
-	}
-	sb.LastUsedAt = e.now().UTC()
-	_ = e.store.PutSandbox(id, sb)
-}

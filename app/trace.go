@@ -105,6 +105,7 @@ func (e *Engine) traceHow(sb *Sandbox) string {
 
 // Events returns trace events, newest first.
 func (e *Engine) Events(q EventQuery) (EventsResult, error) {
+	e.records.flush() // a run just finished: its events follow its record
 	res := EventsResult{Events: []StoredEvent{}}
 	switch {
 	case q.Limit == 0:

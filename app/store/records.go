@@ -45,29 +45,65 @@ func (s *Store) EachSandbox(fn func(data []byte) error) error {
 // engine makes them from the clock), because pruning drops the smallest.
 // After the insert the history is cut back to MaxRuns.
 func (s *Store) PutRun(id, sandboxID string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding run %q: %w", id, err)
+	return s.Write([]RunItem{{ID: id, SandboxID: sandboxID, Value: v}}, nil)
+}
+
+// RunItem is one run record to save.
+type RunItem struct {
+	ID, SandboxID string
+	Value         any
+}
+
+// SandboxEdit changes a stored sandbox document in place.
+type SandboxEdit func(data []byte) ([]byte, error)
+
+// Write saves run records and applies sandbox edits in one transaction:
+// one commit, one fsync, however many runs ended together. Edits of
+// sandboxes that no longer exist are skipped.
+func (s *Store) Write(runs []RunItem, edits map[string]SandboxEdit) error {
+	encoded := make([][]byte, len(runs))
+	for i, r := range runs {
+		data, err := json.Marshal(r.Value)
+		if err != nil {
+			return fmt.Errorf("encoding run %q: %w", r.ID, err)
+		}
+		encoded[i] = data
 	}
-	// Batch: concurrent runs finishing together share one commit (and
-	// one fsync) instead of queueing for one each. fn is idempotent, as
-	// Batch requires: it may run again on its own after a failure.
-	return s.db.Batch(func(tx *bolt.Tx) error {
-		runs := tx.Bucket(bucketRuns)
-		n := runCount(tx)
-		if runs.Get([]byte(id)) == nil {
-			n++
-		}
-		if err := runs.Put([]byte(id), data); err != nil {
-			return err
-		}
-		if sandboxID != "" {
-			idx, err := tx.Bucket(bucketRunIndex).CreateBucketIfNotExists([]byte(sandboxID))
+	return s.db.Update(func(tx *bolt.Tx) error {
+		sandboxes := tx.Bucket(bucketSandboxes)
+		for id, edit := range edits {
+			old := sandboxes.Get([]byte(id))
+			if old == nil {
+				continue
+			}
+			data, err := edit(old)
 			if err != nil {
 				return err
 			}
-			if err := idx.Put([]byte(id), nil); err != nil {
+			if err := sandboxes.Put([]byte(id), data); err != nil {
 				return err
+			}
+		}
+		if len(runs) == 0 {
+			return nil
+		}
+		bucket := tx.Bucket(bucketRuns)
+		n := runCount(tx)
+		for i, r := range runs {
+			if bucket.Get([]byte(r.ID)) == nil {
+				n++
+			}
+			if err := bucket.Put([]byte(r.ID), encoded[i]); err != nil {
+				return err
+			}
+			if r.SandboxID != "" {
+				idx, err := tx.Bucket(bucketRunIndex).CreateBucketIfNotExists([]byte(r.SandboxID))
+				if err != nil {
+					return err
+				}
+				if err := idx.Put([]byte(r.ID), nil); err != nil {
+					return err
+				}
 			}
 		}
 		return s.prune(tx, n)

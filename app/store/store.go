@@ -70,9 +70,6 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	// A lone write waits at most this long for others to share its
-	// commit; bbolt's default (10 ms) would add that to every run.
-	db.MaxBatchDelay = 500 * time.Microsecond
 	s := &Store{db: db, maxRuns: opts.MaxRuns}
 	if s.maxRuns <= 0 {
 		s.maxRuns = DefaultMaxRuns

@@ -46,6 +46,8 @@ type Backend struct {
 	// seccomp is the assembled filter; it never changes, so it is built
 	// once, on first use.
 	seccomp func() ([]byte, error)
+	// host holds what Start learns of the machine once (Linux only).
+	host hostFacts
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -56,7 +58,7 @@ func New(opts Options) *Backend {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program)}
+	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program), host: newHostFacts()}
 }
 
 // Name returns "bwrap".

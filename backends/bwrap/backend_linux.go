@@ -8,12 +8,21 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
 	"golang.org/x/sys/unix"
 )
+
+// hostFacts are facts about the machine that do not change while the
+// engine runs: where cgroups can be made.
+type hostFacts struct {
+	cgroups func() cgroupLayout
+}
+
+func newHostFacts() hostFacts { return hostFacts{cgroups: sync.OnceValue(detectCgroups)} }
 
 // extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
 // first ExtraFile is fd 3).
@@ -47,15 +56,33 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	}
 	layout := cgroupLayout{}
 	if !b.noCgroups {
-		layout = detectCgroups()
+		layout = b.host.cgroups()
 	}
-	plan, err := planLimits(layout, runID, spec.Limits)
-	if err != nil {
-		return nil, fmt.Errorf("starting bwrap: %w", err)
+	// The run's cgroups are made while bwrap builds its namespaces: bwrap
+	// waits on the block pipe before anything of the sandbox runs, and
+	// nothing goes on without the plan.
+	type planned struct {
+		plan *limitPlan
+		err  error
 	}
-	p, err := b.launch(ctx, spec, bin, prog, cred, plan)
+	ready := make(chan planned, 1)
+	go func() {
+		plan, err := planLimits(layout, runID, spec.Limits)
+		ready <- planned{plan, err}
+	}()
+	var plan *limitPlan
+	wait := func() (*limitPlan, error) {
+		r := <-ready
+		plan = r.plan
+		return r.plan, r.err
+	}
+	p, err := b.launch(ctx, spec, bin, prog, cred, wait)
 	if err != nil {
-		if plan.cg != nil {
+		if plan == nil {
+			// launch failed before it waited for the plan.
+			plan, _ = wait()
+		}
+		if plan != nil && plan.cg != nil {
 			_ = plan.cg.killAll()
 			_ = plan.cg.remove()
 		}
@@ -67,7 +94,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 // launch starts bwrap, waits for its child, applies the limits and lets it
 // go on.
 func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, prog []byte,
-	cred *syscall.Credential, plan *limitPlan) (backends.Process, error) {
+	cred *syscall.Credential, limits func() (*limitPlan, error)) (backends.Process, error) {
 	// The child's ends are closed here once bwrap has them (or on error).
 	var childEnds []*os.File
 	defer func() { closeAll(childEnds) }()
@@ -113,6 +140,13 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	closeAll(childEnds) // bwrap has its copies; without ours, EOF means bwrap is gone
 	childEnds = nil
+	plan, err := limits()
+	if err != nil {
+		// bwrap is blocked before the sandbox runs anything: end it.
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
 	p := newProcess(cmd, plan, stderr, spec, b.log)
 
 	childPid, err := readInfo(ctx, infoR)
@@ -120,13 +154,8 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		// From here Kill reaches the child, which would otherwise go on
 		// (unlimited) once the block pipe closes.
 		p.watchChild(childPid)
-		// trace (issue #7): under strace, bwrap is strace's child.
-		var outer int
-		if outer, err = outerPid(tr, cmd.Process.Pid, childPid); err == nil {
-			err = plan.apply(outer)
-		}
-	}
-	if err == nil {
+		// Only the child needs the limits: everything the sandbox runs
+		// descends from it, while the outer bwrap only waits for it.
 		err = plan.apply(childPid)
 	}
 	if err == nil {

@@ -22,3 +22,8 @@ func (b *Backend) Probe(ctx context.Context) backends.Capability {
 func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Process, error) {
 	return nil, errors.New("starting bwrap: bubblewrap is a Linux sandbox")
 }
+
+// hostFacts has nothing to hold where bwrap does not run.
+type hostFacts struct{}
+
+func newHostFacts() hostFacts { return hostFacts{} }

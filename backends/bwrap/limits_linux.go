@@ -95,11 +95,13 @@ func (p *limitPlan) apply(pid int) error {
 			return err
 		}
 	}
-	for _, r := range p.rlimits {
+	for i, r := range p.rlimits {
 		lim := unix.Rlimit{Cur: r.value, Max: r.value}
 		err := unix.Prlimit(pid, r.resource, &lim, nil)
 		if errors.Is(err, unix.EPERM) && os.Geteuid() == 0 {
-			err = prlimitAsOwner(pid, r.resource, &lim)
+			// The rest will be refused the same way: set them all in one
+			// switch of credentials.
+			return prlimitAsOwner(pid, p.rlimits[i:])
 		}
 		if err != nil {
 			return fmt.Errorf("setting rlimit %d on pid %d: %w", r.resource, pid, err)
@@ -115,7 +117,7 @@ func (p *limitPlan) apply(pid int) error {
 // raw syscalls change only this locked thread, and it is restored before
 // it is unlocked. It must not be thrown away instead: if this OS thread
 // forked a bwrap earlier, its exit would fire that bwrap's Pdeathsig.
-func prlimitAsOwner(pid, resource int, lim *unix.Rlimit) error {
+func prlimitAsOwner(pid int, limits []rlimit) error {
 	uid, gid, err := realIDs(pid)
 	if err != nil {
 		return err
@@ -126,8 +128,14 @@ func prlimitAsOwner(pid, resource int, lim *unix.Rlimit) error {
 		// Effective and saved ids stay 0, so the thread keeps its
 		// capabilities and can switch back.
 		err := setRealIDs(uid, gid)
-		if err == nil {
-			err = unix.Prlimit(pid, resource, lim, nil)
+		for _, r := range limits {
+			if err != nil {
+				break
+			}
+			lim := unix.Rlimit{Cur: r.value, Max: r.value}
+			if err = unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
+				err = fmt.Errorf("setting rlimit %d on pid %d: %w", r.resource, pid, err)
+			}
 		}
 		if rerr := setRealIDs(0, 0); rerr != nil {
 			done <- fmt.Errorf("restoring thread credentials: %w", rerr)

@@ -1,7 +1,6 @@
 package bwrap
 
 import (
-	"fmt"
 	"os/exec"
 	"strings"
 
@@ -39,22 +38,4 @@ func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
 		}
 		emit(ev)
 	}, 2)
-}
-
-// outerPid is bwrap's own pid. Without a trace it is the started process;
-// under strace it is strace's child, the parent of bwrap's child (the
-// info fd's child-pid). The limits and cgroups go to it, never to strace:
-// strace must go on reading the tree when the sandbox hits its limits.
-func outerPid(tr *tracer.Session, started, childPid int) (int, error) {
-	if !tr.Traced() {
-		return started, nil
-	}
-	ppid, ok := parentPid(childPid)
-	if !ok {
-		return 0, fmt.Errorf("finding bwrap under strace: pid %d has no parent", childPid)
-	}
-	if gp, ok := parentPid(ppid); !ok || gp != started {
-		return 0, fmt.Errorf("finding bwrap under strace: pid %d is not strace's child", ppid)
-	}
-	return ppid, nil
 }
