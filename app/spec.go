@@ -83,8 +83,10 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	if p.offPath && e.opts.HomeDir != "" {
 		home = e.opts.HomeDir
 	}
-	if p.sb.Kind == "agent" {
-		tmp = "/tmp" // the sandbox's private /tmp; keeps the project dir clean
+	if p.sb.Kind == "agent" || p.sb.Kind == "oneshot" {
+		// The sandbox's private /tmp: it keeps a project dir clean, and a
+		// throwaway workspace needs no folder of its own for it.
+		tmp = "/tmp"
 	} else if !p.offPath {
 		if _, err := e.engineDir(p.sb, ".tmp"); err != nil {
 			return nil, err
