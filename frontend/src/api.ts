@@ -123,6 +123,9 @@ export interface Stats {
   sampledAtMs: number;
   history: StatsPoint[];
   note?: string;
+  /** Connections the egress proxy refused, and the last distinct hosts. */
+  denied?: number;
+  recentDenied?: string[];
 }
 
 export interface RunRecord {

@@ -205,6 +205,34 @@ describe('dashboard', { concurrency: false }, () => {
     await screenshot(page, 'after-kill-1024-light');
   });
 
+  test('connections refused by the network rules show in the expanded row', async (t) => {
+    const sb = await engine.createSandbox('denied-check', { network: true });
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    // A service on this machine, asked for through the proxy (NO_PROXY would
+    // otherwise send it straight to the sandbox's own empty loopback): the
+    // proxy refuses it, as there is no loopback rule. Nothing leaves.
+    const res = await engine.api('POST', `/sandboxes/${sb.id}/run`, {
+      env: { NO_PROXY: '', no_proxy: '' },
+      language: 'python',
+      code: [
+        'import urllib.request',
+        "opener = urllib.request.build_opener(urllib.request.ProxyHandler({'http': 'http://127.0.0.1:3128'}))",
+        'try:',
+        "    opener.open('http://127.0.0.1:9/', timeout=5)",
+        'except Exception as e:',
+        '    print(e)',
+      ].join('\n'),
+    });
+    assert.match(res.stdout, /403/, 'the proxy should refuse a local service');
+    await engine.background(sb.id, 'sleep 300');
+    const page = await open(t);
+    if (!page) return;
+    await row(page, 'denied-check').locator('button.expander').click();
+    const line = page.locator(`#procs-${sb.id} [data-testid=denied]`);
+    await line.waitFor({ timeout: 10_000 });
+    assert.match(await line.innerText(), /1 connection refused by the network rules: 127\.0\.0\.1/);
+  });
+
   test('Stop all stops every sandboxed process', async (t) => {
     const a = await engine.createSandbox('stop-all-a');
     const b = await engine.createSandbox('stop-all-b');
