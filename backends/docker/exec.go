@@ -26,15 +26,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	if spec.SandboxID == "" {
 		return nil, errors.New("no sandbox id given: docker names the container after it")
 	}
-	prof, err := profile()
-	if err != nil {
-		return nil, err
-	}
-	s, err := shapeOf(spec, &b.opts, prof.Digest)
-	if err != nil {
-		return nil, err
-	}
-	cli, err := b.client()
+	s, cli, err := b.prepare(spec)
 	if err != nil {
 		return nil, err
 	}

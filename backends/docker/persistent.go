@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"github.com/docker/docker/client"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -10,18 +11,28 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
-// SandboxStatus says whether spec's sandbox has a container, whether it
-// runs, and whether it still matches spec (its hash label).
-func (b *Backend) SandboxStatus(ctx context.Context, spec *backends.Spec) (string, error) {
+// prepare works out the container shape spec asks for (with the seccomp
+// profile's digest, part of the config hash) and a daemon client.
+func (b *Backend) prepare(spec *backends.Spec) (shape, *client.Client, error) {
 	prof, err := profile()
 	if err != nil {
-		return "", err
+		return shape{}, nil, err
 	}
 	s, err := shapeOf(spec, &b.opts, prof.Digest)
 	if err != nil {
-		return "", err
+		return shape{}, nil, err
 	}
 	cli, err := b.client()
+	if err != nil {
+		return shape{}, nil, err
+	}
+	return s, cli, nil
+}
+
+// SandboxStatus says whether spec's sandbox has a container, whether it
+// runs, and whether it still matches spec (its hash label).
+func (b *Backend) SandboxStatus(ctx context.Context, spec *backends.Spec) (string, error) {
+	s, cli, err := b.prepare(spec)
 	if err != nil {
 		return "", err
 	}
@@ -45,15 +56,7 @@ func (b *Backend) SandboxStatus(ctx context.Context, spec *backends.Spec) (strin
 // workspace is on this machine, so its files stay. It refuses while a run
 // is going.
 func (b *Backend) Recreate(ctx context.Context, spec *backends.Spec) error {
-	prof, err := profile()
-	if err != nil {
-		return err
-	}
-	s, err := shapeOf(spec, &b.opts, prof.Digest)
-	if err != nil {
-		return err
-	}
-	cli, err := b.client()
+	s, cli, err := b.prepare(spec)
 	if err != nil {
 		return err
 	}
@@ -78,17 +81,27 @@ func (b *Backend) Recreate(ctx context.Context, spec *backends.Spec) error {
 	return nil
 }
 
-// StopSandbox stops the sandbox's container, which kills every process in
-// it; the next run starts it again.
-func (b *Backend) StopSandbox(ctx context.Context, sandboxID string) error {
+// forget locks the sandbox's state and drops its ready container, for a
+// stop or a removal; the caller calls unlock when done.
+func (b *Backend) forget(sandboxID string) (*client.Client, func(), error) {
 	cli, err := b.client()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	st := b.state(sandboxID)
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	st.ready = nil
+	return cli, st.mu.Unlock, nil
+}
+
+// StopSandbox stops the sandbox's container, which kills every process in
+// it; the next run starts it again.
+func (b *Backend) StopSandbox(ctx context.Context, sandboxID string) error {
+	cli, unlock, err := b.forget(sandboxID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	sctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
 	grace := stopGrace
@@ -102,19 +115,16 @@ func (b *Backend) StopSandbox(ctx context.Context, sandboxID string) error {
 // RemoveSandbox removes the sandbox's container (processes included). The
 // workspace is the engine's to remove.
 func (b *Backend) RemoveSandbox(ctx context.Context, sandboxID string) error {
-	cli, err := b.client()
+	cli, unlock, err := b.forget(sandboxID)
 	if err != nil {
 		return err
 	}
-	st := b.state(sandboxID)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.ready = nil
+	defer unlock()
 	if err := b.removeContainer(ctx, cli, containerName(sandboxID)); err != nil {
 		return err
 	}
 	b.mu.Lock()
-	if st.running == 0 {
+	if st := b.sandboxes[sandboxID]; st != nil && st.running == 0 {
 		delete(b.sandboxes, sandboxID)
 	}
 	b.mu.Unlock()

@@ -249,15 +249,7 @@ func randomHex(n int) string {
 // used) and waits until the pool is full, so that the next one-shot run
 // with these settings takes a ready container.
 func (b *Backend) Warm(ctx context.Context, spec *backends.Spec) error {
-	prof, err := profile()
-	if err != nil {
-		return err
-	}
-	s, err := shapeOf(spec, &b.opts, prof.Digest)
-	if err != nil {
-		return err
-	}
-	cli, err := b.client()
+	s, cli, err := b.prepare(spec)
 	if err != nil {
 		return err
 	}
