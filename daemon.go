@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/frontend"
 )
 
@@ -36,31 +38,16 @@ func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Lo
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lock, err := api.AcquireLock(opts.RuntimeDir)
-	if err != nil {
-		fmt.Fprintln(stderr, "senclaw serve:", err)
-		return cli.ExitUsage
+	srv, engine, release, code := hostEngine(ctx, cancel, opts, logger, stderr)
+	if srv == nil {
+		return code
 	}
-	defer lock.Release()
-	token, err := api.LoadOrCreateToken(filepath.Join(opts.ConfigDir, "api-token"))
-	if err != nil {
-		fmt.Fprintln(stderr, "senclaw serve:", err)
-		return cli.ExitFailure
-	}
-	engine, engineErr := app.New(opts)
-	if engineErr != nil {
-		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
-		fmt.Fprintln(stderr, "senclaw serve: the engine could not start:", engineErr)
-	} else {
-		defer engine.Close()
-		engine.Start(ctx)
-	}
-	srv := api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	defer release()
 	fallback := ""
 	if !flagGiven(fs, "listen") {
 		fallback = "127.0.0.1:0" // the default port may be taken; any free one will do
 	}
-	err = srv.Serve(ctx, api.DaemonOptions{
+	err := srv.Serve(ctx, api.DaemonOptions{
 		RuntimeDir: opts.RuntimeDir, Listen: *listen, FallbackListen: fallback, AllowRemote: *allowRemote, TLSCert: *tlsCert, TLSKey: *tlsKey,
 		Ready: func(info api.DaemonInfo) {
 			protectAPIPort(engine, info.URL)
@@ -75,6 +62,43 @@ func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Lo
 		return cli.ExitFailure
 	}
 	return 0
+}
+
+// hostEngine does what every process hosting the engine does first: take
+// the per-user daemon lock, load the API token, open the engine (or keep
+// the reason it could not open, which the API then answers with 503) and
+// build the API server. cancel stops the host (POST /daemon/stop). On
+// failure srv is nil and code the exit code; else release undoes it all.
+func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options, logger *slog.Logger, stderr io.Writer) (srv *api.Server, engine *app.Engine, release func(), code int) {
+	lock, err := api.AcquireLock(opts.RuntimeDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "senclaw:", err)
+		return nil, nil, nil, cli.ExitUsage
+	}
+	token, err := api.LoadOrCreateToken(filepath.Join(opts.ConfigDir, "api-token"))
+	if err != nil {
+		lock.Release()
+		fmt.Fprintln(stderr, "senclaw:", err)
+		return nil, nil, nil, cli.ExitFailure
+	}
+	engine, engineErr := app.New(opts)
+	if errors.Is(engineErr, store.ErrLocked) {
+		// Not a broken store: another daemon owns this data dir, one
+		// started with another runtime dir, so its lock did not stop us.
+		lock.Release()
+		fmt.Fprintf(stderr, "senclaw: %v; is a daemon of this data dir running with another XDG_RUNTIME_DIR? Stop it (senclaw stop, in its environment) or use another --data-dir\n", engineErr)
+		return nil, nil, nil, cli.ExitUsage
+	}
+	release = lock.Release
+	if engineErr != nil {
+		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
+		fmt.Fprintln(stderr, "senclaw: the engine could not start:", engineErr)
+	} else {
+		engine.Start(ctx)
+		release = func() { engine.Close(); lock.Release() }
+	}
+	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	return srv, engine, release, 0
 }
 
 // flagGiven reports whether the flag name was set on the command line.

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/senclaw/sandbox/app"
@@ -18,7 +17,6 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/desktop"
-	"github.com/senclaw/sandbox/frontend"
 )
 
 //go:embed build/appicon.png
@@ -47,33 +45,19 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lock, err := api.AcquireLock(opts.RuntimeDir)
-	if err != nil {
-		fmt.Fprintln(stderr, "senclaw:", err)
-		return cli.ExitUsage
+	srv, engine, release, code := hostEngine(ctx, cancel, opts, logger, stderr)
+	if srv == nil {
+		return code
 	}
-	defer lock.Release()
-	token, err := api.LoadOrCreateToken(filepath.Join(opts.ConfigDir, "api-token"))
-	if err != nil {
-		fmt.Fprintln(stderr, "senclaw:", err)
-		return cli.ExitFailure
-	}
-	engine, engineErr := app.New(opts)
-	if engineErr != nil {
-		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
-		fmt.Fprintln(stderr, "senclaw: the engine could not start:", engineErr)
-	} else {
-		defer engine.Close()
-		engine.Start(ctx)
-	}
-	srv := api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	defer release()
 
 	ready := make(chan api.DaemonInfo, 1)
 	served := make(chan error, 1)
 	go func() {
 		served <- srv.Serve(ctx, api.DaemonOptions{
-			RuntimeDir: opts.RuntimeDir, Listen: desktopListen(),
+			RuntimeDir: opts.RuntimeDir, Listen: desktopListen(), FallbackListen: "127.0.0.1:0",
 			Ready: func(info api.DaemonInfo) {
+				protectAPIPort(engine, info.URL)
 				if info.URL != "" {
 					fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 				}
@@ -90,7 +74,7 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 		return cli.ExitFailure
 	}
 
-	err = desktop.Run(ctx, desktop.Options{
+	err := desktop.Run(ctx, desktop.Options{
 		Handler: srv,
 		Icon:    appIcon,
 		Logger:  logger,

@@ -35,6 +35,9 @@ var keySchemaVersion = []byte("schema_version")
 // ErrNotFound is returned when an id is not in the store.
 var ErrNotFound = errors.New("not found")
 
+// ErrLocked is returned by Open when another engine has the database open.
+var ErrLocked = errors.New("another senclaw engine has the database open")
+
 // DefaultMaxRuns is how many run records are kept when Options.MaxRuns is 0.
 const DefaultMaxRuns = 5000
 
@@ -66,7 +69,7 @@ func Open(path string, opts Options) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("opening %s: another engine holds the database lock", path)
+			return nil, fmt.Errorf("opening %s: %w", path, ErrLocked)
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}

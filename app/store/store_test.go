@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -153,7 +154,7 @@ func TestASecondOpenSaysTheLockIsHeld(t *testing.T) {
 	}
 	defer s.Close()
 	_, err = Open(path, Options{Timeout: 50e6})
-	if err == nil || !strings.Contains(err.Error(), "another engine") {
+	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("err = %v", err)
 	}
 }
