@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/senclaw/sandbox/backends/netfwd"
-	"golang.org/x/sys/unix"
 )
 
 var errConnRefused = syscall.ECONNREFUSED
@@ -23,12 +22,6 @@ type session struct {
 	dir   *os.File // O_PATH handle: socket paths stay short however deep dir is
 	proxy net.Listener
 	hosts map[int]net.Listener
-}
-
-// at is a path inside the session's directory through the handle, short
-// enough for a Unix socket address whatever the directory's real path.
-func (s *session) at(name string) string {
-	return "/proc/self/fd/" + strconv.Itoa(int(s.dir.Fd())) + "/" + name
 }
 
 // PortInUseError is a listen port whose host side is taken.
@@ -98,11 +91,11 @@ func (p *Proxy) Acquire(id, dir string, listen []int) (release func(), err error
 
 // open starts the proxy socket of a session.
 func (p *Proxy) open(id, dir string) (*session, error) {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	d, err := openDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the sandbox's network directory: %w", err)
 	}
-	s := &session{dir: os.NewFile(uintptr(fd), dir), hosts: map[int]net.Listener{}}
+	s := &session{dir: d, hosts: map[int]net.Listener{}}
 	sock := s.at(netfwd.ProxySocket)
 	_ = os.Remove(sock) // left by an engine that died
 	l, err := net.Listen("unix", sock)
