@@ -96,6 +96,24 @@ export interface Sandbox {
   lastUsedAt: string;
 }
 
+export interface TraceEvent {
+  runId?: string;
+  tsMs: number;
+  pid: number;
+  /** file.read, file.write, proc.spawn, net.connect, net.dns, denied, trace.* */
+  kind: string;
+  target: string;
+  detail?: string;
+  /** strace (outside the sandbox), diff, or in-sandbox (can be tampered with). */
+  source: string;
+}
+
+export interface EventsResult {
+  traceEnabled: boolean;
+  events: TraceEvent[];
+  note?: string;
+}
+
 export interface ProcessInfo {
   pid: number;
   ppid: number;
@@ -244,5 +262,8 @@ export const api = {
       `/sandboxes/${id(sandboxId)}` + (purge ? '?purge=true' : ''),
     ),
   runs: (limit = 30) => get<{ runs: RunRecord[] }>(`/runs?limit=${limit}`),
+  /** events lists what a traced run did, newest first. */
+  events: (sandboxId: string, runId: string) =>
+    get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),
   run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
 };

@@ -316,6 +316,25 @@ describe('dashboard', { concurrency: false }, () => {
     assert.ok(existsSync(sb.workspace), 'the workspace was removed');
   });
 
+  test('a traced run shows what it did', async (t) => {
+    const sb = await engine.createSandbox('traced-run');
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    await engine.api('POST', `/sandboxes/${sb.id}/trace`, { enabled: true });
+    const run = (await engine.api('POST', `/sandboxes/${sb.id}/exec`, { command: 'echo x > made-by-run.txt; touch /etc/refused-by-sandbox 2>/dev/null; true' })).run;
+    const page = await open(t);
+    if (!page) return;
+    const r = page.locator(`tr[data-run="${run.id}"]`);
+    await r.waitFor();
+    await r.locator('button.expander').click();
+    const what = page.locator(`#out-${run.id} [data-testid=run-events]`);
+    await what.waitFor({ timeout: 10_000 });
+    const text = await what.innerText();
+    assert.match(text, /from outside the sandbox/);
+    assert.match(text, /Files written[\s\S]*made-by-run\.txt/);
+    assert.match(text, /Processes started[\s\S]*touch/);
+    assert.match(text, /Refused by the sandbox[\s\S]*\/etc\/refused-by-sandbox/);
+  });
+
   test('recent runs: isolation, refusals in red, output on click', async (t) => {
     const sb = await engine.createSandbox('runs-check');
     t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
