@@ -114,7 +114,7 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 	if len(req.Argv) > 0 {
 		given++
 		p.argv = req.Argv
-		p.display = shellJoin(req.Argv)
+		p.display = backends.ShellJoin(req.Argv)
 	}
 	if req.Language != "" || req.Code != "" {
 		given++
@@ -327,18 +327,6 @@ func truncateRunes(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-func shellJoin(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
-			parts[i] = a
-		} else {
-			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // openRunLog creates the log file of a background run in the workspace.

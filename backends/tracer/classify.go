@@ -145,24 +145,11 @@ func classifyExec(c *Call, dirfd, pathArg, argvArg string) (backends.TraceEvent,
 		return backends.TraceEvent{}, false
 	}
 	words, cut := stringArray(argvArg)
-	detail := joinArgv(words)
+	detail := backends.ShellJoin(words)
 	if cut {
 		detail += " …"
 	}
 	return event(c, KindSpawn, target, detail), true
-}
-
-// joinArgv quotes words the way a shell would read them back.
-func joinArgv(words []string) string {
-	parts := make([]string, len(words))
-	for i, w := range words {
-		if w != "" && !strings.ContainsAny(w, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
-			parts[i] = w
-		} else {
-			parts[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // change is an event for a call that changes the file system.
