@@ -96,7 +96,11 @@ func (e *Engine) Recreate(ctx context.Context, id string) (string, error) {
 // specFor is the Spec of sb with no command, for backend calls that shape
 // what a backend keeps (recreate, drift checks).
 func (e *Engine) specFor(ctx context.Context, sb *Sandbox) (*backends.Spec, error) {
-	p := &plan{sb: sb, argv: []string{"true"}}
-	rec := &RunRecord{ID: "status", Backend: sb.Backend}
-	return e.spec(p, rec)
+	spec := shapeSpec(sb, e.sandboxUser())
+	if wantsNetwork(sb) && e.opts.Forwarder != "" {
+		// The plumbing's paths are part of a container's shape; a run
+		// binds them (network.go), and a status check must see the same.
+		spec.Net = &backends.NetPlumbing{Dir: e.netDir(sb.ID), Forwarder: e.opts.Forwarder}
+	}
+	return spec, nil
 }

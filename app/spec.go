@@ -45,20 +45,8 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := &backends.Spec{
-		SandboxID: sb.ID,
-		RunID:     rec.ID,
-		Workspace: sb.Workspace,
-		Argv:      argv,
-		Env:       env,
-		FsMode:    sb.FsMode,
-		Mounts:    sb.Mounts,
-		Network:   sb.Network,
-		Ports:     sb.Ports,
-		Limits:    sb.limits(),
-		User:      user,
-		Image:     sb.Image,
-	}
+	spec := shapeSpec(sb, user)
+	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
 	switch sb.FsMode {
 	case backends.FsAllowlist:
 		spec.ReadPaths = e.Settings().Allowlist
@@ -73,6 +61,22 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// shapeSpec is the part of a Spec that shapes what a backend keeps for the
+// sandbox (a container): no command, no environment, nothing written.
+func shapeSpec(sb *Sandbox, user *backends.Credential) *backends.Spec {
+	return &backends.Spec{
+		SandboxID: sb.ID,
+		Workspace: sb.Workspace,
+		FsMode:    sb.FsMode,
+		Mounts:    sb.Mounts,
+		Network:   sb.Network,
+		Ports:     sb.Ports,
+		Limits:    sb.limits(),
+		User:      user,
+		Image:     sb.Image,
+	}
 }
 
 // buildEnv builds the run's environment from nothing: nothing of the
