@@ -9,8 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/api"
@@ -45,6 +50,13 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	sock := api.SocketPath(opts.RuntimeDir)
+	if c := client.DialSocket(sock); c.Ping(ctx, time.Second) == nil {
+		// A daemon already runs (the CLI may have started one): show its
+		// dashboard and tray rather than refusing to start.
+		fmt.Fprintln(stderr, "senclaw: a senclaw daemon is already running; the window and the tray attach to it (Quit leaves it running; `senclaw stop` stops it)")
+		return attachDesktop(ctx, sock, c, bus, notify, logger, stderr)
+	}
 	srv, engine, release, code := hostEngine(ctx, cancel, opts, logger, stderr)
 	if srv == nil {
 		return code
@@ -97,6 +109,29 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 	}
 	cancel()
 	if err := <-served; err != nil {
+		fmt.Fprintln(stderr, "senclaw:", err)
+		return cli.ExitFailure
+	}
+	return 0
+}
+
+// attachDesktop runs the window and the tray for a daemon that is already
+// running: the window's requests go to the daemon's owner-only socket.
+func attachDesktop(ctx context.Context, sock string, c *client.Client, bus string, notify bool, logger *slog.Logger, stderr io.Writer) int {
+	target, _ := url.Parse("http://senclaw")
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}},
+	}
+	err := desktop.Run(ctx, desktop.Options{
+		Handler: proxy,
+		Icon:    appIcon,
+		Logger:  logger,
+		Tray:    desktop.TrayOptions{Client: c, BusAddress: bus, Notifications: notify, Logger: logger},
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "senclaw:", err)
 		return cli.ExitFailure
 	}

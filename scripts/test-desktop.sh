@@ -155,6 +155,30 @@ inside() {
 	[ "$code" = 0 ] || fail "the desktop app exited with $code after senclaw stop"
 	echo "ok: senclaw stop ended the desktop app: exit 0, socket removed"
 
+	# A daemon already runs (the CLI started one): the app attaches to it,
+	# shows its dashboard, and quitting leaves the daemon running.
+	d=$(fresh_env attach)
+	sock="$d/run/senclaw/api.sock"
+	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" "$work/senclaw-headless" --data-dir "$d/data" serve --listen "" >"$work/attach-serve.out" 2>&1 &
+	local serve_pid=$!
+	pids_to_kill+=("$serve_pid")
+	wait_socket "$sock" 30 || fail "the headless daemon for the attach test did not start"
+	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" "$work/senclaw" --data-dir "$d/data" >"$work/attach.out" 2>"$work/attach.err" &
+	pid=$!
+	pids_to_kill+=("$pid")
+	sleep "${SETTLE:-10}"
+	kill -0 "$pid" 2>/dev/null || { cat "$work/attach.err" >&2; fail "the desktop app did not attach to the running daemon"; }
+	grep -q "attach to it" "$work/attach.err" || { cat "$work/attach.err" >&2; fail "the desktop app did not say it attached"; }
+	import -window root "$artifacts/desktop-attached.png"
+	kill -TERM "$pid"
+	code=0
+	wait "$pid" || code=$?
+	[ "$code" = 0 ] || fail "the attached desktop app exited with $code after SIGTERM"
+	[ -S "$sock" ] && kill -0 "$serve_pid" 2>/dev/null || fail "quitting the attached app stopped the daemon"
+	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" "$work/senclaw-headless" --data-dir "$d/data" stop >/dev/null
+	wait "$serve_pid" || true
+	echo "ok: with a daemon running the app attaches to it (screenshot $artifacts/desktop-attached.png) and quitting leaves the daemon running"
+
 	# No session bus: no tray, a log line, the window still runs, clean quit.
 	if [ -S "/run/user/$(id -u)/bus" ]; then
 		echo "note: /run/user/$(id -u)/bus exists, so there is always a session bus here; skipping the no-bus run"

@@ -233,7 +233,8 @@ func TestLoginGivesTheDashboardASession(t *testing.T) {
 func TestSocketNeedsNoTokenAndIsPrivate(t *testing.T) {
 	t.Parallel()
 	rt := filepath.Join(testDir(t), "rt")
-	s := New(Options{Engine: testEngine(t), Token: testToken})
+	dash := fstest.MapFS{"index.html": {Data: []byte("<html><head><!--senclaw-token--></head></html>")}}
+	s := New(Options{Engine: testEngine(t), Token: testToken, Dashboard: dash})
 	lock, err := AcquireLock(rt)
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +258,16 @@ func TestSocketNeedsNoTokenAndIsPrivate(t *testing.T) {
 	resp, err := hc.Get("http://senclaw/api/sandbox/status")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("status over the socket: %v %v", resp, err)
+	}
+	// A desktop window attached to a running daemon loads the page over
+	// the owner-only socket: it gets the page with no login.
+	resp, err = hc.Get("http://senclaw/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(page), `<meta name="senclaw-token" content="inproc">`) {
+		t.Fatalf("page over the socket: %d %s", resp.StatusCode, page)
 	}
 	cancel()
 	if err := <-done; err != nil {

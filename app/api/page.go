@@ -49,7 +49,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'")
 	t, _ := r.Context().Value(transportKey{}).(transport)
 	token := ""
-	if t.kind == "inproc" {
+	if t.kind == "inproc" || t.kind == "socket" {
+		// The desktop window, in-process or attached to a running daemon
+		// through its owner-only socket: no login needed.
 		token = "inproc"
 	} else if c, err := r.Cookie(sessionCookie); err == nil && s.sessions.valid(c.Value) {
 		token = c.Value
