@@ -278,6 +278,8 @@ describe('dashboard', { concurrency: false }, () => {
     if (!page) return;
     await row(page, 'docker-label').getByRole('button', { name: 'Stop container' }).waitFor();
     assert.equal(await row(page, 'docker-label').getByRole('button', { name: 'Stop', exact: true }).count(), 0);
+    const read = row(page, 'docker-label').locator('td[data-label="Read"]');
+    assert.match(await read.innerText(), /image \+ mounts/, 'the fs mode does not apply to a container, and the row says so');
   });
 
   test('Delete with files asks first, naming the sandbox, then removes it', async (t) => {
