@@ -22,6 +22,9 @@ func (e *Engine) startBackends(ctx context.Context) {
 		}
 	}
 	for _, b := range e.opts.Backends {
+		if s, ok := b.(sweeper); ok {
+			go s.Sweep()
+		}
 		if p, ok := b.(backends.Persistent); ok {
 			go func() {
 				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -39,6 +42,10 @@ func (e *Engine) startBackends(ctx context.Context) {
 		}
 	}
 }
+
+// sweeper is a backend that can clear what an earlier engine left behind
+// when it died (bwrap's empty run cgroups).
+type sweeper interface{ Sweep() int }
 
 // closeBackends releases what backends hold (the warm container pool).
 func (e *Engine) closeBackends() {

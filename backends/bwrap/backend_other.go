@@ -27,3 +27,6 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 type hostFacts struct{}
 
 func newHostFacts() hostFacts { return hostFacts{} }
+
+// Sweep has nothing to sweep where bwrap does not run.
+func (b *Backend) Sweep() int { return 0 }

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // cgroupLayout is how cgroups are mounted on this machine.
@@ -212,4 +214,57 @@ func noCgroups(err error) error {
 		return errNoCgroups
 	}
 	return fmt.Errorf("creating cgroup: %w", err)
+}
+
+// Sweep removes the empty run cgroups a previous engine left behind when
+// it died before cleaning up, and returns how many went. A cgroup with
+// processes cannot be removed (the kernel refuses), so runs going on are
+// never touched; and only cgroups of runs that began more than an hour ago
+// are tried, so one that another engine has just made, still empty, stays.
+func (b *Backend) Sweep() int {
+	now := time.Now()
+	l := b.host.cgroups()
+	var bases []string
+	switch l.version {
+	case 1:
+		for _, base := range l.v1 {
+			bases = append(bases, base)
+		}
+	case 2:
+		bases = []string{l.v2}
+	}
+	n := 0
+	for _, base := range bases {
+		parent := filepath.Join(base, "senclaw")
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() && staleRun(e.Name(), now) && os.Remove(filepath.Join(parent, e.Name())) == nil {
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		b.log.Info("Empty run cgroups left by an earlier engine were removed.", "count", n)
+	}
+	return n
+}
+
+// staleAfter is how old a run must be for its empty cgroup to be swept:
+// longer than any run may last (10 minutes).
+const staleAfter = time.Hour
+
+// staleRun reports whether name is an engine run id ("r" and the start
+// time in nanoseconds as 16 hex digits, then more) older than staleAfter.
+func staleRun(name string, now time.Time) bool {
+	if len(name) < 17 || name[0] != 'r' {
+		return false
+	}
+	ns, err := strconv.ParseUint(name[1:17], 16, 64)
+	if err != nil {
+		return false
+	}
+	return now.Sub(time.Unix(0, int64(ns))) > staleAfter
 }
