@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
@@ -12,7 +13,7 @@ import (
 // route registers h for pattern under /api/sandbox. Every API handler
 // answers 503 with the reason when the engine could not start.
 func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
-	method, path, _ := cut(pattern)
+	method, path, _ := strings.Cut(pattern, " ")
 	s.table = append(s.table, method+" /api/sandbox"+path)
 	s.mux.HandleFunc(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
 		if s.e == nil {
@@ -23,15 +24,6 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 			writeError(w, err)
 		}
 	})
-}
-
-func cut(pattern string) (string, string, bool) {
-	for i := 0; i < len(pattern); i++ {
-		if pattern[i] == ' ' {
-			return pattern[:i], pattern[i+1:], true
-		}
-	}
-	return "", pattern, false
 }
 
 func errText(err error) string {
