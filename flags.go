@@ -1,4 +1,5 @@
 // The flags of the subcommands that take more than a few.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // The engine's options: its directories, its backends in order of
 // preference, and where the network forwarder is.
+
 package main
 
 import (
