@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func (e *Engine) AddMount(id string, m backends.Mount) (*MountResult, error) {
 	up, err := e.Update(id, SandboxConfig{Mounts: next})
 	if err != nil {
 		var fe *FieldError
-		if asField(err, &fe) {
+		if errors.As(err, &fe) {
 			fe.Field = strings.Replace(fe.Field, fmt.Sprintf("mounts[%d].", len(next)-1), "", 1)
 		}
 		return nil, err
@@ -180,12 +181,4 @@ func (e *Engine) changeNote(sb *Sandbox) string {
 		return "the container is recreated before its next run (workspace files are kept); network rules other than the switch never need that"
 	}
 	return "takes effect on the next run; runs already going keep what they started with"
-}
-
-func asField(err error, target **FieldError) bool {
-	fe, ok := err.(*FieldError)
-	if ok {
-		*target = fe
-	}
-	return ok
 }

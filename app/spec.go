@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -179,14 +178,8 @@ func reachable(path string, user backends.Credential) error {
 
 // lookIn finds an executable named name in the directories of pathList.
 func lookIn(name, pathList string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(pathList) {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	if p, ok := backends.FindExecutable(name, pathList); ok {
+		return p, nil
 	}
 	return "", &FieldError{Field: "language", Value: name, Reason: fmt.Sprintf("is not installed on this machine (looked in %s); install it, for example apt-get install %s", pathList, debianPackage(name))}
 }

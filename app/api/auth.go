@@ -61,12 +61,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if !slices.Contains(t.hosts, r.Host) {
-		writeJSON(w, http.StatusForbidden, errorBody{Error: "Host " + quote(r.Host) + " is not this server's address; senclaw answers only 127.0.0.1, localhost and [::1]"})
+		writeJSON(w, http.StatusForbidden, errorBody{Error: "Host " + strconv.Quote(r.Host) + " is not this server's address; senclaw answers only 127.0.0.1, localhost and [::1]"})
 		return false
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !strings.HasPrefix(origin, "http://") || !slices.Contains(t.hosts, strings.TrimPrefix(origin, "http://")) {
-			writeJSON(w, http.StatusForbidden, errorBody{Error: "cross-site request from " + quote(origin) + " refused"})
+			writeJSON(w, http.StatusForbidden, errorBody{Error: "cross-site request from " + strconv.Quote(origin) + " refused"})
 			return false
 		}
 	}
@@ -91,8 +91,6 @@ func (s *Server) bearerOK(r *http.Request) bool {
 	}
 	return s.sessions.valid(tok)
 }
-
-func quote(s string) string { return strconv.Quote(s) }
 
 // RandomToken returns 32 random bytes in hex.
 func RandomToken() string {

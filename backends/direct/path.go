@@ -6,17 +6,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/senclaw/sandbox/backends"
 )
 
 func lookIn(argv0, pathList string) (string, error) {
-	if strings.Contains(argv0, "/") {
-		return argv0, nil
-	}
-	for _, dir := range filepath.SplitList(pathList) {
-		p := filepath.Join(dir, argv0)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	if p, ok := backends.FindExecutable(argv0, pathList); ok {
+		return p, nil
 	}
 	return "", fmt.Errorf("%s: command not found on PATH %s", argv0, pathList)
 }
