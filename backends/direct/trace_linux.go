@@ -21,39 +21,25 @@ import (
 // strace then exits with the command's status.
 func traced(tr *tracer.Session, p *process) backends.Process {
 	if tr.Traced() {
-		go endWithCommand(p.cmd.Process.Pid)
+		go endWithCommand(p.cmd.Process.Pid, tr)
 	}
 	return tr.Process(p)
 }
 
 // endWithCommand waits for the command under strace (pid straced) to
 // exit, then kills the rest of strace's process group but strace.
-func endWithCommand(straced int) {
-	child := 0
-	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); {
-		child = childOf(straced)
-		if child == 0 {
-			time.Sleep(time.Millisecond)
-		}
+//
+// The command's pid comes from strace's first trace line, not from a
+// look at strace's children: a command that ends before the watcher
+// looks must not leave its background processes to keep strace, and the
+// run, alive.
+func endWithCommand(straced int, tr *tracer.Session) {
+	select {
+	case <-tr.Started():
+	case <-tr.Done():
+		return // strace ended without running anything; Wait kills the group
 	}
-	if child == 0 {
-		return // strace is gone or never forked; Wait handles the group
-	}
-	fd, err := unix.PidfdOpen(child, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	for {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, -1)
-		if n > 0 {
-			break
-		}
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return
-		}
-	}
+	waitExit(tr.Root())
 	for _, pid := range groupMembers(straced) {
 		if pid != straced {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -61,25 +47,30 @@ func endWithCommand(straced int) {
 	}
 }
 
-// childOf finds the child of strace (pid) that runs the command: strace
-// also forks short-lived probes of its own at start, which are still
-// named "strace", while the command's process has exec'd (setpriv or the
-// command itself).
-func childOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+// waitExit returns once process pid has exited. It waits on a pidfd, or,
+// on a kernel without pidfds (before 5.3), polls until the pid is gone.
+func waitExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return 0
-	}
-	for _, f := range strings.Fields(string(b)) {
-		comm, err := os.ReadFile("/proc/" + f + "/comm")
-		if err != nil || strings.TrimSpace(string(comm)) == "strace" {
-			continue
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(20 * time.Millisecond)
 		}
-		if c, err := strconv.Atoi(f); err == nil {
-			return c
+		return
+	}
+	defer unix.Close(fd)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, -1)
+		if n > 0 {
+			return
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			for syscall.Kill(pid, 0) == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			return
 		}
 	}
-	return 0
 }
 
 // groupMembers lists the processes whose process group is pgid.

@@ -3,6 +3,7 @@ package direct
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,5 +56,48 @@ func TestTracedCommandEndsLikeAnUntracedOne(t *testing.T) {
 		if !slices.Contains(got, w) {
 			t.Errorf("events lack %q: %q", w, got)
 		}
+	}
+}
+
+// A command that is over before anyone looks at strace's children must
+// still end its run: many at once, on a busy machine, make that likely.
+func TestTracedShortCommandsEndTogether(t *testing.T) {
+	t.Parallel()
+	if ok, why := tracer.Available(); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	ws := t.TempDir()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan string, 24)
+	for range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := New().Start(context.Background(), &backends.Spec{
+				Workspace: ws,
+				Argv:      []string{"/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & exit 3"},
+				Env:       []string{"PATH=/usr/bin:/bin"},
+				Trace:     func(backends.TraceEvent) {},
+			})
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if st, err := p.Wait(); err != nil || st.Code != 3 {
+				errs <- fmt.Sprintf("status %+v %v", st, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("24 traced short commands took %s: the background sleeps kept them alive", d)
 	}
 }

@@ -19,12 +19,24 @@ const maxLine = 1 << 20
 // process that was already there before it (bwrap and its pid-1 reaper).
 // Follow always reads r to the end, so strace never blocks on a full pipe.
 func Follow(r io.Reader, skipExecs int, emit func(backends.TraceEvent)) error {
+	return follow(r, skipExecs, emit, nil)
+}
+
+// follow is Follow that also calls root with the pid of the first line:
+// the first process strace traces is the one it started.
+func follow(r io.Reader, skipExecs int, emit func(backends.TraceEvent), root func(pid int)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var p Parser
 	open := false
 	launch := map[int]bool{}
 	for {
 		line, err := readLine(br)
+		if root != nil {
+			if pid, ok := linePid(line); ok {
+				root(pid)
+				root = nil
+			}
+		}
 		if len(line) > 0 {
 			c, ok := p.Line(line)
 			switch {

@@ -61,18 +61,25 @@ const (
 	resumed    = " resumed>"
 )
 
+// linePid reads the pid that begins a line of strace -f output.
+func linePid(line string) (int, bool) {
+	pidText, _, ok := strings.Cut(strings.TrimLeft(line, " "), " ")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimPrefix(pidText, "[pid"))
+	return pid, err == nil && pid > 0
+}
+
 // Line parses one line. It returns false for lines that are not a whole
 // call: the first half of an unfinished call, exit and signal notes, and
 // anything it cannot read.
 func (p *Parser) Line(line string) (Call, bool) {
-	pidText, rest, ok := strings.Cut(strings.TrimLeft(line, " "), " ")
+	pid, ok := linePid(line)
 	if !ok {
 		return Call{}, false
 	}
-	pid, err := strconv.Atoi(strings.TrimPrefix(pidText, "[pid"))
-	if err != nil {
-		return Call{}, false
-	}
+	_, rest, _ := strings.Cut(strings.TrimLeft(line, " "), " ")
 	rest = strings.TrimLeft(rest, " ")
 	tsText, body, ok := strings.Cut(rest, " ")
 	if !ok {

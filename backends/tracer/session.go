@@ -36,8 +36,10 @@ func Available() (bool, string) {
 type Session struct {
 	r, w     *os.File
 	closeW   sync.Once
-	done     chan struct{}
-	untraced string // why the run is not traced, when it is not
+	started  chan struct{} // closed when strace's first line arrives
+	root     int           // the pid of strace's child, once started
+	done     chan struct{} // closed when strace's output is read to its end
+	untraced string        // why the run is not traced, when it is not
 }
 
 // WaitDrain bounds how long Wait waits for the last trace lines after
@@ -72,11 +74,14 @@ func Wrap(cmd *exec.Cmd, emit func(backends.TraceEvent), skipExecs int) (*Sessio
 	c.Output = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.Fd())
 	cmd.Path = straceBin
 	cmd.Args = append([]string{straceBin}, StraceArgs(c)...)
-	s := &Session{r: r, w: w, done: make(chan struct{})}
+	s := &Session{r: r, w: w, started: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer r.Close()
-		_ = Follow(firstRead{r, s.Release}, skipExecs, emit)
+		_ = follow(firstRead{r, s.Release}, skipExecs, emit, func(pid int) {
+			s.root = pid
+			close(s.started)
+		})
 	}()
 	return s, nil
 }
@@ -95,6 +100,20 @@ func (f firstRead) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Started is closed once strace's first line has arrived; Root then
+// gives the pid that line names, strace's child: the process that runs
+// the command. Done is closed when strace's output is read to its end
+// (strace has exited). Both are nil, and block forever, for a Session
+// that does not trace.
+func (s *Session) Started() <-chan struct{} { return s.started }
+
+// Root is the pid of the command strace started; read it only after
+// Started is closed.
+func (s *Session) Root() int { return s.root }
+
+// Done: see Started.
+func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Traced reports whether the run really runs under strace.
 func (s *Session) Traced() bool { return s != nil && s.untraced == "" }
