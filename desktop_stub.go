@@ -23,3 +23,10 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 	}
 	return serve(ctx, opts, []string{"--listen", listen}, logger, stdout, stderr)
 }
+
+// runWindow is `senclaw window`, the desktop app's window process; a
+// headless build has none.
+func runWindow(_ context.Context, _ []string, _ *slog.Logger, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "senclaw window: this binary was built headless (no window); build with -tags desktop,production,webkit2_41")
+	return 2
+}

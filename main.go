@@ -98,6 +98,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if cmd == "desktop" {
 		return runDesktop(ctx, opts, logger, stdout, stderr)
 	}
+	if cmd == "window" { // started by the desktop app, not listed in usage
+		return runWindow(ctx, args, logger, stderr)
+	}
 	// Every other command is a client of the daemon.
 	connect := func() (*client.Client, int) {
 		c, err := connectDaemon(ctx, opts.RuntimeDir, *dataDir, stderr)

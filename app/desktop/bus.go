@@ -31,11 +31,11 @@ func SessionBusAddress(getenv func(string) string, uid int) string {
 	return ""
 }
 
-// trayHostPresent reports whether a tray host (a StatusNotifierWatcher:
+// TrayHostPresent reports whether a tray host (a StatusNotifierWatcher:
 // KDE, or GNOME with the AppIndicator extension, ...) is on the session
 // bus at addr. Without one the tray icon shows nowhere, so closing the
 // window must quit rather than hide the app out of reach.
-func trayHostPresent(addr string) bool {
+func TrayHostPresent(addr string) bool {
 	if addr == "" {
 		return false
 	}

@@ -2,11 +2,13 @@
 // (Wails), the tray icon and menu (fyne.io/systray) and desktop
 // notifications (org.freedesktop.Notifications over D-Bus).
 //
-// It is a thin face of the engine. main hands it the API server as an
-// http.Handler, which the window's asset server calls in process, and a
-// client of the API, through which the tray and the notifications read the
-// engine's state and change the policy exactly as the dashboard and the CLI
-// do. Only this package imports Wails and systray; the window, which needs
+// It is a thin face of the engine. The tray and the notifications live in
+// the app's main process, beside the engine, and read its state and change
+// the policy through a client of the API, exactly as the dashboard and the
+// CLI do. The window is a process of its own (WindowProcess starts it as
+// `senclaw window`, RunWindow runs it), whose asset server hands every
+// request to the engine's Unix socket; it exists only while the window is
+// open. Only this package imports Wails and systray; the window, which needs
 // cgo and GTK, is built only with the "desktop" build tag, while the tray
 // and the notifications are plain Go and tested without a display.
 package desktop

@@ -201,12 +201,12 @@ func pixmapIs(t *testing.T, conn *dbus.Conn, sender string, want []byte) bool {
 func TestTrayOverDBus(t *testing.T) {
 	addr := startBus(t)
 	conn := connect(t, addr)
-	if trayHostPresent(addr) {
-		t.Fatal("trayHostPresent on a bus with no StatusNotifierWatcher")
+	if TrayHostPresent(addr) {
+		t.Fatal("TrayHostPresent on a bus with no StatusNotifierWatcher")
 	}
 	watcher := serveWatcher(t, conn)
-	if !trayHostPresent(addr) {
-		t.Fatal("trayHostPresent does not see the StatusNotifierWatcher")
+	if !TrayHostPresent(addr) {
+		t.Fatal("TrayHostPresent does not see the StatusNotifierWatcher")
 	}
 	notes := serveNotifications(t, conn)
 	box := &fakeBox{state: backends.Healthy}

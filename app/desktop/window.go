@@ -19,29 +19,28 @@ import (
 	wailsruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 )
 
-// Options configure the desktop app: the window, the tray and the
-// notifications.
-type Options struct {
+// WindowOptions configure the dashboard window.
+type WindowOptions struct {
 	// Handler answers every request of the window, the page, its files
-	// and /api/: the API server, called in process (see InprocHandler).
+	// and /api/ (see InprocHandler).
 	Handler http.Handler
-	// Tray configures the tray and the notifications. Run sets its
-	// OpenDashboard and Quit.
-	Tray TrayOptions
+	// Show brings the window to the front each time it receives (the
+	// tray's Open dashboard, passed on by the app's main process).
+	Show <-chan struct{}
 	// Icon is the window's icon (PNG).
 	Icon   []byte
 	Logger *slog.Logger
 }
 
-// ErrNoDisplay is returned by Run when GTK cannot open a display.
+// ErrNoDisplay is returned by RunWindow when GTK cannot open a display.
 var ErrNoDisplay = errors.New("GTK could not open a display")
 
-// Run shows the dashboard window and the tray, and returns when the app
-// quits: Quit in the tray, or ctx's end (SIGTERM, `senclaw stop`). Closing
-// the window only hides it when a tray host shows the icon, whose Open
-// dashboard shows the window again; with no tray host it quits. Run must
-// be called on the main goroutine (GTK's thread).
-func Run(ctx context.Context, o Options) (err error) {
+// RunWindow shows the dashboard window and returns when it closes: the
+// person closes it, or ctx ends (SIGTERM from the app's main process, or
+// its Quit). The window is a process of its own (see WindowProcess), so
+// closing it gives back everything GTK and WebKit hold. RunWindow must be
+// called on the main goroutine (GTK's thread).
+func RunWindow(ctx context.Context, o WindowOptions) (err error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -49,21 +48,6 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer cancel()
 	shuttingDown := make(chan struct{}) // closed when the GTK loop has ended
 	var shutdownOnce sync.Once
-
-	var (
-		mu       sync.Mutex
-		windowCx context.Context
-		stopTray = func() {}
-	)
-	show := func() {
-		mu.Lock()
-		wc := windowCx
-		mu.Unlock()
-		if wc != nil {
-			wailsruntime.WindowShow(wc)
-			wailsruntime.WindowUnminimise(wc)
-		}
-	}
 	// Wails turns a failed gtk_init_check into a panic before any window
 	// exists; it is the one panic that means "no display".
 	defer func() {
@@ -75,22 +59,15 @@ func Run(ctx context.Context, o Options) (err error) {
 			panic(r)
 		}
 	}()
-	// Closing the window hides it when the tray can bring it back, and
-	// quits the app when there is no tray host to show the icon.
-	hideOnClose := trayHostPresent(o.Tray.BusAddress)
-	if !hideOnClose {
-		o.Logger.Warn("No tray host (StatusNotifierWatcher) on the session bus: the tray icon shows nowhere, so closing the window quits the app.")
-	}
 	err = wails.Run(&options.App{
-		Title:             "SenClaw Sandbox",
-		Width:             1200,
-		Height:            820,
-		MinWidth:          640,
-		MinHeight:         480,
-		HideWindowOnClose: hideOnClose,
-		BackgroundColour:  &options.RGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xff},
-		AssetServer:       &assetserver.Options{Handler: InprocHandler(o.Handler)},
-		Logger:            wailsLogger{o.Logger},
+		Title:            "SenClaw Sandbox",
+		Width:            1200,
+		Height:           820,
+		MinWidth:         640,
+		MinHeight:        480,
+		BackgroundColour: &options.RGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xff},
+		AssetServer:      &assetserver.Options{Handler: o.Handler},
+		Logger:           wailsLogger{o.Logger},
 		Linux: &linux.Options{
 			Icon:        o.Icon,
 			ProgramName: "senclaw",
@@ -100,9 +77,17 @@ func Run(ctx context.Context, o Options) (err error) {
 			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
 		},
 		OnStartup: func(wc context.Context) {
-			mu.Lock()
-			windowCx = wc
-			mu.Unlock()
+			go func() {
+				for {
+					select {
+					case <-o.Show:
+						wailsruntime.WindowShow(wc)
+						wailsruntime.WindowUnminimise(wc)
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
 			// Quit when ctx ends. On SIGTERM Wails quits by itself, and a
 			// second gtk_main_quit after the loop ended is a GTK
 			// assertion, so wait a moment to see whether the loop is
@@ -124,26 +109,9 @@ func Run(ctx context.Context, o Options) (err error) {
 					}
 				}
 			}()
-			to := o.Tray
-			to.OpenDashboard, to.Quit = show, cancel
-			if to.Logger == nil {
-				to.Logger = o.Logger
-			}
-			stop, err := StartTray(ctx, to)
-			if err != nil {
-				o.Logger.Warn("No tray icon: the window stays the only way in; closing it keeps the app running until SIGTERM or `senclaw stop`.", "err", err)
-			}
-			mu.Lock()
-			stopTray = stop
-			mu.Unlock()
 		},
 		OnShutdown: func(context.Context) {
 			shutdownOnce.Do(func() { close(shuttingDown) })
-			cancel()
-			mu.Lock()
-			stop := stopTray
-			mu.Unlock()
-			stop()
 		},
 	})
 	if err != nil {

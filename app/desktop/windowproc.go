@@ -1,0 +1,113 @@
+package desktop
+
+import (
+	"errors"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ExitNoDisplay is the window process's exit code when GTK cannot open the
+// display: the app then goes on without a window.
+const ExitNoDisplay = 3
+
+// WindowProcess runs the dashboard window as a child process of the app,
+// started when the window is wanted and gone when it is closed. The
+// engine and the tray stay in the main process, which never loads GTK or
+// WebKit's state: a closed window gives back everything it held (the
+// window, WebKit and Mesa cost well over 100 MiB; the tray a few).
+type WindowProcess struct {
+	// Command builds the command of a new window process; it is called
+	// for each start.
+	Command func() *exec.Cmd
+	// Exited is called when a window process ends by itself (the person
+	// closed the window, or it failed), not when Stop ended it. code is
+	// its exit code (-1 when it died by a signal).
+	Exited func(code int)
+	Logger *slog.Logger
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when cmd has exited
+	stopped bool
+}
+
+// StopGrace is how long Stop waits for the window to close after SIGTERM
+// before it kills it.
+const StopGrace = 5 * time.Second
+
+// Show starts the window process, or, when one runs, asks it (SIGUSR1) to
+// come to the front.
+func (w *WindowProcess) Show() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return errors.New("the app is quitting")
+	}
+	if w.cmd != nil {
+		return w.cmd.Process.Signal(syscall.SIGUSR1)
+	}
+	cmd := w.Command()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	w.cmd, w.done = cmd, done
+	go func() {
+		err := cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		w.mu.Lock()
+		byStop := w.stopped
+		if w.cmd == cmd {
+			w.cmd = nil
+		}
+		w.mu.Unlock()
+		close(done)
+		if !byStop {
+			w.logger().Info("The window process ended.", "code", code, "err", err)
+			if w.Exited != nil {
+				w.Exited(code)
+			}
+		}
+	}()
+	return nil
+}
+
+// Running reports whether a window process runs, and its pid.
+func (w *WindowProcess) Running() (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cmd == nil {
+		return 0, false
+	}
+	return w.cmd.Process.Pid, true
+}
+
+// Stop closes the window process (SIGTERM, then SIGKILL after StopGrace)
+// and waits for it; no window starts after it. It is idempotent.
+func (w *WindowProcess) Stop() {
+	w.mu.Lock()
+	w.stopped = true
+	cmd, done := w.cmd, w.done
+	w.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(StopGrace):
+		w.logger().Warn("The window did not close within the grace time; killing it.", "pid", cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (w *WindowProcess) logger() *slog.Logger {
+	if w.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return w.Logger
+}
