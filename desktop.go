@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -166,9 +165,9 @@ func desktopShell(ctx context.Context, quit context.CancelFunc, sock string, c *
 
 // runWindow is `senclaw window --socket PATH`, started by the desktop app:
 // the dashboard window alone, its requests sent to the engine's owner-only
-// Unix socket. It ends when the window closes; SIGUSR1 brings the window
-// to the front. It exits with desktop.ExitNoDisplay when GTK cannot open
-// the display.
+// Unix socket. It ends when the window closes or the app's main process
+// ends; a byte on desktop.ShowFD brings the window to the front. It exits
+// with desktop.ExitNoDisplay when GTK cannot open the display.
 func runWindow(ctx context.Context, args []string, logger *slog.Logger, stderr io.Writer) int {
 	fs := flag.NewFlagSet("window", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -184,18 +183,31 @@ func runWindow(ctx context.Context, args []string, logger *slog.Logger, stderr i
 			return (&net.Dialer{}).DialContext(ctx, "unix", *sock)
 		}},
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGUSR1)
-	defer signal.Stop(sigs)
+	// The app's main process asks for the window on the show pipe, and
+	// closes it when it ends.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	show := make(chan struct{}, 1)
-	go func() {
-		for range sigs {
-			select {
-			case show <- struct{}{}:
-			default:
+	var st syscall.Stat_t
+	if syscall.Fstat(desktop.ShowFD, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		f := os.NewFile(desktop.ShowFD, "show")
+		go func() {
+			defer cancel()
+			var b [64]byte
+			for {
+				n, err := f.Read(b[:])
+				if n > 0 {
+					select {
+					case show <- struct{}{}:
+					default:
+					}
+				}
+				if err != nil {
+					return
+				}
 			}
-		}
-	}()
+		}()
+	}
 	err := desktop.RunWindow(ctx, desktop.WindowOptions{
 		Handler: desktop.InprocHandler(proxy),
 		Show:    show,

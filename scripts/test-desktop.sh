@@ -173,6 +173,14 @@ inside() {
 	sleep 3
 	import -window root "$artifacts/desktop-reopened.png"
 	echo "ok: Open dashboard in the tray opens the window again (screenshot $artifacts/desktop-reopened.png)"
+	# With the window open, Open dashboard brings it forward: no second one.
+	click "$item" "$open_id"
+	sleep 2
+	[ "$(window_pid "$pid")" = "$win" ] && kill -0 "$win" 2>/dev/null || fail "Open dashboard with the window open did not keep the one window"
+	local wins
+	wins=$(for k in $(ps -o pid= --ppid "$pid"); do tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null; echo; done | grep -c " window --socket " || true)
+	[ "$wins" = 1 ] || fail "Open dashboard with the window open left $wins window processes"
+	echo "ok: Open dashboard with the window open keeps the one window (brought to the front)"
 	echo "main_mem=\"$main_mem\" win_mem=\"$win_mem\" helpers=$helpers tray_mem=\"$tray_mem\"" >"$work/rss-desktop"
 	stop_clean "$pid" "$sock" "the desktop app"
 	kill -0 "$win" 2>/dev/null && fail "the window process outlived the app"

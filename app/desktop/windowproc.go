@@ -3,6 +3,7 @@ package desktop
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -30,16 +31,23 @@ type WindowProcess struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
+	show    *os.File      // the write end of the running window's show pipe
 	done    chan struct{} // closed when cmd has exited
 	stopped bool
 }
+
+// ShowFD is the descriptor on which a window process reads its show
+// requests: one byte asks it to come to the front, end of file means the
+// app is gone. (A pipe, not a signal: WebKit's JavaScriptCore takes
+// SIGUSR1 for its garbage collector in every process that loads it.)
+const ShowFD = 3
 
 // StopGrace is how long Stop waits for the window to close after SIGTERM
 // before it kills it.
 const StopGrace = 5 * time.Second
 
-// Show starts the window process, or, when one runs, asks it (SIGUSR1) to
-// come to the front.
+// Show starts the window process, or, when one runs, asks it (a byte on
+// its show pipe) to come to the front.
 func (w *WindowProcess) Show() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -47,23 +55,33 @@ func (w *WindowProcess) Show() error {
 		return errors.New("the app is quitting")
 	}
 	if w.cmd != nil {
-		return w.cmd.Process.Signal(syscall.SIGUSR1)
+		_, err := w.show.Write([]byte{1})
+		return err
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return err
 	}
 	cmd := w.Command()
-	if err := cmd.Start(); err != nil {
+	cmd.ExtraFiles = []*os.File{r} // ShowFD in the child
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		pw.Close()
 		return err
 	}
 	done := make(chan struct{})
-	w.cmd, w.done = cmd, done
+	w.cmd, w.show, w.done = cmd, pw, done
 	go func() {
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
 		w.mu.Lock()
 		byStop := w.stopped
 		if w.cmd == cmd {
-			w.cmd = nil
+			w.cmd, w.show = nil, nil
 		}
 		w.mu.Unlock()
+		pw.Close()
 		close(done)
 		if !byStop {
 			w.logger().Info("The window process ended.", "code", code, "err", err)

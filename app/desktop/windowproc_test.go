@@ -10,15 +10,15 @@ import (
 	"time"
 )
 
-// fakeWindow is a shell that counts SIGUSR1 in a file and ends with the
-// code written to a second file (or 0 on SIGTERM).
+// fakeWindow is a shell that counts the show requests on its show pipe
+// in a file and ends with the code written to a second file (or 0 on
+// SIGTERM).
 func fakeWindow(t *testing.T) (*WindowProcess, string, chan int) {
 	t.Helper()
 	dir := t.TempDir()
-	script := `shows=0
-trap 'shows=$((shows+1)); echo $shows > "$1/shows"' USR1
-trap 'exit 0' TERM
+	script := `trap 'exit 0' TERM
 echo started >> "$1/starts"
+(shows=0; while [ "$(head -c1 <&3 | wc -c)" = 1 ]; do shows=$((shows+1)); echo $shows > "$1/shows"; done) &
 while [ ! -e "$1/close" ]; do sleep 0.02; done
 exit $(cat "$1/close")`
 	exited := make(chan int, 4)
@@ -50,7 +50,6 @@ func TestWindowProcessStartsShowsAndEnds(t *testing.T) {
 		t.Fatalf("Running() = %d, %v after Show", pid, ok)
 	}
 	// A second Show brings the running window forward, it starts no other.
-	time.Sleep(100 * time.Millisecond) // the trap is set before the loop
 	if err := w.Show(); err != nil {
 		t.Fatal(err)
 	}
