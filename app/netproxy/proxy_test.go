@@ -16,7 +16,10 @@ import (
 	"strings"
 	"testing"
 
+	"bytes"
 	"github.com/senclaw/sandbox/backends"
+	"strconv"
+	"sync/atomic"
 )
 
 // testProxy is a proxy whose resolver answers from a table (no query
@@ -268,3 +271,84 @@ func mustURL(s string) *url { u, _ := parseURL(s); return u }
 type url = neturl.URL
 
 var parseURL = neturl.Parse
+
+// Large downloads take writeResponse's block-copy path; the answers
+// around them (HEAD, chunked, small, 304) keep theirs, and the client's
+// connection stays usable for the next request.
+func TestPlainHTTPBodies(t *testing.T) {
+	t.Parallel()
+	big := make([]byte, 3<<20+17)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			w.Header().Set("X-Kind", "big")
+			w.Write(big)
+		case "/chunked":
+			for i := 0; i < 4; i++ {
+				w.Write(big[:1<<20])
+				w.(http.Flusher).Flush()
+			}
+		case "/cached":
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			io.WriteString(w, "small")
+		}
+	}))
+	defer srv.Close()
+	remote := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := net.SplitHostPort(remote)
+	p := testProxy(map[string]Rules{"s": {Network: true}}, map[string]string{"example.test": "127.0.0.1"}, remote)
+	dir := filepath.Join(t.TempDir(), "n")
+	if err := PrepareDir(dir, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	release, err := p.Acquire("s", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	sock := filepath.Join(dir, "proxy.sock")
+	var dials atomic.Int32
+	client := &http.Client{Transport: &http.Transport{
+		Proxy: http.ProxyURL(mustURL("http://proxy")),
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			dials.Add(1)
+			return net.Dial("unix", sock)
+		},
+		DisableCompression: true,
+	}}
+	base := "http://example.test:" + port
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		body         []byte
+	}{
+		{"GET", "/big", 200, big},
+		{"HEAD", "/big", 200, nil},
+		{"GET", "/small", 200, []byte("small")},
+		{"GET", "/chunked", 200, bytes.Repeat(big[:1<<20], 4)},
+		{"GET", "/cached", 304, nil},
+		{"GET", "/big", 200, big},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.method, tc.path, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != tc.code || !bytes.Equal(body, tc.body) {
+			t.Fatalf("%s %s: %d, %d bytes, %v; want %d, %d bytes", tc.method, tc.path, resp.StatusCode, len(body), err, tc.code, len(tc.body))
+		}
+		if tc.path == "/big" && (resp.Header.Get("X-Kind") != "big" || resp.ContentLength != int64(len(big))) {
+			t.Errorf("%s /big: headers %v, length %d", tc.method, resp.Header, resp.ContentLength)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("the client dialled the proxy %d times; the connection should have been kept alive", n)
+	}
+}
