@@ -117,6 +117,32 @@ mem_of() {
 	echo "$r $a $p"
 }
 
+# start_app NAME [ENV...]: starts the desktop app in a fresh environment
+# NAME with stdout and stderr in $work/NAME.out and .err; sets d, sock and
+# pid, and waits for the API socket.
+start_app() {
+	local name=$1
+	shift
+	d=$(fresh_env "$name")
+	sock="$d/run/senclaw/api.sock"
+	env "$@" XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" SENCLAW_LISTEN=127.0.0.1:0 \
+		"$work/senclaw" -v --data-dir "$d/data" >"$work/$name.out" 2>"$work/$name.err" &
+	pid=$!
+	pids_to_kill+=("$pid")
+	wait_socket "$sock" 30 || { cat "$work/$name.err" >&2; fail "$name: the desktop app did not open its socket within 30 s"; }
+}
+
+# wait_gone PID WHAT: waits up to 10 s for PID to end, then expects exit 0
+# and the API socket ($sock) removed.
+wait_gone() {
+	local code=0
+	for ((i = 0; i < 100; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$1" 2>/dev/null && fail "the desktop app did not quit within 10 s of $2"
+	wait "$1" || code=$?
+	[ "$code" = 0 ] || fail "the desktop app exited with $code after $2"
+	[ ! -e "$sock" ] || fail "$2 left the socket behind"
+}
+
 inside() {
 	local d pid sock
 	# --- 1. the app with a tray host: window, tray, close, reopen -----------
@@ -125,13 +151,7 @@ inside() {
 	pids_to_kill+=("$host_pid")
 	for ((i = 0; i < 50; i++)); do grep -q ready "$work/trayhost.out" && break; sleep 0.1; done
 	grep -q ready "$work/trayhost.out" || fail "the fake tray host did not start: $(cat "$work/trayhost.out")"
-	d=$(fresh_env desktop)
-	sock="$d/run/senclaw/api.sock"
-	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" SENCLAW_LISTEN=127.0.0.1:0 \
-		"$work/senclaw" -v --data-dir "$d/data" >"$work/desktop.out" 2>"$work/desktop.err" &
-	pid=$!
-	pids_to_kill+=("$pid")
-	wait_socket "$sock" 30 || { cat "$work/desktop.err" >&2; fail "the desktop app did not open its socket within 30 s"; }
+	start_app desktop
 	grep -q "^listening on http://127.0.0.1:" "$work/desktop.out" || fail "the desktop app did not print its dashboard URL"
 	sleep "${SETTLE:-10}"
 	kill -0 "$pid" 2>/dev/null || { cat "$work/desktop.err" >&2; fail "the desktop app died"; }
@@ -187,64 +207,32 @@ inside() {
 	kill "$host_pid" 2>/dev/null || true
 
 	# --- 2. no tray host: closing the window quits the app -----------------
-	d=$(fresh_env nohost)
-	sock="$d/run/senclaw/api.sock"
-	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" SENCLAW_LISTEN=127.0.0.1:0 \
-		"$work/senclaw" --data-dir "$d/data" >"$work/nohost.out" 2>"$work/nohost.err" &
-	pid=$!
-	pids_to_kill+=("$pid")
-	wait_socket "$sock" 30 || { cat "$work/nohost.err" >&2; fail "the desktop app (no tray host) did not start"; }
+	start_app nohost
 	for ((i = 0; i < 100; i++)); do window_pid "$pid" >/dev/null && break; sleep 0.1; done
 	win=$(window_pid "$pid") || { cat "$work/nohost.err" >&2; fail "no window process (no tray host)"; }
 	sleep 3
 	grep -q "No tray host" "$work/nohost.err" || { cat "$work/nohost.err" >&2; fail "no log line says there is no tray host"; }
 	kill -TERM "$win"
-	local code=0
-	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && fail "with no tray host, closing the window did not quit the app within 10 s"
-	wait "$pid" || code=$?
-	[ "$code" = 0 ] || fail "with no tray host, the app exited with $code after its window closed"
-	[ ! -e "$sock" ] || fail "with no tray host, closing the window left the socket behind"
+	wait_gone "$pid" "its window closed, with no tray host"
 	echo "ok: with no tray host, closing the window quits the app (exit 0, socket removed)"
 
-	d=$(fresh_env trayquit)
-	sock="$d/run/senclaw/api.sock"
-	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" SENCLAW_LISTEN=127.0.0.1:0 \
-		"$work/senclaw" --data-dir "$d/data" >"$work/trayquit.out" 2>"$work/trayquit.err" &
-	pid=$!
-	pids_to_kill+=("$pid")
-	wait_socket "$sock" 30 || { cat "$work/trayquit.err" >&2; fail "the desktop app (tray quit run) did not start"; }
-	local item="org.kde.StatusNotifierItem-$pid-1" quit_id="" code=0
+	start_app trayquit
+	local item="org.kde.StatusNotifierItem-$pid-1" quit_id=""
 	for ((i = 0; i < 100; i++)); do
-		quit_id=$(dbus-send --session --print-reply --reply-timeout=2000 --dest="$item" /StatusNotifierItem/menu \
-			com.canonical.dbusmenu.GetLayout int32:0 int32:-1 array:string: 2>/dev/null |
-			awk '/^[[:space:]]*int32 [0-9]+$/ { id = $2 } /string "Quit"/ { print id; exit }') || true
+		quit_id=$(menu_id "$item" Quit)
 		[ -n "$quit_id" ] && break
 		sleep 0.1
 	done
 	[ -n "$quit_id" ] || fail "the tray menu (dbusmenu on $item) has no Quit item"
-	dbus-send --session --print-reply --dest="$item" /StatusNotifierItem/menu com.canonical.dbusmenu.Event \
-		int32:"$quit_id" string:clicked variant:string: uint32:0 >/dev/null
-	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && fail "the desktop app did not quit within 10 s of Quit in the tray"
-	wait "$pid" || code=$?
-	[ "$code" = 0 ] || fail "the desktop app exited with $code after Quit in the tray"
-	[ ! -e "$sock" ] || fail "Quit in the tray left the socket behind"
+	click "$item" "$quit_id"
+	wait_gone "$pid" "Quit in the tray"
 	echo "ok: Quit in the tray (item $quit_id) stopped the app: exit 0, socket removed"
 
 	# `senclaw stop` (the API's daemon/stop) ends the desktop app too.
-	d=$(fresh_env apistop)
-	sock="$d/run/senclaw/api.sock"
-	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" SENCLAW_LISTEN=127.0.0.1:0 \
-		"$work/senclaw" --data-dir "$d/data" >"$work/apistop.out" 2>"$work/apistop.err" &
-	pid=$!
-	pids_to_kill+=("$pid")
-	wait_socket "$sock" 30 || fail "the desktop app (stop run) did not start"
+	start_app apistop
 	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" "$work/senclaw" --data-dir "$d/data" stop | grep -q "senclaw stopped" ||
 		fail "senclaw stop did not stop the desktop app"
-	code=0
-	wait "$pid" || code=$?
-	[ "$code" = 0 ] || fail "the desktop app exited with $code after senclaw stop"
+	wait_gone "$pid" "senclaw stop"
 	echo "ok: senclaw stop ended the desktop app: exit 0, socket removed"
 
 	# A daemon already runs (the CLI started one): the app attaches to it,
@@ -276,13 +264,7 @@ inside() {
 		echo "note: /run/user/$(id -u)/bus exists, so there is always a session bus here; skipping the no-bus run"
 		return 0
 	fi
-	d=$(fresh_env nobus)
-	sock="$d/run/senclaw/api.sock"
-	env -u DBUS_SESSION_BUS_ADDRESS NO_AT_BRIDGE=1 XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" SENCLAW_LISTEN=127.0.0.1:0 \
-		"$work/senclaw" --data-dir "$d/data" >"$work/nobus.out" 2>"$work/nobus.err" &
-	pid=$!
-	pids_to_kill+=("$pid")
-	wait_socket "$sock" 30 || { cat "$work/nobus.err" >&2; fail "without a session bus, the app did not start"; }
+	start_app nobus -u DBUS_SESSION_BUS_ADDRESS NO_AT_BRIDGE=1
 	sleep 3
 	kill -0 "$pid" 2>/dev/null || { cat "$work/nobus.err" >&2; fail "without a session bus, the app died"; }
 	grep -q "No tray icon" "$work/nobus.err" || { cat "$work/nobus.err" >&2; fail "without a session bus, no log line says the tray is off"; }
