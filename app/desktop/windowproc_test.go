@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// fakeWindow is a shell that counts the show requests on its show pipe
-// in a file and ends with the code written to a second file (or 0 on
-// SIGTERM).
+// fakeWindow shows a window process that is a shell: it counts the show
+// requests on its show pipe in a file and ends with the code written to a
+// second file (or 0 on SIGTERM). It returns once the shell runs.
 func fakeWindow(t *testing.T) (*WindowProcess, string, chan int) {
 	t.Helper()
 	dir := t.TempDir()
@@ -27,6 +27,10 @@ exit $(cat "$1/close")`
 		Exited:  func(code int) { exited <- code },
 		Logger:  discard(),
 	}
+	if err := w.Show(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(dir, "starts"), "started")
 	return w, dir, exited
 }
 
@@ -41,10 +45,6 @@ func waitFile(t *testing.T, path, want string) {
 func TestWindowProcessStartsShowsAndEnds(t *testing.T) {
 	t.Parallel()
 	w, dir, exited := fakeWindow(t)
-	if err := w.Show(); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(dir, "starts"), "started")
 	pid, ok := w.Running()
 	if !ok || pid <= 0 {
 		t.Fatalf("Running() = %d, %v after Show", pid, ok)
@@ -81,11 +81,7 @@ func TestWindowProcessStartsShowsAndEnds(t *testing.T) {
 
 func TestWindowProcessStopEndsItQuietly(t *testing.T) {
 	t.Parallel()
-	w, dir, exited := fakeWindow(t)
-	if err := w.Show(); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(dir, "starts"), "started")
+	w, _, exited := fakeWindow(t)
 	time.Sleep(100 * time.Millisecond)
 	var wg sync.WaitGroup
 	for range 3 { // Stop is idempotent and safe from many goroutines

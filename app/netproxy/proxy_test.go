@@ -147,16 +147,7 @@ func TestProtocols(t *testing.T) {
 	remote := strings.TrimPrefix(srv.URL, "http://")
 	_, port, _ := net.SplitHostPort(remote)
 	p := testProxy(map[string]Rules{"s": {Network: true}}, map[string]string{"example.test": "127.0.0.1"}, remote)
-	dir := filepath.Join(t.TempDir(), "n")
-	if err := PrepareDir(dir, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	release, err := p.Acquire("s", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	sock := filepath.Join(dir, "proxy.sock")
+	sock := proxySocket(t, p, "s")
 	client := &http.Client{Transport: &http.Transport{
 		Proxy:       http.ProxyURL(mustURL("http://proxy")),
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return net.Dial("unix", sock) },
@@ -302,16 +293,7 @@ func TestPlainHTTPBodies(t *testing.T) {
 	remote := strings.TrimPrefix(srv.URL, "http://")
 	_, port, _ := net.SplitHostPort(remote)
 	p := testProxy(map[string]Rules{"s": {Network: true}}, map[string]string{"example.test": "127.0.0.1"}, remote)
-	dir := filepath.Join(t.TempDir(), "n")
-	if err := PrepareDir(dir, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	release, err := p.Acquire("s", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	sock := filepath.Join(dir, "proxy.sock")
+	sock := proxySocket(t, p, "s")
 	var dials atomic.Int32
 	client := &http.Client{Transport: &http.Transport{
 		Proxy: http.ProxyURL(mustURL("http://proxy")),
@@ -351,4 +333,20 @@ func TestPlainHTTPBodies(t *testing.T) {
 	if n := dials.Load(); n != 1 {
 		t.Errorf("the client dialled the proxy %d times; the connection should have been kept alive", n)
 	}
+}
+
+// proxySocket starts p's plumbing for sandbox id in a temporary directory
+// and returns the path of its proxy socket.
+func proxySocket(t *testing.T, p *Proxy, id string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "n")
+	if err := PrepareDir(dir, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	release, err := p.Acquire(id, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return filepath.Join(dir, "proxy.sock")
 }

@@ -17,12 +17,7 @@ import (
 
 func TestTracedCommandEndsLikeAnUntracedOne(t *testing.T) {
 	t.Parallel()
-	if ok, why := tracer.Available(); !ok {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
+	requireTracer(t)
 	ws, _ := os.MkdirTemp("", "senclaw-direct-")
 	os.Chmod(ws, 0o777)
 	defer os.RemoveAll(ws)
@@ -63,12 +58,7 @@ func TestTracedCommandEndsLikeAnUntracedOne(t *testing.T) {
 // still end its run: many at once, on a busy machine, make that likely.
 func TestTracedShortCommandsEndTogether(t *testing.T) {
 	t.Parallel()
-	if ok, why := tracer.Available(); !ok {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
+	requireTracer(t)
 	ws := t.TempDir()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -99,5 +89,17 @@ func TestTracedShortCommandsEndTogether(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("24 traced short commands took %s: the background sleeps kept them alive", d)
+	}
+}
+
+// requireTracer skips when strace cannot trace here, except under CI=true,
+// where that is a failure.
+func requireTracer(t *testing.T) {
+	t.Helper()
+	if ok, why := tracer.Available(); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
 	}
 }
