@@ -165,14 +165,25 @@ inside() {
 	local main_mem win_mem helpers
 	main_mem=$(mem_of "$pid")
 	helpers=$(descendants "$win" | wc -l)
-	# shellcheck disable=SC2046
-	win_mem=$(mem_of "$win" $(descendants "$win"))
+	local win_procs
+	win_procs=$(descendants "$win")
+	# shellcheck disable=SC2086
+	win_mem=$(mem_of "$win" $win_procs)
 	# The person closes the window: its process and WebKit's are gone, the
 	# engine and the tray stay.
 	kill -TERM "$win"
 	for ((i = 0; i < 100; i++)); do kill -0 "$win" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$win" 2>/dev/null && fail "the window process did not end within 10 s of closing"
-	sleep 1
+	# WebKit's helpers end with the window (an orphan would no longer be
+	# under the app, so each is watched by its pid).
+	local left=""
+	for ((i = 0; i < 100; i++)); do
+		left=""
+		for p in $win_procs; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "WebKit processes outlived the closed window:$left"
 	kill -0 "$pid" 2>/dev/null || { cat "$work/desktop.err" >&2; fail "closing the window quit the app although a tray host shows its icon"; }
 	[ "$(descendants "$pid" | wc -l)" = 0 ] || fail "processes left under the app after the window closed: $(descendants "$pid" | tr '\n' ' ')"
 	echo "ok: closing the window ends its process and WebKit's; the engine and the tray go on"
