@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -74,6 +76,13 @@ func TestBenchNetwork(t *testing.T) {
 	socks := median(speeds(f.sh(t, on.ID, loop(5, "--socks5-hostname 127.0.0.1:1080 "+bigURL, "speed_download"))))
 	t.Logf("100 MiB download, median of 5: direct %.0f MiB/s; through the proxy: CONNECT (as for https) %.0f MiB/s, ratio %.2f; SOCKS5 %.0f MiB/s, ratio %.2f; plain-HTTP absolute-form %.0f MiB/s, ratio %.2f (goal >= 0.7)",
 		direct/(1<<20), tunnel/(1<<20), tunnel/direct, socks/(1<<20), socks/direct, proxied/(1<<20), proxied/direct)
+	// The floor of any proxy in user space: a bare relay, no rules, no
+	// sandbox, one hop (a TCP connection in, one out, io.Copy both ways,
+	// which splices on Linux), measured in the same run.
+	relay := bareRelay(t, big)
+	relayed := median(speeds(host(loop(5, fmt.Sprintf("http://127.0.0.1:%d/big", relay), "speed_download"))))
+	t.Logf("100 MiB download through a bare one-hop relay on the host (no rules, no sandbox): %.0f MiB/s, ratio %.2f: what any user-space hop costs here",
+		relayed/(1<<20), relayed/direct)
 
 	small := serveText(t, text("x"))
 	f.remote2 = small
@@ -110,4 +119,34 @@ func TestBenchNetwork(t *testing.T) {
 	}
 	bare, wrapped := raw("/bin/true"), raw(fwd, "--", "/bin/true")
 	t.Logf("the forwarder alone (median of 51): true %v, senclaw-netfwd -- true %v: +%v", bare, wrapped, wrapped-bare)
+}
+
+// bareRelay listens on 127.0.0.1 and relays each connection to the local
+// port to, with nothing but io.Copy; it returns its port.
+func bareRelay(t *testing.T, to int) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", to))
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go io.Copy(u, c)
+				io.Copy(c, u)
+			}()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
 }
