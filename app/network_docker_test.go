@@ -82,9 +82,70 @@ func TestNetworkRulesHoldUnderDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Kill(ctx, sb.ID, 0)
+	if got := hostAnswer(listen, "hello\n", 15*time.Second); got != "hello\n" {
+		t.Errorf("the listen port did not answer on 127.0.0.1 (run %+v): %q", res.Record, got)
+	}
+	// The container's runs overlap: the background run's forwarder holds
+	// the proxy ports, and a run beside it finds them too, also once the
+	// background run is gone.
+	remote := viaProxy(fmt.Sprintf("http://example.test:%d/beside", f.remote))
+	if out := g.sh(t, sb.ID, remote); !strings.Contains(out, "remote-ok /beside") {
+		t.Errorf("a run beside a background run did not reach the proxy:\n%s", out)
+	}
+	started := make(chan struct{})
+	done := make(chan string, 1)
+	go func() {
+		close(started)
+		done <- g.sh(t, sb.ID, "sleep 2; "+viaProxy(fmt.Sprintf("http://example.test:%d/outlived", f.remote)))
+	}()
+	<-started
+	time.Sleep(500 * time.Millisecond)
+	// End the background run: its shell, and with it its forwarder.
+	killed := false
+	if st, err := e.Stats(ctx, sb.ID); err == nil {
+		for _, p := range st.Processes {
+			if strings.Contains(p.Command, "echo hello") && !strings.Contains(p.Command, "senclaw-netfwd") {
+				if _, err := e.Kill(ctx, sb.ID, p.Pid); err == nil {
+					killed = true
+				}
+			}
+		}
+	}
+	if !killed {
+		t.Errorf("could not find and kill the background run's shell")
+	}
+	if out := <-done; !strings.Contains(out, "remote-ok /outlived") {
+		t.Errorf("a run that outlived the background run lost the proxy:\n%s", out)
+	}
+	// The listen port's forward outlives the run that opened it: a short
+	// run holds it when a server starts beside it, and the server's own
+	// run takes it over once the short one ends.
+	short := make(chan string, 1)
+	go func() { short <- g.sh(t, sb.ID, "sleep 3") }()
+	time.Sleep(500 * time.Millisecond)
+	if _, err := e.Exec(ctx, sb.ID, RunRequest{Command: fmt.Sprintf("while :; do echo again | nc -l -p %d 127.0.0.1; done", listen), Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hostAnswer(listen, "again\n", 10*time.Second); got != "again\n" {
+		t.Errorf("the server beside a short run did not answer on 127.0.0.1: %q", got)
+	}
+	<-short
+	time.Sleep(time.Second)
+	if got := hostAnswer(listen, "again\n", 10*time.Second); got != "again\n" {
+		t.Errorf("the listen port stopped answering when the run that opened its forward ended: %q", got)
+	}
+	st, err := e.Stats(ctx, sb.ID)
+	if err != nil || st.Denied == 0 {
+		t.Errorf("denials not counted: %+v %v", st, err)
+	}
+}
+
+// hostAnswer connects to 127.0.0.1:port on the host until it reads want
+// or d passes, and returns what it read last.
+func hostAnswer(port int, want string, d time.Duration) string {
 	var got string
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && got != "hello\n"; time.Sleep(100 * time.Millisecond) {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", listen), time.Second)
+	for deadline := time.Now().Add(d); time.Now().Before(deadline) && got != want; time.Sleep(100 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err != nil {
 			continue
 		}
@@ -94,11 +155,5 @@ func TestNetworkRulesHoldUnderDocker(t *testing.T) {
 		got = string(buf[:n])
 		c.Close()
 	}
-	if got != "hello\n" {
-		t.Errorf("the listen port did not answer on 127.0.0.1 (run %+v): %q", res.Record, got)
-	}
-	st, err := e.Stats(ctx, sb.ID)
-	if err != nil || st.Denied == 0 {
-		t.Errorf("denials not counted: %+v %v", st, err)
-	}
+	return got
 }

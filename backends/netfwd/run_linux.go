@@ -1,6 +1,7 @@
 package netfwd
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // config is the forwarder's command line.
@@ -140,24 +143,68 @@ func (c *config) start() error {
 		if err != nil {
 			return fmt.Errorf("opening the forward of listen port %d: %w", p, err)
 		}
-		go accept(l, func(in net.Conn) {
-			out, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p), 5*time.Second)
-			if err != nil {
-				out, err = net.DialTimeout("tcp", "[::1]:"+strconv.Itoa(p), 5*time.Second)
-			}
-			if err != nil {
-				in.Close()
-				return
-			}
-			Relay(in, out)
-		})
+		serve := func(l net.Listener) {
+			accept(l, func(in net.Conn) {
+				out, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p), 5*time.Second)
+				if err != nil {
+					out, err = net.DialTimeout("tcp", "[::1]:"+strconv.Itoa(p), 5*time.Second)
+				}
+				if err != nil {
+					in.Close()
+					return
+				}
+				Relay(in, out)
+			})
+		}
+		if l != nil {
+			go serve(l)
+		} else {
+			go takeOver(sock, serve)
+		}
 	}
 	return nil
 }
 
-// serveTCP listens on 127.0.0.1:p inside the namespace.
+// takeOverEvery is how often a forwarder that found a listen port served
+// by another run checks that the other run is still there.
+const takeOverEvery = 500 * time.Millisecond
+
+// takeOver waits while another run of the sandbox serves the listen
+// socket sock, and serves it once that run is gone: the forward of a
+// listen port must outlive the run that happened to open it first.
+func takeOver(sock string, serve func(net.Listener)) {
+	for {
+		time.Sleep(takeOverEvery)
+		l, err := listenUnix(sock)
+		if err != nil {
+			continue
+		}
+		if l != nil {
+			serve(l)
+			return
+		}
+	}
+}
+
+// serveTCP listens on 127.0.0.1:p inside the namespace. The port is
+// shared (SO_REUSEPORT) with the forwarders of the sandbox's other runs:
+// a container's runs share its namespace, and each run's forwarder must
+// find its ports open however the runs overlap; the kernel hands each
+// connection to one of them, and they all lead to the same proxy. Only a
+// process of the same user can join the port, that is, the sandbox
+// itself.
 func serveTCP(p int, handle func(net.Conn)) error {
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:"+strconv.Itoa(p))
 	if err != nil {
 		return fmt.Errorf("listening on 127.0.0.1:%d: %w", p, err)
 	}
@@ -165,23 +212,47 @@ func serveTCP(p int, handle func(net.Conn)) error {
 	return nil
 }
 
-// listenUnix binds sock; a socket file left by an earlier run that no one
-// answers on is replaced. One that answers belongs to another live run of
-// the same sandbox (a container is shared by its runs): that run serves
-// the port already, so this one leaves it alone.
+// listenUnix binds sock for this run when no other live run of the
+// sandbox serves it, and returns nil otherwise. Who serves it is decided
+// by a lock (sock + ".lock", held for the forwarder's life and freed by
+// the kernel when it ends), not by connecting to the socket, which would
+// reach the sandbox's server. A socket file left by a run that is gone is
+// replaced.
 func listenUnix(sock string) (net.Listener, error) {
-	l, err := net.Listen("unix", sock)
-	if err == nil {
-		return l, nil
-	}
-	if c, derr := net.DialTimeout("unix", sock, time.Second); derr == nil {
-		c.Close()
-		return nil, nil
-	}
-	if rerr := os.Remove(sock); rerr != nil && !os.IsNotExist(rerr) {
+	lock, err := os.OpenFile(sock+".lock", os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
 		return nil, err
 	}
-	return net.Listen("unix", sock)
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil // another run serves it
+		}
+		return nil, err
+	}
+	if err := os.Remove(sock); err != nil && !os.IsNotExist(err) {
+		lock.Close()
+		return nil, err
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return lockedListener{l, lock}, nil
+}
+
+// lockedListener keeps the lock of a listen socket open, so held, for as
+// long as the listener serves.
+type lockedListener struct {
+	net.Listener
+	lock *os.File
+}
+
+func (l lockedListener) Close() error {
+	err := l.Listener.Close()
+	l.lock.Close()
+	return err
 }
 
 func accept(l net.Listener, handle func(net.Conn)) {
