@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -66,16 +65,18 @@ func (e *Engine) planCode(p *plan) error {
 // writeCode writes the source into .runs/ of the workspace and returns its
 // path as the sandboxed process sees it.
 func (e *Engine) writeCode(p *plan, runID string) (string, error) {
-	dir, err := e.engineDir(p.sb, ".runs")
+	f, err := e.createInWorkspace(p.sb, ".runs", runID+p.codeFile)
 	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, runID+p.codeFile)
-	if err := os.WriteFile(path, []byte(p.code), 0o600); err != nil {
 		return "", fmt.Errorf("writing the code file: %w", err)
 	}
-	e.chownToSandbox(path)
-	return path, nil
+	_, err = f.WriteString(p.code)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("writing the code file: %w", err)
+	}
+	return filepath.Join(p.sb.Workspace, ".runs", runID+p.codeFile), nil
 }
 
 func firstLine(code string) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -331,14 +330,9 @@ func truncateRunes(s string, n int) string {
 
 // openRunLog creates the log file of a background run in the workspace.
 func (e *Engine) openRunLog(sb *Sandbox, runID string) (*os.File, error) {
-	dir, err := e.engineDir(sb, ".runs")
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, runID+".log"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	f, err := e.createInWorkspace(sb, ".runs", runID+".log")
 	if err != nil {
 		return nil, fmt.Errorf("creating the run's log file: %w", err)
 	}
-	e.chownToSandbox(f.Name())
 	return f, nil
 }

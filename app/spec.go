@@ -129,19 +129,61 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 // engineDir makes dir name inside the workspace, owned by the sandbox
 // user, and returns its path.
 func (e *Engine) engineDir(sb *Sandbox, name string) (string, error) {
-	dir := filepath.Join(sb.Workspace, name)
-	fi, err := os.Lstat(dir)
+	root, err := os.OpenRoot(sb.Workspace)
+	if err != nil {
+		return "", fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer root.Close()
+	if err := e.engineDirIn(root, name); err != nil {
+		return "", err
+	}
+	return filepath.Join(sb.Workspace, name), nil
+}
+
+// engineDirIn makes sure the directory name exists in the workspace root
+// (the sandbox user's, when the engine is root). Everything goes through
+// root, so a symlink the sandboxed code left in the workspace cannot lead
+// the engine out of it.
+func (e *Engine) engineDirIn(root *os.Root, name string) error {
+	fi, err := root.Lstat(name)
 	switch {
 	case err == nil && !fi.IsDir():
-		return "", fmt.Errorf("%s in the workspace is not a directory; remove it", name)
+		return fmt.Errorf("%s in the workspace is not a directory; remove it", name)
 	case err == nil:
-		return dir, nil
+		return nil
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
-		return "", fmt.Errorf("creating %s in the workspace: %w", name, err)
+	if err := root.Mkdir(name, 0o700); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("creating %s in the workspace: %w", name, err)
 	}
-	e.chownToSandbox(dir)
-	return dir, nil
+	if u := e.sandboxUser(); u != nil {
+		_ = root.Lchown(name, int(u.UID), int(u.GID))
+	}
+	return nil
+}
+
+// createInWorkspace creates the new file dir/name in the workspace for
+// the engine (a run's code, a background run's log), given to the sandbox
+// user when the engine is root. The file is created through an os.Root of
+// the workspace, exclusively, and chowned by its descriptor: sandboxed
+// code that swaps dir for a symlink, even while the engine works, cannot
+// make it write or chown anything outside the workspace.
+func (e *Engine) createInWorkspace(sb *Sandbox, dir, name string) (*os.File, error) {
+	root, err := os.OpenRoot(sb.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer root.Close()
+	if err := e.engineDirIn(root, dir); err != nil {
+		return nil, err
+	}
+	f, err := root.OpenFile(dir+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if u := e.sandboxUser(); u != nil {
+		_ = f.Chown(int(u.UID), int(u.GID))
+	}
+	return f, nil
 }
 
 // chownToSandbox gives path to the sandbox user when the engine is root.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"bytes"
 	"github.com/senclaw/sandbox/backends"
@@ -263,9 +264,9 @@ type url = neturl.URL
 
 var parseURL = neturl.Parse
 
-// Large downloads take writeResponse's block-copy path; the answers
-// around them (HEAD, chunked, small, 304) keep theirs, and the client's
-// connection stays usable for the next request.
+// Plain-HTTP answers of every shape pass through whole (a large download,
+// HEAD, small, chunked, 304), and the client's connection stays usable
+// for the next request.
 func TestPlainHTTPBodies(t *testing.T) {
 	t.Parallel()
 	big := make([]byte, 3<<20+17)
@@ -349,4 +350,72 @@ func proxySocket(t *testing.T, p *Proxy, id string) string {
 	}
 	t.Cleanup(release)
 	return filepath.Join(dir, "proxy.sock")
+}
+
+// The sandbox owns its network directory: a listen socket it swaps for a
+// symlink (to an engine's socket, say) or a plain file is not followed;
+// the host connection is dropped, and the proxy socket's mode is set on
+// the proxy socket alone.
+func TestListenForwardFollowsNoSymlink(t *testing.T) {
+	t.Parallel()
+	p := testProxy(map[string]Rules{"s": {Network: true}}, nil)
+	dir := filepath.Join(t.TempDir(), "n")
+	if err := PrepareDir(dir, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	secretDir := t.TempDir()
+	secret, err := net.Listen("unix", filepath.Join(secretDir, "engine.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secret.Close()
+	go func() {
+		for {
+			c, err := secret.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "secret")
+			c.Close()
+		}
+	}()
+	port := freePort(t)
+	release, err := p.Acquire("s", dir, []int{port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	name := filepath.Join(dir, "listen-"+fmt.Sprint(port)+".sock")
+	for _, plant := range []func() error{
+		func() error { return os.Symlink(filepath.Join(secretDir, "engine.sock"), name) },
+		func() error { return os.WriteFile(name, []byte("x"), 0o600) },
+	} {
+		os.Remove(name)
+		if err := plant(); err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, _ := io.ReadAll(c)
+		c.Close()
+		if len(got) != 0 {
+			t.Fatalf("the host connection reached %q through what the sandbox put in its directory", got)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(secretDir, "engine.sock")); err != nil || fi.Mode().Perm() == 0o666 {
+		t.Errorf("the engine's socket mode changed: %v %v", fi.Mode(), err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -105,7 +105,7 @@ func (p *Proxy) open(id, dir string) (*session, error) {
 	}
 	// The directory is the sandbox user's and private (0700): the socket
 	// itself may be open to all.
-	if err := os.Chmod(sock, 0o666); err != nil {
+	if err := s.chmodIn(netfwd.ProxySocket, 0o666); err != nil {
 		l.Close()
 		s.dir.Close()
 		return nil, fmt.Errorf("opening the sandbox's proxy socket: %w", err)
@@ -127,7 +127,7 @@ func (s *session) close() {
 
 // forward relays host connections on l to the sandbox's listen port.
 func (p *Proxy) forward(l net.Listener, s *session, port int) {
-	sock := s.at(netfwd.ListenSocket(port))
+	sock := netfwd.ListenSocket(port)
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -137,7 +137,7 @@ func (p *Proxy) forward(l net.Listener, s *session, port int) {
 			continue
 		}
 		go func() {
-			in, err := net.Dial("unix", sock)
+			in, err := s.dialIn(sock)
 			if err != nil {
 				c.Close()
 				return
@@ -185,9 +185,16 @@ func PrepareDir(dir string, uid, gid int) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
-	pre := filepath.Join(dir, netfwd.NodePreload)
-	_ = os.Remove(pre)
-	if err := os.WriteFile(pre, []byte(nodePreload), 0o644); err != nil {
+	// The directory may hold what the sandboxed code put there (a
+	// container's processes can outlive a run): the preload is written
+	// through an os.Root of it, so no symlink leads the write elsewhere.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("opening the sandbox's network directory: %w", err)
+	}
+	defer root.Close()
+	_ = root.Remove(netfwd.NodePreload)
+	if err := root.WriteFile(netfwd.NodePreload, []byte(nodePreload), 0o644); err != nil {
 		return fmt.Errorf("writing the node preload: %w", err)
 	}
 	if uid >= 0 {
