@@ -19,11 +19,17 @@ func SystemRoots() []string {
 }
 
 // FDs are the file descriptor numbers, as bwrap sees them, of the seccomp
-// program, the info pipe and the block pipe.
+// program, the info pipe and the block pipe, and of the mount sources.
 type FDs struct {
 	Seccomp int
 	Info    int
 	Block   int
+	// Mounts, when set, has one open handle per spec.Mounts entry, in
+	// order: bwrap binds the very directory the engine opened and checked
+	// (--bind-fd), not whatever the path names when bwrap gets to it, so
+	// a symlink swapped into a source path (by code in another sandbox
+	// that can write above it) leads nowhere. Nil binds by path (tests).
+	Mounts []int
 }
 
 // Root is a system root as found on the host.
@@ -108,15 +114,18 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 	}
 	w := spec.Workspace
 	a = append(a, "--bind", w, w)
-	for _, m := range spec.Mounts {
+	for i, m := range spec.Mounts {
 		// Cleaning "/"+target drops any leading "..", so a mount can never
 		// land outside the workspace even if validation was skipped.
 		target := path.Join(w, path.Clean("/"+m.Target))
-		op := "--bind"
+		op, src := "--bind", m.Source
 		if m.ReadOnly {
 			op = "--ro-bind"
 		}
-		a = append(a, op, m.Source, target)
+		if i < len(fds.Mounts) {
+			op, src = op+"-fd", strconv.Itoa(fds.Mounts[i])
+		}
+		a = append(a, op, src, target)
 	}
 	argv := spec.Argv
 	if spec.Net != nil {

@@ -115,7 +115,7 @@ func TestArgsInvariants(t *testing.T) {
 			t.Parallel()
 			a := Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
 			joined := " " + strings.Join(a, " ") + " "
-			for _, bad := range []string{"--share-net", "--cap-add", "--bind-fd"} {
+			for _, bad := range []string{"--share-net", "--cap-add", "--bind-fd", "--ro-bind-fd"} {
 				if strings.Contains(joined, " "+bad+" ") {
 					t.Errorf("contains %s", bad)
 				}
@@ -212,5 +212,35 @@ func TestValidate(t *testing.T) {
 				t.Errorf("validate = %v, want valid=%v", err, tc.valid)
 			}
 		})
+	}
+}
+
+// With handles for the mount sources, each mount is bound from its fd
+// (the directory the engine opened and checked), in order, and nothing
+// else changes.
+func TestArgsBindMountsByHandle(t *testing.T) {
+	t.Parallel()
+	spec := argsCases()[3].spec // mounts_rw_ro
+	byPath := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
+	byFD := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Mounts: []int{6, 7, 8}})
+	w := spec.Workspace
+	want := map[string][3]string{
+		"data":        {"--bind-fd", "6", w + "/data"},
+		"models/base": {"--ro-bind-fd", "7", w + "/models/base"},
+		"escape":      {"--bind-fd", "8", w + "/escape"},
+	}
+	for _, m := range want {
+		i := slices.Index(byFD, m[2])
+		if i < 2 || byFD[i-2] != m[0] || byFD[i-1] != m[1] {
+			t.Errorf("mount at %s: %q, want %q", m[2], byFD[max(i-2, 0):i+1], m)
+		}
+	}
+	if len(byFD) != len(byPath) {
+		t.Errorf("binding by handle changed the argv's length: %d vs %d", len(byFD), len(byPath))
+	}
+	for _, src := range []string{"/srv/data", "/srv/models", "/srv/evil"} {
+		if slices.Contains(byFD, src) {
+			t.Errorf("the source path %s is still in the argv", src)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -115,11 +117,20 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	defer blockW.Close()
 	childEnds = append(childEnds, blockR)
+	fds := extraFDs()
+	for _, m := range spec.Mounts {
+		h, err := openMountSource(m.Source)
+		if err != nil {
+			return nil, err
+		}
+		fds.Mounts = append(fds.Mounts, 3+len(childEnds))
+		childEnds = append(childEnds, h)
+	}
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
 	}
 	stderr := &headWriter{w: spec.Stderr}
-	cmd := exec.Command(bin, Args(spec, DetectHost(spec), extraFDs())...)
+	cmd := exec.Command(bin, Args(spec, DetectHost(spec), fds)...)
 	// bwrap's own environment is what pid 1 inside shows in
 	// /proc/1/environ: it must be exactly the sandbox's, never the engine's.
 	cmd.Env = append([]string{}, spec.Env...)
@@ -314,4 +325,28 @@ func closeAll(files []*os.File) {
 	for _, f := range files {
 		f.Close()
 	}
+}
+
+// openMountSource opens a mount's source directory as an O_PATH handle
+// for bwrap's --bind-fd, and checks that it is the directory that was
+// validated: sources are stored canonical (no symlink in the path), so a
+// handle whose real path differs went through a symlink put there since,
+// perhaps by sandboxed code that may write above it. Such a run is
+// refused; nothing is bound.
+func openMountSource(src string) (*os.File, error) {
+	fd, err := unix.Open(src, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("refused: the mount source %s cannot be opened (%v); check that it still exists, or remove the mount", src, err)
+	}
+	h := os.NewFile(uintptr(fd), src)
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("refused: checking the mount source %s: %v", src, err)
+	}
+	if real != filepath.Clean(src) {
+		h.Close()
+		return nil, fmt.Errorf("refused: the mount source %s now leads to %s (a symlink was put in its path since the mount was checked); nothing was bound. Remove the symlink, or remove and add the mount again", src, real)
+	}
+	return h, nil
 }

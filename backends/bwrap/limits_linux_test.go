@@ -186,6 +186,12 @@ func TestStartRefusals(t *testing.T) {
 	b := New(Options{})
 	u := sandboxUsers(t)[0]
 	d := newTestDirs(t, u)
+	// swapped was base/shared/proj when the mount was checked; shared is
+	// now a symlink to a directory holding a "proj" of secrets.
+	swapped := filepath.Join(d.base, "shared", "proj")
+	secrets := filepath.Join(d.base, "secrets")
+	must(t, os.MkdirAll(filepath.Join(secrets, "proj"), 0o755))
+	must(t, os.Symlink(secrets, filepath.Join(d.base, "shared")))
 	cases := []struct {
 		name     string
 		change   func(s *backends.Spec)
@@ -197,8 +203,15 @@ func TestStartRefusals(t *testing.T) {
 		{"bad_mount_source", func(s *backends.Spec) {
 			s.Mounts = []backends.Mount{{Source: "/nonexistent/senclaw", Target: "m"}}
 		}, func(err error) bool {
-			var se *SetupError
-			return errors.As(err, &se) && strings.Contains(se.Message, "Can't find source path")
+			return err != nil && strings.Contains(err.Error(), "cannot be opened")
+		}, true},
+		// A canonical source whose path has since gone through a symlink
+		// (another sandbox that may write above it swapped a directory
+		// for a link to a secret): refused, nothing bound.
+		{"swapped_mount_source", func(s *backends.Spec) {
+			s.Mounts = []backends.Mount{{Source: swapped, Target: "m"}}
+		}, func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "now leads to")
 		}, true},
 	}
 	for _, tc := range cases {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/senclaw/sandbox/backends"
 )
 
 func TestRunBasics(t *testing.T) {
@@ -41,12 +43,18 @@ func TestRunBasics(t *testing.T) {
 					}
 				}},
 				{"only_std_fds", func(t *testing.T, d testDirs) {
-					r := py(t, b, newSpec(t, u, d.ws), `import os
+					// With mounts, which bwrap gets as open handles: none of
+					// those handles reaches the sandbox either.
+					spec := newSpec(t, u, d.ws)
+					spec.Mounts = []backends.Mount{{Source: d.outside, Target: "ro", ReadOnly: true}, {Source: d.outside, Target: "rw"}}
+					r := py(t, b, spec, `import os
+print(open("ro/file").read(), open("rw/file").read())
 fds = os.listdir("/proc/self/fd")
-print(" ".join(sorted(fds)))`)
+print("\n".join(sorted(fds)))`)
 					// One of the four is the directory listdir opened.
-					if got := trimLines(r.stdout); len(got) != 4 || !slices.Equal(got[:3], []string{"0", "1", "2"}) {
-						t.Fatalf("open fds %q (stderr %s)", r.stdout, r.stderr)
+					got := trimLines(r.stdout)
+					if len(got) != 6 || got[0] != "original" || got[1] != "original" || !slices.Equal(got[2:5], []string{"0", "1", "2"}) {
+						t.Fatalf("mounts and open fds %q (stderr %s)", r.stdout, r.stderr)
 					}
 				}},
 				{"files_owned_by_sandbox_user", func(t *testing.T, d testDirs) {

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -181,6 +182,11 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	if err != nil {
 		return nil, b.daemonErr("looking up image "+s.Image, err)
 	}
+	if b.ep.local() {
+		if err := checkMountSources(s); err != nil {
+			return nil, err
+		}
+	}
 	cfg, host := containerConfig(s, labelsFor(b.opts.Owner, kind, sandboxID, s, b.now()), prof.JSON)
 	cctx, cancel := callCtx(ctx, createTimeout)
 	defer cancel()
@@ -232,4 +238,23 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// checkMountSources refuses mounts whose source path now goes through a
+// symlink. Sources are stored canonical, and the Docker daemon follows
+// symlinks when it creates the container: a directory swapped for a link
+// (by code in a sandbox that may write above the source) must not get
+// the link's target bound. (A remote daemon sees its own disk; there is
+// nothing to check here then.)
+func checkMountSources(s shape) error {
+	for _, m := range s.Mounts {
+		real, err := filepath.EvalSymlinks(m.Source)
+		if err != nil {
+			return fmt.Errorf("refused: the mount source %s cannot be found (%v); check that it still exists, or remove the mount", m.Source, err)
+		}
+		if real != m.Source {
+			return fmt.Errorf("refused: the mount source %s now leads to %s (a symlink was put in its path since the mount was checked); the container was not made. Remove the symlink, or remove and add the mount again", m.Source, real)
+		}
+	}
+	return nil
 }
