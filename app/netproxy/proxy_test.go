@@ -13,6 +13,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -418,4 +419,55 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// A sandbox cannot hold more than MaxConns proxy connections open: the
+// next one is closed at once and counted, and a freed slot serves again.
+func TestProxyConnectionBound(t *testing.T) {
+	t.Parallel()
+	p := testProxy(map[string]Rules{"s": {Network: true}}, nil)
+	sock := proxySocket(t, p, "s")
+	var open []net.Conn
+	defer func() {
+		for _, c := range open {
+			c.Close()
+		}
+	}()
+	for range MaxConns {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, c)
+	}
+	// closedAtOnce dials and reports whether the proxy hung up on it.
+	closedAtOnce := func() bool {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			return true
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err = c.Read(make([]byte, 1))
+		return errors.Is(err, io.EOF)
+	}
+	var over bool
+	for deadline := time.Now().Add(5 * time.Second); !over && time.Now().Before(deadline); {
+		over = closedAtOnce() // the accepts of the first ones may still be on their way
+	}
+	if !over {
+		t.Fatalf("connection %d was served", MaxConns+1)
+	}
+	if n, hosts := p.Denials("s"); n == 0 || !slices.Contains(hosts, "(proxy)") {
+		t.Errorf("the refused connection was not counted: %d %v", n, hosts)
+	}
+	open[0].Close()
+	open = open[1:]
+	var served bool
+	for deadline := time.Now().Add(5 * time.Second); !served && time.Now().Before(deadline); {
+		served = !closedAtOnce()
+	}
+	if !served {
+		t.Error("a freed slot did not serve a new connection")
+	}
 }

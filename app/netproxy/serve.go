@@ -15,9 +15,16 @@ import (
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
+// MaxConns bounds the proxy connections one sandbox holds open at once.
+// Each costs the engine a descriptor and some memory, and sandboxed code
+// must not be able to exhaust either; a connection over the bound is
+// closed at once and counted as a refusal.
+const MaxConns = 512
+
 // Serve answers connections from sandbox id on l until l is closed. The
 // first byte tells the protocol: 5 is SOCKS5, anything else HTTP.
 func (p *Proxy) Serve(l net.Listener, id string) {
+	slots := make(chan struct{}, MaxConns)
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -27,7 +34,17 @@ func (p *Proxy) Serve(l net.Listener, id string) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		go p.handle(c, id)
+		select {
+		case slots <- struct{}{}:
+		default:
+			c.Close()
+			p.recordDenial(id, "(proxy)", fmt.Sprintf("more than %d connections open at once", MaxConns))
+			continue
+		}
+		go func() {
+			defer func() { <-slots }()
+			p.handle(c, id)
+		}()
 	}
 }
 
