@@ -76,11 +76,22 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 	if spec.FsMode == backends.FsOpen {
 		a = append(a, "--ro-bind", "/", "/")
 		exposed = []string{"/"}
-		if spec.Net != nil {
-			// The plumbing's mount points go on a private /run rather than
-			// the host's (read-only here); the host's /run (sockets of
-			// system services) is not the sandbox's business anyway.
-			a = append(a, "--tmpfs", "/run")
+		// A private /run, network or not: the host's holds the sockets of
+		// its services (databases, D-Bus, container engines), and a Unix
+		// socket is reached through the filesystem, not the network
+		// namespace, so a read-only view of it would be a way to this
+		// machine's services. (The plumbing's mount points go there too.)
+		// System roots that live under /run (NixOS) come back.
+		a = append(a, "--tmpfs", "/run")
+		for _, r := range host.Roots {
+			if !under(r.Path, []string{"/run"}) {
+				continue
+			}
+			if r.Symlink != "" {
+				a = append(a, "--symlink", r.Symlink, r.Path)
+			} else {
+				a = append(a, "--ro-bind", r.Path, r.Path)
+			}
 		}
 	} else {
 		for _, r := range host.Roots {
@@ -104,6 +115,9 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 	for _, h := range spec.Hidden {
 		if !under(h, exposed) {
 			continue
+		}
+		if spec.FsMode == backends.FsOpen && under(h, []string{"/run"}) {
+			continue // the private /run has nothing to mask
 		}
 		switch host.Hidden[h] {
 		case Dir:

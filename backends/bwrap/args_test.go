@@ -244,3 +244,28 @@ func TestArgsBindMountsByHandle(t *testing.T) {
 		}
 	}
 }
+
+// Open mode always gets a private /run (the host's holds its services'
+// sockets), with the system roots that live there brought back.
+func TestArgsOpenModePrivateRun(t *testing.T) {
+	t.Parallel()
+	host := debianHost
+	host.Roots = append(slices.Clone(host.Roots), Root{Path: "/run/current-system", Symlink: "/nix/store/abc-nixos-system"})
+	spec := baseSpec(backends.FsOpen)
+	spec.Hidden = []string{"/run/user", "/run/docker.sock", "/home/ann"}
+	host.Hidden = map[string]PathKind{"/run/user": Dir, "/run/docker.sock": File, "/home/ann": Dir}
+	a := strings.Join(Args(spec, host, FDs{Seccomp: 3, Info: 4, Block: 5}), " ")
+	for _, want := range []string{
+		"--ro-bind / / --tmpfs /run --symlink /nix/store/abc-nixos-system /run/current-system --proc",
+		"--tmpfs /home/ann",
+	} {
+		if !strings.Contains(a, want) {
+			t.Errorf("argv lacks %q:\n%s", want, a)
+		}
+	}
+	for _, not := range []string{"/run/user", "/run/docker.sock"} {
+		if strings.Contains(a, not) {
+			t.Errorf("argv masks %s inside the private /run:\n%s", not, a)
+		}
+	}
+}

@@ -159,3 +159,45 @@ func acceptAll(l net.Listener) {
 		c.Close()
 	}
 }
+
+// A service's Unix socket under the host's /run (a database, say) is
+// reached through the filesystem, whatever the network namespace: open
+// mode, which sees the whole disk, must still not reach it.
+func TestEscapeOpenModeRunSockets(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs to make a socket under /run (root)")
+	}
+	b := New(Options{})
+	sock := fmt.Sprintf("/run/senclaw-bwrap-test-%d.sock", os.Getpid())
+	l, err := net.Listen("unix", sock)
+	must(t, err)
+	t.Cleanup(func() { l.Close(); os.Remove(sock) })
+	must(t, os.Chmod(sock, 0o777))
+	go acceptAll(l)
+	prog := fmt.Sprintf(`import socket, os
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(3)
+try:
+    s.connect(%q); print("connected")
+except OSError as e:
+    print("refused", e.errno)
+print("exists" if os.path.exists(%q) else "absent")
+`, sock, sock)
+	for _, u := range sandboxUsers(t) {
+		for _, network := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
+				t.Parallel()
+				d := newTestDirs(t, u)
+				spec := newSpec(t, u, d.ws)
+				spec.FsMode = backends.FsOpen
+				spec.Network = network
+				r := py(t, b, spec, prog)
+				if r.status.Code != 0 || !strings.Contains(r.stdout, "refused") || !strings.Contains(r.stdout, "absent") {
+					t.Errorf("the host's /run socket from open mode: %q (exit %+v, stderr %s)", r.stdout, r.status, r.stderr)
+				}
+			})
+		}
+	}
+}
