@@ -68,13 +68,16 @@ func shapeSpec(sb *Sandbox, user *backends.Credential) *backends.Spec {
 	return &backends.Spec{
 		SandboxID: sb.ID,
 		Workspace: sb.Workspace,
-		FsMode:    sb.FsMode,
-		Mounts:    sb.Mounts,
-		Network:   sb.Network,
-		Ports:     sb.Ports,
-		Limits:    sb.limits(),
-		User:      user,
-		Image:     sb.Image,
+		// An agent's project dir was validated (canonical) when the
+		// sandbox was made; the engine's own workspace is its own path.
+		WorkspaceExact: sb.Kind == "agent" || canonical(sb.Workspace) == sb.Workspace,
+		FsMode:         sb.FsMode,
+		Mounts:         sb.Mounts,
+		Network:        sb.Network,
+		Ports:          sb.Ports,
+		Limits:         sb.limits(),
+		User:           user,
+		Image:          sb.Image,
 	}
 }
 

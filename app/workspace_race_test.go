@@ -62,3 +62,29 @@ func TestEngineWritesStayInTheWorkspace(t *testing.T) {
 		t.Fatal("a .runs symlink out of the workspace was followed")
 	}
 }
+
+// The workspace is bound from a checked handle whenever its stored path is
+// exact: always for an agent's (validated) project dir and for an own
+// workspace under a plain path, never for one whose data dir sits behind
+// a symlink (its stored path is not its real one, and that is no attack).
+func TestShapeSpecWorkspaceExact(t *testing.T) {
+	t.Parallel()
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	realDir, _ := filepath.EvalSymlinks(real)
+	for _, tc := range []struct {
+		sb   Sandbox
+		want bool
+	}{
+		{Sandbox{ID: "a", Kind: "agent", Workspace: realDir}, true},
+		{Sandbox{ID: "b", Workspace: realDir, OwnWorkspace: true}, true},
+		{Sandbox{ID: "c", Workspace: link, OwnWorkspace: true}, false},
+	} {
+		if got := shapeSpec(&tc.sb, nil).WorkspaceExact; got != tc.want {
+			t.Errorf("%+v: WorkspaceExact %v, want %v", tc.sb, got, tc.want)
+		}
+	}
+}

@@ -90,6 +90,12 @@ type Spec struct {
 	// Workspace is the host directory the process may write; it is also its
 	// working directory and HOME.
 	Workspace string
+	// WorkspaceExact says that Workspace is the directory's real path as
+	// the engine checked it (an agent's validated project dir, or the
+	// engine's own workspace): a backend that can binds the very
+	// directory found there, and refuses a path that has since come to
+	// go through a symlink.
+	WorkspaceExact bool
 	// Argv is the command to run inside; Argv[0] is resolved inside the
 	// sandbox's PATH.
 	Argv []string

@@ -24,6 +24,9 @@ type FDs struct {
 	Seccomp int
 	Info    int
 	Block   int
+	// Workspace, when set, is an open handle of the workspace, which is
+	// bound from it like the mounts below (spec.WorkspaceExact).
+	Workspace int
 	// Mounts, when set, has one open handle per spec.Mounts entry, in
 	// order: bwrap binds the very directory the engine opened and checked
 	// (--bind-fd), not whatever the path names when bwrap gets to it, so
@@ -127,7 +130,11 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 	}
 	w := spec.Workspace
-	a = append(a, "--bind", w, w)
+	if fds.Workspace > 0 {
+		a = append(a, "--bind-fd", strconv.Itoa(fds.Workspace), w)
+	} else {
+		a = append(a, "--bind", w, w)
+	}
 	for i, m := range spec.Mounts {
 		// Cleaning "/"+target drops any leading "..", so a mount can never
 		// land outside the workspace even if validation was skipped.

@@ -222,9 +222,10 @@ func TestArgsBindMountsByHandle(t *testing.T) {
 	t.Parallel()
 	spec := argsCases()[3].spec // mounts_rw_ro
 	byPath := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
-	byFD := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Mounts: []int{6, 7, 8}})
+	byFD := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Workspace: 9, Mounts: []int{6, 7, 8}})
 	w := spec.Workspace
 	want := map[string][3]string{
+		"workspace":   {"--bind-fd", "9", w},
 		"data":        {"--bind-fd", "6", w + "/data"},
 		"models/base": {"--ro-bind-fd", "7", w + "/models/base"},
 		"escape":      {"--bind-fd", "8", w + "/escape"},
@@ -237,6 +238,9 @@ func TestArgsBindMountsByHandle(t *testing.T) {
 	}
 	if len(byFD) != len(byPath) {
 		t.Errorf("binding by handle changed the argv's length: %d vs %d", len(byFD), len(byPath))
+	}
+	if i := slices.Index(byFD, "--bind-fd"); i < 0 || byFD[i+1] != "9" || byFD[i+2] != w {
+		t.Errorf("the workspace is not the first bind, from its handle: %q", byFD)
 	}
 	for _, src := range []string{"/srv/data", "/srv/models", "/srv/evil"} {
 		if slices.Contains(byFD, src) {

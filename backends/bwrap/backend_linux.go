@@ -118,8 +118,16 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	defer blockW.Close()
 	childEnds = append(childEnds, blockR)
 	fds := extraFDs()
+	if spec.WorkspaceExact {
+		h, err := openChecked(spec.Workspace, "the workspace")
+		if err != nil {
+			return nil, err
+		}
+		fds.Workspace = 3 + len(childEnds)
+		childEnds = append(childEnds, h)
+	}
 	for _, m := range spec.Mounts {
-		h, err := openMountSource(m.Source)
+		h, err := openChecked(m.Source, "the mount source")
 		if err != nil {
 			return nil, err
 		}
@@ -327,26 +335,26 @@ func closeAll(files []*os.File) {
 	}
 }
 
-// openMountSource opens a mount's source directory as an O_PATH handle
-// for bwrap's --bind-fd, and checks that it is the directory that was
-// validated: sources are stored canonical (no symlink in the path), so a
-// handle whose real path differs went through a symlink put there since,
-// perhaps by sandboxed code that may write above it. Such a run is
-// refused; nothing is bound.
-func openMountSource(src string) (*os.File, error) {
-	fd, err := unix.Open(src, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// openChecked opens a directory to bind (what names it: "the workspace",
+// "the mount source") as an O_PATH handle for bwrap's --bind-fd, and
+// checks that it is the directory that was validated: such paths are
+// stored canonical (no symlink in them), so a handle whose real path
+// differs went through a symlink put there since, perhaps by sandboxed
+// code that may write above it. Such a run is refused; nothing is bound.
+func openChecked(dir, what string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("refused: the mount source %s cannot be opened (%v); check that it still exists, or remove the mount", src, err)
+		return nil, fmt.Errorf("refused: %s %s cannot be opened (%v); check that it still exists", what, dir, err)
 	}
-	h := os.NewFile(uintptr(fd), src)
+	h := os.NewFile(uintptr(fd), dir)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("refused: checking the mount source %s: %v", src, err)
+		return nil, fmt.Errorf("refused: checking %s %s: %v", what, dir, err)
 	}
-	if real != filepath.Clean(src) {
+	if real != filepath.Clean(dir) {
 		h.Close()
-		return nil, fmt.Errorf("refused: the mount source %s now leads to %s (a symlink was put in its path since the mount was checked); nothing was bound. Remove the symlink, or remove and add the mount again", src, real)
+		return nil, fmt.Errorf("refused: %s %s now leads to %s (a symlink was put in its path since it was checked); nothing was bound. Remove the symlink, or give the directory again", what, dir, real)
 	}
 	return h, nil
 }

@@ -104,6 +104,9 @@ func newSpec(t *testing.T, u sandboxUser, ws string, argv ...string) *backends.S
 		Env:       []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "SENCLAW_TEST=1"},
 		FsMode:    backends.FsStrict,
 		User:      u.cred,
+		// Bound from a checked handle, as the engine asks for its own
+		// workspaces and agents' project dirs.
+		WorkspaceExact: true,
 	}
 }
 

@@ -208,6 +208,11 @@ func TestStartRefusals(t *testing.T) {
 		// A canonical source whose path has since gone through a symlink
 		// (another sandbox that may write above it swapped a directory
 		// for a link to a secret): refused, nothing bound.
+		{"swapped_workspace", func(s *backends.Spec) {
+			s.Workspace = swapped
+		}, func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "the workspace "+swapped+" now leads to")
+		}, true},
 		{"swapped_mount_source", func(s *backends.Spec) {
 			s.Mounts = []backends.Mount{{Source: swapped, Target: "m"}}
 		}, func(err error) bool {
