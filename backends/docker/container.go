@@ -241,19 +241,28 @@ func shortID(id string) string {
 }
 
 // checkMountSources refuses mounts whose source path now goes through a
-// symlink. Sources are stored canonical, and the Docker daemon follows
-// symlinks when it creates the container: a directory swapped for a link
-// (by code in a sandbox that may write above the source) must not get
-// the link's target bound. (A remote daemon sees its own disk; there is
-// nothing to check here then.)
+// symlink, and the workspace when its path is meant to be exact. Those
+// paths are stored canonical, and the Docker daemon follows symlinks when
+// it creates the container: a directory swapped for a link (by code in a
+// sandbox that may write above it) must not get the link's target bound.
+// (A remote daemon sees its own disk; there is nothing to check here
+// then.)
 func checkMountSources(s shape) error {
+	type bind struct{ what, path string }
+	var binds []bind
+	if s.WorkspaceExact {
+		binds = append(binds, bind{"the workspace", s.Workspace})
+	}
 	for _, m := range s.Mounts {
-		real, err := filepath.EvalSymlinks(m.Source)
+		binds = append(binds, bind{"the mount source", m.Source})
+	}
+	for _, b := range binds {
+		real, err := filepath.EvalSymlinks(b.path)
 		if err != nil {
-			return fmt.Errorf("refused: the mount source %s cannot be found (%v); check that it still exists, or remove the mount", m.Source, err)
+			return fmt.Errorf("refused: %s %s cannot be found (%v); check that it still exists", b.what, b.path, err)
 		}
-		if real != m.Source {
-			return fmt.Errorf("refused: the mount source %s now leads to %s (a symlink was put in its path since the mount was checked); the container was not made. Remove the symlink, or remove and add the mount again", m.Source, real)
+		if real != b.path {
+			return fmt.Errorf("refused: %s %s now leads to %s (a symlink was put in its path since it was checked); the container was not made. Remove the symlink, or give the directory again", b.what, b.path, real)
 		}
 	}
 	return nil

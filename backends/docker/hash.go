@@ -49,6 +49,10 @@ type shape struct {
 	Pids      int    `json:"pids"`
 	DiskMB    int    `json:"diskMb"`
 	User      string `json:"user"`
+	// WorkspaceExact is spec.WorkspaceExact: the workspace path must be
+	// its real path when the container is made. It does not shape the
+	// container, so it is not hashed.
+	WorkspaceExact bool `json:"-"`
 }
 
 type mountShape struct {
@@ -89,6 +93,7 @@ func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, e
 		return s, fmt.Errorf("workspace %q is not an absolute path", spec.Workspace)
 	}
 	s.Workspace = filepath.Clean(spec.Workspace)
+	s.WorkspaceExact = spec.WorkspaceExact
 	for _, m := range spec.Mounts {
 		target, err := mountTarget(m.Target)
 		if err != nil {

@@ -33,6 +33,17 @@ func TestCheckMountSources(t *testing.T) {
 		{filepath.Join(base, "shared", "data"), "now leads to " + filepath.Join(secrets, "data")},
 		{filepath.Join(base, "gone"), "cannot be found"},
 	} {
+		for _, exact := range []bool{false, true} {
+			// The same checks hold for an exact workspace; an inexact one
+			// (a data dir behind a symlink) is not checked.
+			err := checkMountSources(shape{Workspace: tc.src, WorkspaceExact: exact})
+			switch {
+			case (!exact || tc.want == "") && err != nil:
+				t.Errorf("workspace %s (exact %v): %v", tc.src, exact, err)
+			case exact && tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("workspace %s: %v, want an error with %q", tc.src, err, tc.want)
+			}
+		}
 		err := checkMountSources(shape{Mounts: []mountShape{{Source: ok, Target: "a"}, {Source: tc.src, Target: "b"}}})
 		switch {
 		case tc.want == "" && err != nil:
