@@ -152,6 +152,8 @@ type notifyCall struct {
 type fakeNotifications struct {
 	mu    sync.Mutex
 	calls []notifyCall
+	// markup makes the server announce "body-markup".
+	markup bool
 }
 
 func (f *fakeNotifications) Notify(appName string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
@@ -162,6 +164,11 @@ func (f *fakeNotifications) Notify(appName string, replaces uint32, icon, summar
 }
 
 func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.markup {
+		return []string{"body", "body-markup", "icon-static"}, nil
+	}
 	return []string{"body", "icon-static"}, nil
 }
 
@@ -203,4 +210,32 @@ func callCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Text from elsewhere (an agent's command) stays text in a notification:
+// escaped for a server that reads markup in bodies, as it is otherwise.
+func TestNotificationBodyIsText(t *testing.T) {
+	t.Parallel()
+	addr := startBus(t)
+	server := connect(t, addr)
+	notes := serveNotifications(t, server)
+	b := newBusNotifier(connect(t, addr), trayIcon)
+	body := `agent: curl "http://x/?a=1&b=2" <img src="file:///etc/shadow">`
+	for _, markup := range []bool{false, true} {
+		notes.mu.Lock()
+		notes.markup = markup
+		notes.mu.Unlock()
+		if err := b.Send(callCtx(t), Notification{Kind: KindRefused, Summary: "A run was refused", Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		all := notes.all()
+		got := all[len(all)-1].Body
+		want := body
+		if markup {
+			want = `agent: curl "http://x/?a=1&amp;b=2" &lt;img src="file:///etc/shadow"&gt;`
+		}
+		if got != want {
+			t.Errorf("markup %v: body %q, want %q", markup, got, want)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +24,19 @@ type busNotifier struct {
 	icons func(Level) []byte
 	mu    sync.Mutex
 	ids   map[Kind]uint32 // the last notification of each kind, replaced by the next
+}
+
+// bodyEscaper makes text safe in a notification body that the server
+// reads as markup (the specification's subset of XML).
+var bodyEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// markup reports whether the notification server reads markup in bodies
+// (its "body-markup" capability). Servers come and go with the session,
+// so it is asked each time; a notification is rare.
+func (b *busNotifier) markup(ctx context.Context) bool {
+	var caps []string
+	err := b.conn.Object(notifyName, notifyPath).CallWithContext(ctx, notifyIface+".GetCapabilities", 0).Store(&caps)
+	return err == nil && slices.Contains(caps, "body-markup")
 }
 
 func newBusNotifier(conn *dbus.Conn, icons func(Level) []byte) *busNotifier {
@@ -48,9 +63,15 @@ func (b *busNotifier) Send(ctx context.Context, n Notification) error {
 	b.mu.Lock()
 	replaces := b.ids[n.Kind]
 	b.mu.Unlock()
+	body := n.Body
+	if b.markup(ctx) {
+		// The body carries text from elsewhere (an agent's command): on a
+		// server that reads markup in bodies, it must stay text.
+		body = bodyEscaper.Replace(body)
+	}
 	var id uint32
 	call := b.conn.Object(notifyName, notifyPath).CallWithContext(ctx, notifyIface+".Notify", 0,
-		"SenClaw Sandbox", replaces, "", n.Summary, n.Body, []string{}, hints, int32(-1))
+		"SenClaw Sandbox", replaces, "", n.Summary, body, []string{}, hints, int32(-1))
 	if err := call.Store(&id); err != nil {
 		return fmt.Errorf("sending a notification: %w", err)
 	}
