@@ -19,6 +19,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testnet"
 )
 
 // netFixture stands in for the internet with servers on 127.0.0.1: the
@@ -255,7 +256,7 @@ func TestNetworkRulesHoldUnderBwrap(t *testing.T) {
 
 	t.Run("listen_port_reachable_from_the_host", func(t *testing.T) {
 		t.Parallel()
-		port := freeTCPPort(t)
+		port := testnet.FreePort(t)
 		sb := f.create(t, SandboxConfig{Backend: ptr("bwrap"), Listen: []int{port}})
 		res, err := f.e.Exec(context.Background(), sb.ID, RunRequest{Argv: []string{"python3", "-m", "http.server", fmt.Sprint(port), "--bind", "127.0.0.1"}, Background: true})
 		if err != nil {
@@ -300,16 +301,6 @@ func sbPorts(sb *Sandbox, domains []string) (r backends.PortRules) {
 	r = sb.Ports
 	r.Domains = domains
 	return r
-}
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func TestNoForwarderRefusesOnlyNetworkRuns(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,6 +25,7 @@ import (
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testnet"
 )
 
 // The 22 tools, by the reference's names.
@@ -462,7 +462,7 @@ func TestPersistentSandbox(t *testing.T) {
 	fails(t, cs, "sbx_unmount", map[string]any{"sandboxId": id, "target": "shared"}, "target")
 
 	// A background server, reached from this machine through a listen port.
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	pr := ok(t, cs, "sbx_ports", map[string]any{"sandboxId": id, "listen": []int{port}})
 	if !strings.Contains(mustJSON(pr.obj["reachableAt"]), "127.0.0.1:"+strconv.Itoa(port)) || pr.obj["note"] == "" || mustJSON(pr.obj["connect"]) != "[]" {
 		t.Fatalf("sbx_ports: %v", pr.obj)
@@ -579,16 +579,6 @@ func routeMissing(t *testing.T, r result) {
 func mustJSON(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func waitHTTP(t *testing.T, url, want string) {

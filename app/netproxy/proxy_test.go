@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,14 +15,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"bytes"
 	"github.com/senclaw/sandbox/backends"
-	"strconv"
-	"sync/atomic"
+	"github.com/senclaw/sandbox/internal/testnet"
 )
 
 // testProxy is a proxy whose resolver answers from a table (no query
@@ -380,7 +381,7 @@ func TestListenForwardFollowsNoSymlink(t *testing.T) {
 			c.Close()
 		}
 	}()
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	release, err := p.Acquire("s", dir, []int{port})
 	if err != nil {
 		t.Fatal(err)
@@ -409,16 +410,6 @@ func TestListenForwardFollowsNoSymlink(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(secretDir, "engine.sock")); err != nil || fi.Mode().Perm() == 0o666 {
 		t.Errorf("the engine's socket mode changed: %v %v", fi.Mode(), err)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // A sandbox cannot hold more than MaxConns proxy connections open: the

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testnet"
 )
 
 // TestPorts_neverPublished: a container with listen ports has network
@@ -21,7 +22,7 @@ func TestPorts_neverPublished(t *testing.T) {
 	requireDocker(t)
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "true")
-	spec.Ports.Listen = []int{freePort(t)}
+	spec.Ports.Listen = []int{testnet.FreePort(t)}
 	spec.Ports.Connect = []int{443}
 	p, err := b.Start(context.Background(), withArgv(spec, "/bin/sh", "-c", "true"))
 	if err != nil {
@@ -42,16 +43,6 @@ func withArgv(spec *backends.Spec, argv ...string) *backends.Spec {
 	s.Argv = argv
 	s.RunID = "r" + randomHex(3)
 	return &s
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestDaemon_unreachable points the backend at a socket nobody serves: the
