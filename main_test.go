@@ -9,18 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // cliEnv gives the CLI its own runtime, config and data dirs, the data dir
 // traversable by a root engine's unprivileged sandbox user.
 func cliEnv(t *testing.T) (dataDir string) {
 	t.Helper()
-	root, err := os.MkdirTemp("", "senclaw-cli-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(root, 0o711)
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := testutil.SandboxDir(t, "senclaw-cli-")
 	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(root, "run"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
 	t.Setenv("XDG_DATA_HOME", "")

@@ -11,23 +11,13 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // testDir makes a directory that a sandbox user can traverse: t.TempDir()
 // and its parent are 0700, which a root engine's unprivileged sandbox user
 // could not walk through.
-func testDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "senclaw-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func testDir(t *testing.T) string { return testutil.SandboxDir(t, "senclaw-test-") }
 
 type engineOpt func(*Options)
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/docker"
-	"github.com/senclaw/sandbox/internal/testnet"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // dockerTestImage is built offline by scripts/docker-test-image.sh.
@@ -42,7 +42,7 @@ func TestNetworkRulesHoldUnderDocker(t *testing.T) {
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	listen := testnet.FreePort(t)
+	listen := testutil.FreePort(t)
 	sb, err := e.Create(ctx, SandboxConfig{Backend: ptr("docker"), Network: ptr(true), Listen: []int{listen}})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
-	"github.com/senclaw/sandbox/internal/testnet"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // netFixture stands in for the internet with servers on 127.0.0.1: the
@@ -256,7 +256,7 @@ func TestNetworkRulesHoldUnderBwrap(t *testing.T) {
 
 	t.Run("listen_port_reachable_from_the_host", func(t *testing.T) {
 		t.Parallel()
-		port := testnet.FreePort(t)
+		port := testutil.FreePort(t)
 		sb := f.create(t, SandboxConfig{Backend: ptr("bwrap"), Listen: []int{port}})
 		res, err := f.e.Exec(context.Background(), sb.ID, RunRequest{Argv: []string{"python3", "-m", "http.server", fmt.Sprint(port), "--bind", "127.0.0.1"}, Background: true})
 		if err != nil {

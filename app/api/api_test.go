@@ -20,21 +20,13 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef"
 
 // testDir is a directory a sandbox user can traverse.
-func testDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "senclaw-api-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o711)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func testDir(t *testing.T) string { return testutil.SandboxDir(t, "senclaw-api-") }
 
 func testEngine(t *testing.T, bs ...backends.Backend) *app.Engine {
 	t.Helper()

@@ -10,22 +10,14 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // testRoot is a short directory a sandbox user can traverse: a socket
 // path must fit in 108 bytes, and as root the engine runs code as nobody.
-func testRoot(t *testing.T) string {
-	t.Helper()
-	root, err := os.MkdirTemp("", "scd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(root, 0o711)
-	t.Cleanup(func() { os.RemoveAll(root) })
-	return root
-}
+func testRoot(t *testing.T) string { return testutil.SandboxDir(t, "scd-") }
 
 // testEngine is an engine with bs and the direct backend, probing on
 // every read so that a test's change of a backend shows at once.

@@ -25,7 +25,7 @@ import (
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
-	"github.com/senclaw/sandbox/internal/testnet"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // The 22 tools, by the reference's names.
@@ -49,18 +49,7 @@ func requireBwrap(t *testing.T) {
 
 // testDir is a directory the sandbox user (65534 under a root engine) can
 // traverse.
-func testDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "senclaw-mcp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func testDir(t *testing.T) string { return testutil.SandboxDir(t, "senclaw-mcp-") }
 
 // startDaemon runs a real engine (bwrap, then direct) behind the real API
 // on a Unix socket, as `senclaw serve` does, and returns a client of it.
@@ -462,7 +451,7 @@ func TestPersistentSandbox(t *testing.T) {
 	fails(t, cs, "sbx_unmount", map[string]any{"sandboxId": id, "target": "shared"}, "target")
 
 	// A background server, reached from this machine through a listen port.
-	port := testnet.FreePort(t)
+	port := testutil.FreePort(t)
 	pr := ok(t, cs, "sbx_ports", map[string]any{"sandboxId": id, "listen": []int{port}})
 	if !strings.Contains(mustJSON(pr.obj["reachableAt"]), "127.0.0.1:"+strconv.Itoa(port)) || pr.obj["note"] == "" || mustJSON(pr.obj["connect"]) != "[]" {
 		t.Fatalf("sbx_ports: %v", pr.obj)

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/internal/testnet"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // testProxy is a proxy whose resolver answers from a table (no query
@@ -381,7 +381,7 @@ func TestListenForwardFollowsNoSymlink(t *testing.T) {
 			c.Close()
 		}
 	}()
-	port := testnet.FreePort(t)
+	port := testutil.FreePort(t)
 	release, err := p.Acquire("s", dir, []int{port})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/internal/testnet"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestPorts_neverPublished: a container with listen ports has network
@@ -22,7 +22,7 @@ func TestPorts_neverPublished(t *testing.T) {
 	requireDocker(t)
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "true")
-	spec.Ports.Listen = []int{testnet.FreePort(t)}
+	spec.Ports.Listen = []int{testutil.FreePort(t)}
 	spec.Ports.Connect = []int{443}
 	p, err := b.Start(context.Background(), withArgv(spec, "/bin/sh", "-c", "true"))
 	if err != nil {

@@ -1,0 +1,38 @@
+// Package testutil holds what the tests of several packages need: a free
+// loopback port, and a directory a sandbox user can walk into.
+package testutil
+
+import (
+	"net"
+	"os"
+	"testing"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// SandboxDir makes a fresh directory under the system temp dir, named
+// with prefix, that a root engine's unprivileged sandbox user can walk
+// through (0711; t.TempDir's parents are 0700), and removes it after the
+// test. Keep prefix short where sockets go inside: a socket path must fit
+// in 108 bytes.
+func SandboxDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
