@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,9 +168,13 @@ func TestStatsAndKillSeeOnlyTheSandboxesProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st *Stats
+	// Both sleeps, each under its own name: the forked child is still
+	// "/bin/sh -c ..." for a moment before it execs sleep 300.
 	waitFor(t, func() bool {
 		st, err = e.Stats(context.Background(), sb.ID)
-		return err == nil && len(st.Processes) >= 2
+		return err == nil && len(st.Processes) >= 2 && slices.ContainsFunc(st.Processes, func(p ProcessInfo) bool {
+			return strings.HasPrefix(p.Command, "sleep 300")
+		})
 	})
 	var victim int
 	for _, p := range st.Processes {
