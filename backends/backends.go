@@ -111,6 +111,11 @@ type Spec struct {
 	// Hidden are host paths masked from the sandbox in open mode (home,
 	// secret folders, the engine's data and config dirs).
 	Hidden []string
+	// Masked are host paths of programs the run may neither execute nor
+	// read, whatever its fs mode: the Python and Node interpreters when
+	// the Run Python / Run Node switches are off. A backend that cannot
+	// mask them refuses the run rather than start it with them visible.
+	Masked []string
 	Mounts []Mount
 
 	Network bool
