@@ -23,19 +23,28 @@ import (
 	"github.com/senclaw/sandbox/frontend"
 )
 
+// serveFlags are the flags of `senclaw serve`.
+type serveFlags struct {
+	listen, tlsCert, tlsKey string
+	allowRemote             bool
+	// listenGiven: --listen was given; without it a taken default port
+	// falls back to any free one.
+	listenGiven bool
+}
+
+func declareServeFlags(fs *flag.FlagSet) *serveFlags {
+	sf := &serveFlags{}
+	fs.StringVar(&sf.listen, "listen", "127.0.0.1:7878", "`ADDR` of the dashboard and REST API over HTTP (\"\" for the Unix socket only)")
+	fs.BoolVar(&sf.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (requires --tls-cert and --tls-key)")
+	fs.StringVar(&sf.tlsCert, "tls-cert", "", "TLS certificate `FILE` for --allow-remote")
+	fs.StringVar(&sf.tlsKey, "tls-key", "", "TLS key `FILE` for --allow-remote")
+	return sf
+}
+
 // serve runs `senclaw serve`: the engine and its API with no window. When
 // the engine cannot start (its store cannot be opened), the API still
 // answers, with 503 and the reason.
-func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Logger, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:7878", "address of the dashboard and REST API over HTTP (\"\" for the socket only)")
-	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --listen address (requires --tls-cert and --tls-key)")
-	tlsCert := fs.String("tls-cert", "", "TLS certificate for --allow-remote")
-	tlsKey := fs.String("tls-key", "", "TLS key for --allow-remote")
-	if err := fs.Parse(args); err != nil {
-		return cli.ExitUsage
-	}
+func serve(ctx context.Context, opts app.Options, sf serveFlags, logger *slog.Logger, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv, engine, release, code := hostEngine(ctx, cancel, opts, logger, stderr)
@@ -44,11 +53,11 @@ func serve(ctx context.Context, opts app.Options, args []string, logger *slog.Lo
 	}
 	defer release()
 	fallback := ""
-	if !flagGiven(fs, "listen") {
+	if !sf.listenGiven {
 		fallback = "127.0.0.1:0" // the default port may be taken; any free one will do
 	}
 	err := srv.Serve(ctx, api.DaemonOptions{
-		RuntimeDir: opts.RuntimeDir, Listen: *listen, FallbackListen: fallback, AllowRemote: *allowRemote, TLSCert: *tlsCert, TLSKey: *tlsKey,
+		RuntimeDir: opts.RuntimeDir, Listen: sf.listen, FallbackListen: fallback, AllowRemote: sf.allowRemote, TLSCert: sf.tlsCert, TLSKey: sf.tlsKey,
 		Ready: func(info api.DaemonInfo) {
 			protectAPIPort(engine, info.URL)
 			if info.URL != "" {

@@ -39,7 +39,7 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 	display := firstNonEmpty(os.Getenv("WAYLAND_DISPLAY"), os.Getenv("DISPLAY"))
 	if display == "" {
 		fmt.Fprintln(stderr, "senclaw: no display (DISPLAY and WAYLAND_DISPLAY are unset), so no window and no tray; serving the dashboard over HTTP instead (open it with `senclaw url`).")
-		return serve(ctx, opts, desktopListenArgs(), logger, stdout, stderr)
+		return serve(ctx, opts, serveFlags{listen: desktopListen(), listenGiven: true}, logger, stdout, stderr)
 	}
 	bus := desktop.SessionBusAddress(os.Getenv, os.Getuid())
 	if bus != "" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
@@ -232,5 +232,3 @@ func desktopListen() string {
 	}
 	return "127.0.0.1:7878"
 }
-
-func desktopListenArgs() []string { return []string{"--listen", desktopListen()} }

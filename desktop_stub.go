@@ -21,7 +21,7 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 	if l, ok := os.LookupEnv("SENCLAW_LISTEN"); ok {
 		listen = l
 	}
-	return serve(ctx, opts, []string{"--listen", listen}, logger, stdout, stderr)
+	return serve(ctx, opts, serveFlags{listen: listen, listenGiven: true}, logger, stdout, stderr)
 }
 
 // runWindow is `senclaw window`, the desktop app's window process; a

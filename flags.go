@@ -5,7 +5,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -37,46 +36,39 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
-func parseRunFlags(cmd string, args []string, stderr io.Writer) (*cli.RunOptions, int) {
+// runFlags declares the flags of `senclaw run` (cmd "run") or `senclaw
+// create` on fs; collectSet finishes the options once fs is parsed.
+func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	o := &cli.RunOptions{Set: map[string]bool{}}
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var mounts, env stringList
-	var listen, connect, loopback intList
 	if cmd == "run" {
-		fs.StringVar(&o.SandboxID, "sandbox", "", "run in this persistent sandbox instead of a one-shot one")
+		fs.StringVar(&o.SandboxID, "sandbox", "", "run in the persistent sandbox `ID` instead of a one-shot one")
 		fs.BoolVar(&o.Background, "background", false, "start the run and return; its output goes to a log file in the workspace")
 		fs.BoolVar(&o.Trace, "trace", false, "record what the run reads, writes, starts and connects to (senclaw events RUN)")
 	} else {
-		fs.StringVar(&o.Name, "name", "", "the sandbox's name")
+		fs.StringVar(&o.Name, "name", "", "the sandbox's `NAME`")
 	}
-	fs.StringVar(&o.Backend, "backend", "", "bwrap, docker or direct (default: the best available)")
-	fs.StringVar(&o.Image, "image", "", "container image (docker)")
-	fs.StringVar(&o.FsMode, "fs", "", "what it may read: strict, allowlist or open")
-	fs.Var(&mounts, "mount", "SRC[:TARGET[:ro]], a host folder under the workspace (repeatable)")
-	fs.BoolVar(&o.Network, "network", false, "allow network access")
-	fs.Var(&env, "env", "K=V (repeatable)")
-	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "kill the run after this long (1s to 10m)")
-	fs.Float64Var(&o.CPUs, "cpus", 1, "CPU limit")
-	fs.IntVar(&o.MemoryMB, "memory", 512, "memory limit in MB")
-	fs.IntVar(&o.Pids, "pids", 256, "process count limit")
-	fs.IntVar(&o.DiskMB, "disk", 2048, "workspace quota in MB")
-	fs.Var(&listen, "listen", "ports it may listen on, reachable at 127.0.0.1 (repeatable or comma-separated)")
-	fs.Var(&connect, "connect", "remote ports it may dial")
-	fs.Var(&loopback, "loopback", "this machine's ports it may call")
+	fs.StringVar(&o.Backend, "backend", "", "`NAME`: bwrap, docker or direct (default: the best available)")
+	fs.StringVar(&o.Image, "image", "", "container `IMAGE` (docker)")
+	fs.StringVar(&o.FsMode, "fs", "", "what it may read, `MODE`: strict, allowlist or open (default: the settings' default)")
+	fs.Var((*stringList)(&o.Mounts), "mount", "a host folder under the workspace, `SRC[:TARGET[:ro]]` (repeatable)")
+	fs.BoolVar(&o.Network, "network", false, "allow network access (through the engine's proxy)")
+	fs.Var((*stringList)(&o.Env), "env", "an environment variable, `K=V` (repeatable)")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "kill the run after this `DURATION` (1s to 10m, e.g. 90s, 2m)")
+	fs.Float64Var(&o.CPUs, "cpus", 1, "CPU limit in `CORES` (0.1 to 32)")
+	fs.IntVar(&o.MemoryMB, "memory", 512, "memory limit in `MB` (64 to 65536)")
+	fs.IntVar(&o.Pids, "pids", 256, "process count limit, `N` (16 to 8192)")
+	fs.IntVar(&o.DiskMB, "disk", 2048, "workspace disk quota in `MB`")
+	fs.Var((*intList)(&o.Listen), "listen", "`PORTS` (>= 1024) it may listen on, reachable at 127.0.0.1 (repeatable or comma-separated)")
+	fs.Var((*intList)(&o.Connect), "connect", "remote `PORTS` it may dial")
+	fs.Var((*intList)(&o.Loopback), "loopback", "this machine's service `PORTS` it may call")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		return nil, cli.ExitUsage
-	}
+	return o
+}
+
+// collectSet records which flags were given, so that defaults come from
+// the engine's settings rather than from the flags' zero values.
+func collectSet(fs *flag.FlagSet, o *cli.RunOptions) {
 	fs.Visit(func(f *flag.Flag) { o.Set[f.Name] = true })
-	o.Mounts, o.Env = mounts, env
-	o.Listen, o.Connect, o.Loopback = listen, connect, loopback
-	o.Argv = fs.Args()
-	if cmd == "create" && len(o.Argv) > 0 {
-		fmt.Fprintf(stderr, "senclaw create: unexpected arguments %q\n", o.Argv)
-		return nil, cli.ExitUsage
-	}
-	return o, 0
 }
 
 // onOff is a flag that takes on/off (or true/false).
@@ -99,10 +91,10 @@ func (f onOff) Set(s string) error {
 // policyFlags declares the flags of `senclaw policy` on fs.
 func policyFlags(fs *flag.FlagSet) *cli.PolicyChanges {
 	c := &cli.PolicyChanges{}
-	fs.Var(onOff{&c.AgentShell}, "agent-shell", "on: the agent shell runs sandboxed; off: directly")
-	fs.Var(onOff{&c.AgentNetwork}, "agent-network", "network for the sandboxed agent shell")
-	fs.Func("disk-read", "what the sandboxed agent shell may read: strict, allowlist, open", func(v string) error { c.DiskRead = &v; return nil })
-	fs.Func("agent-loopback", "this machine's ports the agent shell may call (comma-separated; \"\" clears)", func(v string) error {
+	fs.Var(onOff{&c.AgentShell}, "agent-shell", "`on|off`: on runs the agent shell sandboxed; off, directly on the host")
+	fs.Var(onOff{&c.AgentNetwork}, "agent-network", "`on|off`: network for the sandboxed agent shell")
+	fs.Func("disk-read", "what the sandboxed agent shell may read, `MODE`: strict, allowlist or open", func(v string) error { c.DiskRead = &v; return nil })
+	fs.Func("agent-loopback", "this machine's `PORTS` the agent shell may call (comma-separated; \"\" clears)", func(v string) error {
 		var l intList
 		if err := l.Set(v); err != nil {
 			return err
@@ -110,10 +102,10 @@ func policyFlags(fs *flag.FlagSet) *cli.PolicyChanges {
 		c.AgentLoopback = append([]int{}, l...)
 		return nil
 	})
-	fs.Var(onOff{&c.Scheduler}, "scheduler", "on: scheduler scripts run sandboxed; off: directly")
-	fs.Var(onOff{&c.SchedulerNetwork}, "scheduler-network", "network for sandboxed scheduler scripts")
-	fs.Var(onOff{&c.Python}, "python", "off refuses every Python code run")
-	fs.Var(onOff{&c.Node}, "node", "off refuses every Node code run")
-	fs.Var(onOff{&c.CodeNetwork}, "code-network", "network for one-shot code runs")
+	fs.Var(onOff{&c.Scheduler}, "scheduler", "`on|off`: on runs scheduler scripts sandboxed; off, directly on the host")
+	fs.Var(onOff{&c.SchedulerNetwork}, "scheduler-network", "`on|off`: network for sandboxed scheduler scripts")
+	fs.Var(onOff{&c.Python}, "python", "`on|off`: off refuses every Python run")
+	fs.Var(onOff{&c.Node}, "node", "`on|off`: off refuses every Node run")
+	fs.Var(onOff{&c.CodeNetwork}, "code-network", "`on|off`: network for one-shot code runs")
 	return c
 }

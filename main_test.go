@@ -127,3 +127,92 @@ func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
 		t.Fatal("the daemon did not stop")
 	}
 }
+
+// walk calls f for every command and verb of the table, with its path.
+func walk(cmds []*command, path string, f func(path string, c *command)) {
+	for _, c := range cmds {
+		full := strings.TrimSpace(path + " " + c.name)
+		f(full, c)
+		walk(c.sub, full, f)
+	}
+}
+
+// TestHelpNeverActs asks every command and verb for its help while a
+// daemon runs: each answers with a usage line, its flags and two
+// examples, exits 0, and changes nothing (the daemon still answers; no
+// login code is issued; nothing is created).
+func TestHelpNeverActs(t *testing.T) {
+	data := cliEnv(t)
+	served := make(chan int, 1)
+	go func() {
+		code, _, _ := senclaw(t, "--data-dir", data, "serve", "--listen", "127.0.0.1:0")
+		served <- code
+	}()
+	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not start")
+		}
+	}
+	defer func() {
+		senclaw(t, "stop")
+		<-served
+	}()
+	walk(commands(), "", func(path string, c *command) {
+		if c.hidden {
+			return
+		}
+		for _, h := range []string{"-h", "--help"} {
+			args := append(strings.Fields(path), h)
+			code, out, errOut := senclaw(t, append([]string{"--data-dir", data}, args...)...)
+			if code != 0 || errOut != "" || !strings.Contains(out, "Usage: senclaw "+path) {
+				t.Errorf("senclaw %s %s: exit %d, stdout %q, stderr %q", path, h, code, out, errOut)
+			}
+			if strings.Contains(out, "/login?code=") || strings.Contains(out, "stopped") {
+				t.Errorf("senclaw %s %s acted: %q", path, h, out)
+			}
+			if ex := strings.SplitN(out, "\nExamples:\n", 2); len(ex) != 2 || strings.Count(ex[1], "\n  ") < 1 || !strings.Contains(ex[1], "senclaw") {
+				t.Errorf("senclaw %s %s: fewer than two examples in %q", path, h, out)
+			}
+		}
+		if c.setup != nil {
+			for _, d := range flagDocs(c) {
+				if d.Usage == "" {
+					t.Errorf("senclaw %s --%s has no description", path, d.Name)
+				}
+			}
+		}
+	})
+	if code, out, _ := senclaw(t, "help", "run"); code != 0 || !strings.Contains(out, "Usage: senclaw run") {
+		t.Errorf("senclaw help run: %d %q", code, out)
+	}
+	if code, out, _ := senclaw(t, "ls", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("after every -h the daemon should answer with no sandboxes: %d %q", code, out)
+	}
+	if code, out, _ := senclaw(t, "runs", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("after every -h no run should have happened: %d %q", code, out)
+	}
+}
+
+// TestUnknownCommandSuggestsTheNearest checks the answer to a typo.
+func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
+	cases := []struct{ args, want string }{
+		{"rnu", `unknown command "rnu"; did you mean "run"?`},
+		{"polcy", `did you mean "policy"?`},
+		{"sandbox-srever", `did you mean "sandbox-server"?`},
+		{"trace onn", `senclaw trace: unknown verb "onn"; did you mean "on"?`},
+		{"zzzzzzzz", `unknown command "zzzzzzzz" (senclaw help lists them)`},
+	}
+	for _, tc := range cases {
+		code, out, errOut := senclaw(t, strings.Fields(tc.args)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "Global flags") {
+			t.Errorf("senclaw %s: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	if code, out, _ := senclaw(t, "--version"); code != 0 || !strings.HasPrefix(out, "senclaw ") {
+		t.Errorf("--version: %d %q", code, out)
+	}
+}
