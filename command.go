@@ -254,6 +254,13 @@ func flagDocs(c *command) []flagDoc {
 	var docs []flagDoc
 	fs.VisitAll(func(f *flag.Flag) {
 		value, usage := flag.UnquoteUsage(f)
+		if strings.Contains(value, "|") {
+			// The choices are the value's name ("--fs strict|allowlist|open"):
+			// the text need not repeat them.
+			for _, form := range []string{", " + value, value + ": ", " " + value, value} {
+				usage = strings.Replace(usage, form, "", 1)
+			}
+		}
 		d := flagDoc{Name: f.Name, Usage: usage}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			d.Bool = true
@@ -261,7 +268,7 @@ func flagDocs(c *command) []flagDoc {
 			// flag names an unnamed value after its type ("int",
 			// "duration"); named ones are already written as help shows them.
 			d.Value = value
-			if d.Value == "" || d.Value == strings.ToLower(d.Value) {
+			if d.Value == "" || (d.Value == strings.ToLower(d.Value) && !strings.Contains(d.Value, "|")) {
 				d.Value = strings.ToUpper(cmpOr(d.Value, "value"))
 			}
 		}

@@ -172,12 +172,14 @@ func commands() []*command {
 				}
 			},
 		},
+		completionCommand(),
+		manpageCommand(),
 		{
 			name: "version", summary: "print the version",
 			args:     "",
 			examples: []string{"senclaw version", "senclaw --version"},
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
-				return func([]string) int { fmt.Fprintln(x.io.Out, "senclaw", version); return 0 }
+				return func([]string) int { fmt.Fprintln(x.io.Out, versionLine()); return 0 }
 			},
 		},
 		{

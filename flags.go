@@ -47,9 +47,9 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's `NAME`")
 	}
-	fs.StringVar(&o.Backend, "backend", "", "`NAME`: bwrap, docker or direct (default: the best available)")
+	fs.StringVar(&o.Backend, "backend", "", "the backend, `bwrap|docker|direct` (default: the best available)")
 	fs.StringVar(&o.Image, "image", "", "container `IMAGE` (docker)")
-	fs.StringVar(&o.FsMode, "fs", "", "what it may read, `MODE`: strict, allowlist or open (default: the settings' default)")
+	fs.StringVar(&o.FsMode, "fs", "", "what it may read, `strict|allowlist|open` (default: the settings' default)")
 	fs.Var((*stringList)(&o.Mounts), "mount", "a host folder under the workspace, `SRC[:TARGET[:ro]]` (repeatable)")
 	fs.BoolVar(&o.Network, "network", false, "allow network access (through the engine's proxy)")
 	fs.Var((*stringList)(&o.Env), "env", "an environment variable, `K=V` (repeatable)")
@@ -93,7 +93,7 @@ func policyFlags(fs *flag.FlagSet) *cli.PolicyChanges {
 	c := &cli.PolicyChanges{}
 	fs.Var(onOff{&c.AgentShell}, "agent-shell", "`on|off`: on runs the agent shell sandboxed; off, directly on the host")
 	fs.Var(onOff{&c.AgentNetwork}, "agent-network", "`on|off`: network for the sandboxed agent shell")
-	fs.Func("disk-read", "what the sandboxed agent shell may read, `MODE`: strict, allowlist or open", func(v string) error { c.DiskRead = &v; return nil })
+	fs.Func("disk-read", "what the sandboxed agent shell may read, `strict|allowlist|open`", func(v string) error { c.DiskRead = &v; return nil })
 	fs.Func("agent-loopback", "this machine's `PORTS` the agent shell may call (comma-separated; \"\" clears)", func(v string) error {
 		var l intList
 		if err := l.Set(v); err != nil {

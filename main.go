@@ -18,9 +18,6 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -41,7 +38,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	if *showVersion {
-		fmt.Fprintln(stdout, "senclaw", version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	args = global.Args()
