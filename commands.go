@@ -172,6 +172,7 @@ func commands() []*command {
 				}
 			},
 		},
+		autostartCommand(),
 		completionCommand(),
 		manpageCommand(),
 		{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/store"
@@ -106,8 +107,28 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		engine.Start(ctx)
 		release = func() { engine.Close(); lock.Release() }
 	}
-	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel, Autostart: autostartEntry()})
 	return srv, engine, release, 0
+}
+
+// autostartEntry is this user's login autostart entry, starting this very
+// senclaw executable; nil without a config dir.
+func autostartEntry() *autostart.Entry {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return nil
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		if real, rerr := filepath.EvalSymlinks(exe); rerr == nil {
+			exe = real
+		}
+	}
+	return &autostart.Entry{Dir: filepath.Join(dir, "autostart"), Exec: exe}
 }
 
 // flagGiven reports whether the flag name was set on the command line.

@@ -40,6 +40,8 @@ routes = [
 ("POST","/run-once","Run in a throwaway sandbox (its config fields may be given too); removed afterwards, its record kept.","RunBody","RunReply"),
 ("POST","/agent-shell","Run an agent's shell command under the exec policy ({projectDir, command, timeoutMs, env}).","AgentShellBody","RunReply"),
 ("POST","/stop-all","Stop every sandbox.",None,None),
+("GET","/autostart","Start at login: whether the owner's XDG autostart entry (~/.config/autostart/senclaw.desktop) is there, as it is on disk.",None,"Autostart"),
+("PUT","/autostart","Write ({enabled: true}) or remove ({enabled: false}) the autostart entry; an entry senclaw did not write is left alone (409).","AutostartBody","Autostart"),
 ("POST","/login-codes","A one-time code for a browser login (GET /login?code=...).",None,None),
 ("POST","/daemon/stop","Stop the daemon gracefully.",None,None),
 ]
@@ -73,6 +75,8 @@ schemas = {
  "AgentShellBody":{"type":"object","properties":{"projectDir":{"type":"string"},"command":{"type":"string"},"timeoutMs":{"type":"integer"},"env":{"type":"object","additionalProperties":{"type":"string"}}}},
  "Stats":obj,"Settings":obj,"ExecPolicy":{"type":"object","properties":{k:{"type":"boolean"} for k in ["execShell","execNetwork","runPython","runNode","codeNetwork","schedulerScript","schedulerNetwork"]}},
  "Capabilities":obj,"Status":obj,
+ "Autostart":{"type":"object","required":["enabled","path"],"properties":{"enabled":{"type":"boolean","description":"the entry exists and is not Hidden=true"},"path":{"type":"string"},"exec":{"type":"string","description":"the program it starts"},"foreign":{"type":"boolean","description":"the file was not written by senclaw and is left alone"}}},
+ "AutostartBody":{"type":"object","required":["enabled"],"additionalProperties":False,"properties":{"enabled":{"type":"boolean"}}},
 }
 schemas["ExecPolicy"]["properties"]["execFsMode"]={"type":"string","enum":["strict","allowlist","open"]}
 schemas["ExecPolicy"]["properties"]["execLoopback"]={"type":"array","items":{"type":"integer"}}

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/senclaw/sandbox/app/autostart"
 )
 
 // TestEveryRoute drives each route once with good input and once with bad
@@ -10,8 +13,9 @@ import (
 func TestEveryRoute(t *testing.T) {
 	t.Parallel()
 	e := testEngine(t)
-	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}}))
 	mountDir := testDir(t)
+	auto := &autostart.Entry{Dir: filepath.Join(mountDir, "autostart"), Exec: "/usr/bin/senclaw"}
+	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}, Autostart: auto}))
 
 	status, body := do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes", body: map[string]any{"name": "t", "backend": "direct", "memoryMb": 256}})
 	if status != 201 {
@@ -64,6 +68,8 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: map[string]any{"projectDir": mountDir, "command": "pwd"}}, 200, mountDir},
 		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
 		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
+		{call{method: "PUT", path: "/api/sandbox/autostart", body: map[string]any{"enabled": true}}, 200, `"enabled":true`},
+		{call{method: "GET", path: "/api/sandbox/autostart"}, 200, "senclaw.desktop"},
 		{call{method: "POST", path: "/api/sandbox/login-codes"}, 200, "code"},
 		{call{method: "GET", path: "/api/sandbox/openapi.json"}, 200, "openapi"},
 		{call{method: "POST", path: "/api/sandbox/daemon/stop"}, 200, "stopping"},
@@ -127,6 +133,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: sb + "/trace", body: `{"enabled": "yes"}`}, 400, "enabled"},
 		{call{method: "POST", path: "/api/sandbox/run-once", body: `{"command": "true", "memoryMb": 1}`}, 400, "memoryMb"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: `{"projectDir": "/", "command": "true"}`}, 400, "projectDir"},
+		{call{method: "PUT", path: "/api/sandbox/autostart", body: `{}`}, 400, "enabled"},
 	}
 	for _, b := range bad {
 		status, body := do(t, base, b.c)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/autostart"
 )
 
 // Options configure a Server.
@@ -32,6 +33,9 @@ type Options struct {
 	Now func() time.Time
 	// OnStop is called by POST /api/sandbox/daemon/stop.
 	OnStop func()
+	// Autostart is the owner's login autostart entry ("Start at login");
+	// nil when the daemon knows no user config dir.
+	Autostart *autostart.Entry
 }
 
 // Server answers the API.

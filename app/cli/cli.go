@@ -284,6 +284,13 @@ func exitFor(err error) int {
 	return ExitFailure
 }
 
+// PrintJSON prints v as indented JSON, for the --json forms of commands
+// outside this package; it returns the exit code 0.
+func PrintJSON(w io.Writer, v any) int {
+	writeJSON(w, v)
+	return 0
+}
+
 func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

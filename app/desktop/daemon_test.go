@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/backends"
 )
@@ -54,7 +55,7 @@ func testDaemon(t *testing.T, bs ...backends.Backend) (*client.Client, string) {
 		t.Fatal(err)
 	}
 	e := testEngine(t, root, bs...)
-	srv := api.New(api.Options{Engine: e, Token: api.RandomToken()})
+	srv := api.New(api.Options{Engine: e, Token: api.RandomToken(), Autostart: &autostart.Entry{Dir: filepath.Join(root, "config", "autostart"), Exec: "/usr/bin/senclaw"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan api.DaemonInfo, 1)
 	done := make(chan error, 1)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -36,6 +37,9 @@ type Snapshot struct {
 	// report Space Apps yet; when it does, poll fills this and the
 	// notification below follows with no other change.
 	AppsNeedingRestart []string
+	// StartAtLogin is the owner's login autostart entry as it is on
+	// disk; nil when the daemon cannot manage one.
+	StartAtLogin *autostart.State
 	// Err is set when the engine did not answer.
 	Err error
 }

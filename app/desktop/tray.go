@@ -49,6 +49,7 @@ type tray struct {
 	mu       sync.Mutex
 	status   *systray.MenuItem
 	items    []*systray.MenuItem // one per switch
+	login    *systray.MenuItem   // Start at login
 	level    Level
 	text     string
 	built    bool
@@ -70,6 +71,9 @@ func (t *tray) build(ctx context.Context) {
 		go t.onClick(ctx, item, func() { t.toggle(ctx, sw, item) })
 	}
 	systray.AddSeparator()
+	t.login = systray.AddMenuItemCheckbox("Start at login", "Start SenClaw Sandbox when you log in (~/.config/autostart/senclaw.desktop)", false)
+	t.login.Disable() // until a snapshot says what is on disk
+	login := t.login
 	stopAll := systray.AddMenuItem("Stop all sandboxes", "Kill every process of every sandbox")
 	systray.AddSeparator()
 	quit := systray.AddMenuItem("Quit", "Stop SenClaw Sandbox: the engine, the tray and the window")
@@ -78,6 +82,7 @@ func (t *tray) build(ctx context.Context) {
 	t.mu.Unlock()
 
 	go t.onClick(ctx, open, t.open)
+	go t.onClick(ctx, login, func() { t.toggleLogin(ctx) })
 	go t.onClick(ctx, stopAll, func() { t.stopAll(ctx) })
 	go t.onClick(ctx, quit, t.quit)
 	if snap != nil {
@@ -120,6 +125,20 @@ func (t *tray) apply(_ context.Context, s Snapshot) {
 		t.status.SetTitle(st.Text)
 		t.text = st.Text
 	}
+	switch st := s.StartAtLogin; {
+	case st == nil || st.Foreign:
+		// Nothing to manage, or an entry senclaw leaves alone.
+		t.login.Disable()
+	default:
+		t.login.Enable()
+		if st.Enabled != t.login.Checked() {
+			if st.Enabled {
+				t.login.Check()
+			} else {
+				t.login.Uncheck()
+			}
+		}
+	}
 	if s.Policy == nil {
 		return
 	}
@@ -152,6 +171,22 @@ func (t *tray) toggle(ctx context.Context, sw policySwitch, item *systray.MenuIt
 		t.log.Warn("The tray could not change a switch.", "switch", sw.label, "on", want, "err", err)
 	} else {
 		t.log.Info("The tray changed a switch.", "switch", sw.label, "on", want)
+	}
+	t.changed()
+}
+
+// toggleLogin writes or removes the login autostart entry, the opposite
+// of what the menu showed.
+func (t *tray) toggleLogin(ctx context.Context) {
+	t.mu.Lock()
+	want := !t.login.Checked()
+	t.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if _, err := t.client.SetAutostart(ctx, want); err != nil {
+		t.log.Warn("The tray could not change Start at login.", "on", want, "err", err)
+	} else {
+		t.log.Info("The tray changed Start at login.", "on", want)
 	}
 	t.changed()
 }

@@ -274,7 +274,7 @@ func TestTrayOverDBus(t *testing.T) {
 		items = menuOf(t, conn, sender)
 		return len(items) > 0 && strings.HasPrefix(items[0].label, "Isolated")
 	})
-	for _, label := range []string{"Open dashboard", "Stop all sandboxes", "Quit"} {
+	for _, label := range []string{"Open dashboard", "Start at login", "Stop all sandboxes", "Quit"} {
 		findItem(t, items, label)
 	}
 	wantOn := map[string]bool{"Agent shell": pol.ExecShell, "Scheduler scripts": pol.SchedulerScript, "Run Python": pol.RunPython, "Run Node": pol.RunNode}
@@ -302,6 +302,22 @@ func TestTrayOverDBus(t *testing.T) {
 	})
 	eventually(t, 5*time.Second, "the menu to show the switch's new state", func() bool {
 		return findItem(t, menuOf(t, conn, sender), "Agent shell").checked == !pol.ExecShell
+	})
+
+	// Start at login: off on a fresh config; a click writes the entry, a
+	// second click removes it, and the menu shows what is on disk.
+	entry := filepath.Join(filepath.Dir(filepath.Dir(sock)), "config", "autostart", "senclaw.desktop")
+	if it := findItem(t, items, "Start at login"); it.toggle != "checkmark" || it.checked || !it.enabled {
+		t.Errorf("Start at login: %+v, want an enabled, unchecked check item", it)
+	}
+	click(t, conn, sender, findItem(t, items, "Start at login").id)
+	eventually(t, 5*time.Second, "Start at login to write the autostart entry", func() bool {
+		_, err := os.Stat(entry)
+		return err == nil && findItem(t, menuOf(t, conn, sender), "Start at login").checked
+	})
+	os.Remove(entry) // removed by hand: the menu follows the disk
+	eventually(t, 5*time.Second, "the menu to show the entry removed by hand", func() bool {
+		return !findItem(t, menuOf(t, conn, sender), "Start at login").checked
 	})
 
 	// A change made elsewhere (the dashboard, the CLI) shows in the menu.

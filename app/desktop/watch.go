@@ -41,6 +41,9 @@ func poll(ctx context.Context, c *client.Client) Snapshot {
 	// with a needsRestart flag), fill s.AppsNeedingRestart here; the
 	// notification (appRestartNotification) and its rate limit are ready.
 
+	if st, err := c.Autostart(ctx); err == nil {
+		s.StartAtLogin = st
+	}
 	// The engine has no "notifications" setting yet; when it gets one,
 	// it is honoured from here.
 	var settings map[string]json.RawMessage

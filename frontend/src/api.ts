@@ -266,4 +266,15 @@ export const api = {
   events: (sandboxId: string, runId: string) =>
     get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),
   run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
+  autostart: () => get<Autostart>('/autostart'),
+  setAutostart: (enabled: boolean) => send<Autostart>('PUT', '/autostart', { enabled }),
 };
+
+/** Start at login: the owner's XDG autostart entry, as it is on disk. */
+export interface Autostart {
+  enabled: boolean;
+  path: string;
+  exec?: string;
+  /** foreign: the file was not written by senclaw and is left alone. */
+  foreign?: boolean;
+}

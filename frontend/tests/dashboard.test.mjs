@@ -3,7 +3,8 @@
 // engine. Run through scripts/test-browser.sh.
 
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ARTIFACTS, Engine, launch, openDashboard, requireSetup, screenshot, waitFor } from './helpers.mjs';
 
@@ -177,6 +178,27 @@ describe('dashboard', { concurrency: false }, () => {
     assert.deepEqual(saved.allowlist, ['/usr/share']);
     assert.equal(saved.defaultCpus, before.defaultCpus, 'an untouched field changed');
     assert.equal(await page.locator('[data-field]').count(), 0, 'an error stayed after a good save');
+  });
+
+  test('Start at login writes and removes the autostart entry, shown as it is on disk', async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    // The daemon's XDG_CONFIG_HOME holds the token's folder and the autostart folder.
+    const entry = join(dirname(dirname(process.env.SENCLAW_TOKEN_FILE)), 'autostart', 'senclaw.desktop');
+    t.after(() => engine.api('PUT', '/autostart', { enabled: false }));
+    const box = page.locator('#startAtLogin');
+    await box.waitFor();
+    assert.equal(await box.isChecked(), false, 'a fresh config starts at login');
+    await box.check();
+    await waitFor(async () => existsSync(entry), `${entry} to be written`);
+    assert.equal((await engine.api('GET', '/autostart')).enabled, true);
+    assert.match(readFileSync(entry, 'utf8'), /^Exec=\/.*senclaw$/m);
+    rmSync(entry); // removed by hand: the page follows the disk
+    await waitFor(async () => !(await box.isChecked()), 'the box to follow the removed entry', 10000);
+    await box.check();
+    await waitFor(async () => existsSync(entry), 'the entry written again');
+    await box.uncheck();
+    await waitFor(async () => !existsSync(entry), 'the entry removed');
   });
 
   test('expand a sandbox, see its process, kill it', async (t) => {
