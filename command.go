@@ -35,6 +35,9 @@ type command struct {
 	examples []string
 	// hidden commands are started by senclaw itself and not listed.
 	hidden bool
+	// raw commands get their arguments unparsed and parse them
+	// themselves (the window process, which the desktop app starts).
+	raw bool
 	// sub are the verbs of a command that has them (`senclaw trace on`).
 	sub []*command
 	// setup declares the command's flags on fs and returns what runs it
@@ -134,6 +137,9 @@ func dispatch(cmds []*command, path string, args []string, x *invocation) int {
 	fs := flag.NewFlagSet(full, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	run := c.setup(fs, x)
+	if c.raw {
+		return run(rest)
+	}
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(x.io.Out, full, c)

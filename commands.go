@@ -192,7 +192,7 @@ func commands() []*command {
 			},
 		},
 		{
-			name: "window", hidden: true, summary: "the desktop app's window process, started by the app",
+			name: "window", hidden: true, raw: true, summary: "the desktop app's window process, started by the app",
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 				return func(args []string) int { return runWindow(x.ctx, args, x.logger, x.io.Err) }
 			},

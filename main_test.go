@@ -216,3 +216,13 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 		t.Errorf("--version: %d %q", code, out)
 	}
 }
+
+// TestHiddenCommandsGetTheirFlags checks that the window process, which
+// parses its own flags, gets them: the desktop app starts it with
+// --socket, and the table must not refuse that flag.
+func TestHiddenCommandsGetTheirFlags(t *testing.T) {
+	code, _, errOut := senclaw(t, "window", "--socket", filepath.Join(t.TempDir(), "none.sock"))
+	if strings.Contains(errOut, "flag provided but not defined") {
+		t.Fatalf("senclaw window --socket was refused by the command table: %d %q", code, errOut)
+	}
+}
