@@ -65,8 +65,12 @@ func serve(ctx context.Context, opts app.Options, sf serveFlags, logger *slog.Lo
 				fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 			}
 			fmt.Fprintf(stdout, "socket %s\n", info.Socket)
+			if err := notifySystemd("READY=1"); err != nil {
+				logger.Warn("Could not tell systemd the daemon is ready.", "err", err)
+			}
 		},
 	})
+	_ = notifySystemd("STOPPING=1")
 	if err != nil {
 		fmt.Fprintln(stderr, "senclaw serve:", err)
 		return cli.ExitFailure
