@@ -83,16 +83,20 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 }
 
 // findForwarder finds senclaw-netfwd, the in-sandbox network forwarder:
-// next to this executable, else on PATH. "" when there is none: the
-// engine then refuses runs that need network and says how to build it.
+// next to this executable (a build in a clone), in ../lib/senclaw beside
+// it (where make install and the Debian package put it), else on PATH. ""
+// when there is none: the engine then refuses runs that need network and
+// says how to build it.
 func findForwarder() string {
 	if self, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(self); err == nil {
 			self = real
 		}
-		p := filepath.Join(filepath.Dir(self), "senclaw-netfwd")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p
+		dir := filepath.Dir(self)
+		for _, p := range []string{filepath.Join(dir, "senclaw-netfwd"), filepath.Join(dir, "..", "lib", "senclaw", "senclaw-netfwd")} {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+				return filepath.Clean(p)
+			}
 		}
 	}
 	if p, err := exec.LookPath("senclaw-netfwd"); err == nil {

@@ -5,6 +5,7 @@ package icons
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -31,16 +32,26 @@ type Icon struct {
 	Glyph Glyph
 }
 
-// All lists every generated icon: the tray's states in assets/ and the
-// application icon Wails packaging expects in build/.
+// All lists every generated icon: the tray's states in assets/, the
+// application icon Wails packaging expects in build/, and the same icon
+// at the hicolor theme's sizes that `make install` puts in place.
 func All() []Icon {
-	return []Icon{
+	app := color.NRGBA{0x2b, 0x5f, 0xb4, 0xff}
+	all := []Icon{
 		{File: "assets/tray-isolated.png", Size: 64, Fill: color.NRGBA{0x2e, 0x9d, 0x5b, 0xff}, Glyph: Check},
 		{File: "assets/tray-degraded.png", Size: 64, Fill: color.NRGBA{0xc9, 0x8a, 0x12, 0xff}, Glyph: Dash},
 		{File: "assets/tray-attention.png", Size: 64, Fill: color.NRGBA{0xd1, 0x3b, 0x36, 0xff}, Glyph: Exclamation},
-		{File: "build/appicon.png", Size: 512, Fill: color.NRGBA{0x2b, 0x5f, 0xb4, 0xff}, Glyph: Check},
+		{File: "build/appicon.png", Size: 512, Fill: app, Glyph: Check},
 	}
+	for _, n := range HicolorSizes {
+		all = append(all, Icon{File: fmt.Sprintf("build/linux/icons/%dx%d.png", n, n), Size: n, Fill: app, Glyph: Check})
+	}
+	return all
 }
+
+// HicolorSizes are the hicolor icon theme sizes the application icon is
+// drawn at besides 512 (build/appicon.png).
+var HicolorSizes = []int{16, 24, 32, 48, 64, 128, 256}
 
 // supersample is how many samples per pixel side smooth the edges.
 const supersample = 4
