@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The install story, end to end, as root on this (throwaway CI) machine:
+#   1. build the Debian package (make deb: dpkg-deb offline, lintian clean
+#      of errors) and install it with apt (which brings its dependencies),
+#   2. check that every file the package lists is where it says,
+#   3. as a user with fresh XDG dirs: the installed senclaw's caps, a
+#      sandboxed run (bwrap) and a networked one (the forwarder from
+#      /usr/lib/senclaw), the man page, the bash completion,
+#   4. start the installed desktop app under Xvfb in a private D-Bus
+#      session and see its window,
+#   5. Start at login on and off through the CLI, checking the file,
+#   6. systemd-analyze verify of the user unit,
+#   7. remove the package: nothing of it remains, the user's data does.
+# Under CI=true a missing tool fails the script; elsewhere it skips.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() {
+	if [ "${CI:-}" = "true" ]; then fail "$* (CI=true: missing tools fail)"; fi
+	echo "SKIP: $*"
+	exit 0
+}
+[ "$(id -u)" = 0 ] || skip "installing a package needs root"
+command -v dpkg-deb >/dev/null || skip "dpkg-deb is missing (not a Debian machine)"
+for tool in lintian xvfb-run dbus-run-session xwininfo systemd-analyze; do
+	command -v "$tool" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lintian xvfb xauth dbus x11-utils systemd >/dev/null 2>&1 || true
+	command -v "$tool" >/dev/null || skip "$tool is missing"
+done
+if dpkg-query -W -f='${Status}' senclaw 2>/dev/null | grep -q "install ok installed"; then
+	fail "a senclaw package is already installed here; remove it first (apt-get remove senclaw)"
+fi
+
+echo "== make deb"
+make deb >/tmp/senclaw-deb.log 2>&1 || { tail -30 /tmp/senclaw-deb.log >&2; fail "make deb failed"; }
+deb=$(ls -t senclaw_*.deb | head -1)
+grep -q "^E: " /tmp/senclaw-deb.log && fail "lintian reports errors: $(grep '^E: ' /tmp/senclaw-deb.log)"
+echo "ok: built $deb, lintian clean of errors"
+dpkg-deb -I "$deb" | grep -q "Depends:.*bubblewrap" || fail "the package does not depend on bubblewrap"
+[ -z "$(dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -E 'preinst|postinst|prerm|postrm')" ] || fail "the package has maintainer scripts; nothing should run at install"
+
+work=$(mktemp -d /tmp/senclaw-install.XXXXXX)
+chmod 711 "$work"
+removed=0
+cleanup() {
+	local rc=$?
+	if [ "$removed" = 0 ]; then apt-get remove -y -qq senclaw >/dev/null 2>&1 || true; fi
+	[ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+
+echo "== apt-get install ./$deb"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb" >/dev/null || fail "apt-get could not install $deb"
+missing=0
+while read -r f; do
+	[ -e "$f" ] || { echo "missing: $f" >&2; missing=1; }
+done < <(dpkg -L senclaw | grep -v '^/\.$')
+[ "$missing" = 0 ] || fail "files the package lists are missing"
+for f in /usr/bin/senclaw /usr/lib/senclaw/senclaw-netfwd /usr/share/applications/senclaw.desktop \
+	/usr/share/icons/hicolor/48x48/apps/senclaw.png /usr/share/icons/hicolor/512x512/apps/senclaw.png \
+	/usr/share/man/man1/senclaw.1.gz /usr/share/bash-completion/completions/senclaw \
+	/usr/share/zsh/vendor-completions/_senclaw /usr/share/fish/vendor_completions.d/senclaw.fish \
+	/usr/lib/systemd/user/senclaw.service; do
+	dpkg -S "$f" >/dev/null 2>&1 || fail "$f is not in the package"
+done
+echo "ok: every file is where the package says ($(dpkg -L senclaw | wc -l) paths)"
+/usr/bin/senclaw --version | grep -Eq '^senclaw .*\(commit [0-9a-f]{12}, built [0-9-]{10}\)$' || fail "senclaw --version: $(/usr/bin/senclaw --version)"
+
+# A user's world: fresh XDG dirs and data dir, as the installed app sees it.
+u="$work/user"
+mkdir -p "$u/run" "$u/config" "$u/data"
+chmod 700 "$u/run"
+chmod 711 "$u" "$u/data"
+as_user() { env XDG_RUNTIME_DIR="$u/run" XDG_CONFIG_HOME="$u/config" SENCLAW_DATA_DIR="$u/data" "$@"; }
+
+echo "== the installed CLI"
+as_user /usr/bin/senclaw caps | grep -q "bwrap" || fail "senclaw caps does not show bwrap"
+out=$(as_user /usr/bin/senclaw run -- sh -c 'echo sandboxed; id -u')
+[ "$(echo "$out" | head -1)" = sandboxed ] || fail "a sandboxed run printed $out"
+as_user /usr/bin/senclaw runs --json --limit 1 | grep -q '"isolation": "bwrap' || fail "the run's record does not say bwrap"
+as_user /usr/bin/senclaw run --network -- true || fail "a networked run (the forwarder in /usr/lib/senclaw) was refused"
+echo "ok: caps, a sandboxed run (isolation bwrap) and a networked one"
+man -w senclaw | grep -q /usr/share/man/man1/senclaw.1.gz || fail "man does not find senclaw(1)"
+MANWIDTH=100 man senclaw 2>/dev/null | grep -q "senclaw run" || fail "man senclaw does not document run"
+got=$(bash --norc -c 'source /usr/share/bash-completion/completions/senclaw; COMP_WORDS=(senclaw ca); COMP_CWORD=1; _senclaw; echo "${COMPREPLY[*]}"')
+[ "$got" = caps ] || fail "bash completion of 'senclaw ca' gave '$got'"
+echo "ok: man senclaw and the bash completion"
+
+echo "== Start at login"
+as_user /usr/bin/senclaw autostart | grep -q "does not start at login" || fail "a fresh user starts at login"
+as_user /usr/bin/senclaw autostart on >/dev/null
+grep -q '^Exec=/usr/bin/senclaw$' "$u/config/autostart/senclaw.desktop" || fail "autostart on did not write the entry for /usr/bin/senclaw"
+as_user /usr/bin/senclaw autostart off >/dev/null
+[ ! -e "$u/config/autostart/senclaw.desktop" ] || fail "autostart off left the entry"
+echo "ok: autostart on writes ~/.config/autostart/senclaw.desktop, off removes it"
+as_user /usr/bin/senclaw stop >/dev/null
+
+echo "== the installed desktop app under Xvfb"
+cat >"$work/app.sh" <<'INNER'
+set -u
+env XDG_RUNTIME_DIR="$U/run" XDG_CONFIG_HOME="$U/config" SENCLAW_DATA_DIR="$U/data" SENCLAW_LISTEN=127.0.0.1:0 /usr/bin/senclaw >"$W/app.out" 2>"$W/app.err" &
+pid=$!
+for _ in $(seq 300); do
+	if xwininfo -root -tree 2>/dev/null | grep -q '"SenClaw Sandbox"'; then echo window-seen; break; fi
+	sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+echo "app-exit=$?"
+INNER
+out=$(U="$u" W="$work" timeout 120 xvfb-run -a dbus-run-session -- bash "$work/app.sh" 2>&1) || true
+echo "$out" | grep -q window-seen || { cat "$work/app.err" >&2; fail "the installed desktop app showed no window: $out"; }
+echo "$out" | grep -q "app-exit=0" || { cat "$work/app.err" >&2; fail "the installed desktop app did not quit cleanly: $out"; }
+echo "ok: the installed desktop app opened its window (SenClaw Sandbox) and quit cleanly"
+
+echo "== systemd-analyze verify"
+systemd-analyze verify /usr/lib/systemd/user/senclaw.service 2>&1 | tee "$work/verify.txt"
+[ ! -s "$work/verify.txt" ] || fail "systemd-analyze verify complains about the unit"
+grep -q '^Type=notify$' /usr/lib/systemd/user/senclaw.service || fail "the unit is not Type=notify"
+echo "ok: the user unit verifies"
+
+echo "== apt-get remove senclaw"
+DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq senclaw >/dev/null
+removed=1
+left=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$' | while read -r f; do [ -e "$f" ] && echo "$f"; done || true)
+[ -z "$left" ] || fail "files of the package remain after removal: $left"
+[ -e "$u/data/senclaw.db" ] || fail "the user's data went with the package"
+echo "ok: the package's files are gone; the user's data ($u/data) is still there"
