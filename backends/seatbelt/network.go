@@ -1,7 +1,9 @@
 package seatbelt
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -55,4 +57,30 @@ func networkRules(w *writer, spec *backends.Spec) {
 	if directOutbound(spec) {
 		w.text(dnsRules)
 	}
+}
+
+// NetworkNote says in words what a Seatbelt sandbox's network rules get,
+// and what they do not.
+func (b *Backend) NetworkNote(network bool, rules backends.PortRules) string {
+	spec := &backends.Spec{Network: network, Ports: rules}
+	parts := []string{"enforced by Seatbelt, per port: the sandbox shares this machine's network stack (no namespace, no proxy)"}
+	switch {
+	case !directOutbound(spec) && (network || len(rules.Connect) > 0):
+		parts = append(parts, "outbound: none, because domain rules can only hold through the engine's proxy, which Seatbelt sandboxes do not get")
+	case network && len(rules.Connect) == 0:
+		parts = append(parts, "outbound: any address on any TCP port, private and link-local addresses included; names resolve through the system resolver")
+	case len(rules.Connect) > 0:
+		parts = append(parts, fmt.Sprintf("outbound: any address on TCP ports %v only, private and link-local addresses included; names resolve through the system resolver", rules.Connect))
+	default:
+		parts = append(parts, "outbound: none, and no name resolution")
+	}
+	if len(rules.Loopback) > 0 {
+		parts = append(parts, fmt.Sprintf("this machine's services: TCP ports %v on 127.0.0.1 and ::1 only", rules.Loopback))
+	} else {
+		parts = append(parts, "this machine's services: none")
+	}
+	if len(rules.Listen) > 0 {
+		parts = append(parts, fmt.Sprintf("listen ports %v: a bind to 127.0.0.1 or ::1 only (a server that binds all interfaces is refused)", rules.Listen))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -276,3 +276,25 @@ func TestCommand(t *testing.T) {
 		t.Errorf("Command = %q, want %q", got, want)
 	}
 }
+
+func TestNetworkNote(t *testing.T) {
+	t.Parallel()
+	b := New(Options{})
+	for _, tc := range []struct {
+		network bool
+		rules   backends.PortRules
+		want    []string
+	}{
+		{false, backends.PortRules{}, []string{"outbound: none, and no name resolution", "services: none"}},
+		{true, backends.PortRules{Loopback: []int{5432}}, []string{"any TCP port", "private", "ports [5432] on 127.0.0.1"}},
+		{false, backends.PortRules{Connect: []int{443}, Listen: []int{8000}}, []string{"ports [443] only", "listen ports [8000]"}},
+		{true, backends.PortRules{Domains: []string{"pypi.org"}}, []string{"outbound: none, because domain rules"}},
+	} {
+		got := b.NetworkNote(tc.network, tc.rules)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("NetworkNote(%v, %+v) = %q, want it to say %q", tc.network, tc.rules, got, w)
+			}
+		}
+	}
+}

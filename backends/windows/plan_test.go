@@ -307,3 +307,14 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+func TestNetworkNote(t *testing.T) {
+	t.Parallel()
+	b := New(Options{})
+	if got := b.NetworkNote(false, backends.PortRules{}); !strings.Contains(got, "refused") || !strings.Contains(got, "firewall") {
+		t.Errorf("the network-off note %q does not say that runs are refused and why", got)
+	}
+	if got := b.NetworkNote(true, backends.PortRules{Connect: []int{443}}); !strings.Contains(got, "not enforced") {
+		t.Errorf("the network-on note %q does not say the rules are not enforced", got)
+	}
+}

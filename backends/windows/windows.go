@@ -81,3 +81,12 @@ func (b *Backend) state(c backends.Capability, healthy bool) backends.Capability
 	b.lastState = c.State
 	return c
 }
+
+// NetworkNote says in words what a Windows sandbox's network rules get:
+// nothing, and why the network cannot be off.
+func (b *Backend) NetworkNote(network bool, rules backends.PortRules) string {
+	if !network && rules.Empty() {
+		return "NOT AVAILABLE with the network off: runs of this sandbox are refused, because " + NoNetworkReason
+	}
+	return "not enforced: the restricted token does not isolate the network, so the sandbox reaches every address and port, this machine's services included; the port and domain rules are advisory only"
+}
