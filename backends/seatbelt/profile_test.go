@@ -3,7 +3,6 @@ package seatbelt
 import (
 	"flag"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/seatbelt/sbeval"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -162,20 +162,7 @@ func TestProfileGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := render(text, params)
-			file := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("profile differs from %s:\ngot:\n%s", file, got)
-			}
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden"), render(text, params), *update)
 		})
 	}
 }

@@ -14,7 +14,6 @@ package seatbelt
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -62,12 +61,9 @@ type Options struct {
 
 // Backend starts processes under Seatbelt. Create it with New.
 type Backend struct {
-	opts Options
-	log  *slog.Logger
-
-	mu          sync.Mutex
-	everHealthy bool
-	lastState   backends.ProbeState
+	opts    Options
+	log     *slog.Logger
+	history backends.ProbeHistory
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -84,23 +80,7 @@ func New(opts Options) *Backend {
 // Name returns "seatbelt".
 func (b *Backend) Name() string { return Name }
 
-// state turns this probe's outcome into a state: healthy, seen and gone
-// (healthy earlier in this engine's life) or never seen, logging changes.
+// state turns this probe's outcome into a state, logging changes.
 func (b *Backend) state(c backends.Capability, healthy bool) backends.Capability {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case healthy:
-		c.State = backends.Healthy
-		b.everHealthy = true
-	case b.everHealthy:
-		c.State = backends.SeenGone
-	default:
-		c.State = backends.NeverSeen
-	}
-	if c.State != b.lastState {
-		b.log.Info("seatbelt backend state changed", "from", string(b.lastState), "to", string(c.State), "reason", c.Reason)
-	}
-	b.lastState = c.State
-	return c
+	return b.history.Record(c, healthy, b.log)
 }

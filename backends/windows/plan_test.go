@@ -3,13 +3,13 @@ package windows
 import (
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -72,20 +72,7 @@ func TestPlanGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := string(b) + "\n"
-			file := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("plan differs from %s:\ngot:\n%s", file, got)
-			}
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden"), string(b)+"\n", *update)
 		})
 	}
 }

@@ -15,7 +15,6 @@ package windows
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -40,12 +39,9 @@ type Options struct {
 
 // Backend starts processes with a restricted token. Create it with New.
 type Backend struct {
-	opts Options
-	log  *slog.Logger
-
-	mu          sync.Mutex
-	everHealthy bool
-	lastState   backends.ProbeState
+	opts    Options
+	log     *slog.Logger
+	history backends.ProbeHistory
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -64,22 +60,7 @@ func (b *Backend) Name() string { return Name }
 
 // state turns this probe's outcome into a state, logging changes.
 func (b *Backend) state(c backends.Capability, healthy bool) backends.Capability {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case healthy:
-		c.State = backends.Healthy
-		b.everHealthy = true
-	case b.everHealthy:
-		c.State = backends.SeenGone
-	default:
-		c.State = backends.NeverSeen
-	}
-	if c.State != b.lastState {
-		b.log.Info("windows backend state changed", "from", string(b.lastState), "to", string(c.State), "reason", c.Reason)
-	}
-	b.lastState = c.State
-	return c
+	return b.history.Record(c, healthy, b.log)
 }
 
 // NetworkNote says in words what a Windows sandbox's network rules get:
