@@ -57,12 +57,18 @@ build-desktop: dashboard netfwd
 start: deps build-desktop
 	./$(BINARY)
 
-# go vet, gofmt, and the engine still building for macOS and Windows (only
-# backends/bwrap, backends/landlock and OS-suffixed files assume Linux).
+# go vet, gofmt, and the engine and senclaw itself (main and every face)
+# still building for macOS and Windows (only backends/bwrap,
+# backends/landlock and OS-suffixed files assume Linux); the Seatbelt and
+# Windows backends' OS-only files vetted for their OS.
 vet:
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build $$($(GO) list ./app/... ./backends/... ./monitor/... | grep -v /desktop)
 	GOOS=windows $(GO) build $$($(GO) list ./app/... ./backends/... ./monitor/... | grep -v /desktop)
+	GOOS=darwin $(GO) build -o /dev/null .
+	GOOS=windows $(GO) build -o /dev/null .
+	GOOS=darwin $(GO) vet ./backends/seatbelt/...
+	GOOS=windows $(GO) vet ./backends/windows/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 test-go:
@@ -73,6 +79,9 @@ test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 15s ./app
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBodies -fuzztime 15s ./app/api
 	$(GO) test -run '^$$' -fuzz FuzzParseSettingsPatch -fuzztime 15s ./app/mcp
+	$(GO) test -run '^$$' -fuzz FuzzProfileParams -fuzztime 15s ./backends/seatbelt
+	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 15s ./backends/windows
+	$(GO) test -run '^$$' -fuzz FuzzCommandLine -fuzztime 15s ./backends/windows
 
 # The dashboard in Debian's Chromium, driven by playwright-core, against a
 # real `senclaw serve`.

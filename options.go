@@ -63,7 +63,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		ConfigDir:  configDir,
 		RuntimeDir: runtimeDir,
 		HomeDir:    home,
-		Backends: []backends.Backend{
+		Backends: append(nativeBackends(home, logger),
 			bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser}),
 			docker.New(docker.Options{
 				Getenv:       os.Getenv,
@@ -74,7 +74,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 				Logger:       logger,
 			}),
 			direct.New(),
-		},
+		),
 		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
 		Logger:    logger,
 		EUID:      euid,

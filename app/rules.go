@@ -120,6 +120,11 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 			backend = b.Name()
 		}
 	}
+	if b := e.probes.find(backend); b != nil {
+		if n, ok := b.(networkNoter); ok {
+			return n.NetworkNote(sb.Network, sb.Ports)
+		}
+	}
 	switch {
 	case backend == "direct":
 		return "the direct backend enforces nothing: the code shares this machine's network, so the network switch, port and domain rules are advisory only"
@@ -160,6 +165,12 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 		parts = append(parts, "NOT AVAILABLE: the forwarder senclaw-netfwd was not found, so runs of this sandbox are refused until it is built (make build)")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// networkNoter is a backend that says itself what its network rules get
+// (Seatbelt, Windows: no namespace, no proxy).
+type networkNoter interface {
+	NetworkNote(network bool, rules backends.PortRules) string
 }
 
 // CreateNote says what a new sandbox gets, in words: when it starts and

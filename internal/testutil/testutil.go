@@ -1,5 +1,6 @@
 // Package testutil holds what the tests of several packages need: a free
-// loopback port, and a directory a sandbox user can walk into.
+// loopback port, a directory a sandbox user can walk into, and golden
+// files.
 package testutil
 
 import (
@@ -35,4 +36,22 @@ func SandboxDir(t testing.TB, prefix string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Golden compares got with the golden file, first rewriting the file when
+// update is set (the packages' -update flag).
+func Golden(t testing.TB, file, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("differs from %s:\ngot:\n%s", file, got)
+	}
 }
