@@ -36,8 +36,9 @@ type Options struct {
 	// Protected reports ports of this machine that are never reachable,
 	// whatever the rules say (the engine's own API).
 	Protected func(port int) bool
-	// Resolve resolves a name; nil uses the system resolver. Tests
-	// override it so that no query leaves the machine.
+	// Resolve resolves a name (normalised: lower case, ASCII, no trailing
+	// dot); nil uses the system resolver. Tests override it so that no
+	// query leaves the machine.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// TreatAsRemote, when set, exempts an address from the local-address
 	// check (tests stand in for remote hosts with 127.0.0.1 servers). Nil
@@ -96,7 +97,6 @@ func (d *Denied) Error() string {
 // address to connect to. A *Denied error is a refusal by rule; any other
 // error is a failure (resolution).
 func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.AddrPort, error) {
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	deny := func(rule string, args ...any) (netip.AddrPort, error) {
 		d := &Denied{Host: host, Port: port, Rule: fmt.Sprintf(rule, args...)}
 		p.recordDenial(id, host, d.Rule)
@@ -109,8 +109,20 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	if port < 1 || port > 65535 {
 		return deny("not a valid port")
 	}
-	lit, err := netip.ParseAddr(host)
+	lit, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	isName := err != nil
+	if isName {
+		// From here on, every rule and the resolver see the name in one
+		// spelling only.
+		name, err := normalizeName(host)
+		if err != nil {
+			host = clipHost(host)
+			return deny("the name %s", err)
+		}
+		host = name
+	} else {
+		host = lit.String()
+	}
 	inLoopback := slices.Contains(r.Ports.Loopback, port) && !p.opts.Protected(port)
 	if isName {
 		if matchDomain(host, r.Ports.DenyDomains) {
@@ -180,11 +192,25 @@ func (p *Proxy) egressRule(r Rules, port int) string {
 	return fmt.Sprintf("port %d is not in the sandbox's connect ports %v", port, r.Ports.Connect)
 }
 
-func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+// resolve resolves a normalised name. The system resolver is asked for
+// the rooted name ("example.com."), so that no search domain turns it into
+// a name the rules did not see.
+func (p *Proxy) resolve(ctx context.Context, name string) ([]netip.Addr, error) {
 	if p.opts.Resolve != nil {
-		return p.opts.Resolve(ctx, host)
+		return p.opts.Resolve(ctx, name)
 	}
-	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", name+".")
+}
+
+// maxHostShown bounds a refused host as it is kept and shown: what the
+// sandbox sent may be as long as a request head.
+const maxHostShown = 255
+
+func clipHost(h string) string {
+	if len(h) <= maxHostShown {
+		return h
+	}
+	return strings.ToValidUTF8(h[:maxHostShown], "") + "…"
 }
 
 // ownAddrs are this machine's addresses, refreshed every 30 s.
