@@ -5,8 +5,10 @@
 // connection arrives on says which sandbox it comes from, so the proxy
 // applies that sandbox's current rules to every connection: connect ports,
 // domain allow and deny lists, loopback ports, and the address check after
-// resolution (loopback, link-local, private, metadata and this machine's
-// own addresses are refused unless a loopback rule names the port). Names
+// resolution (loopback, link-local, private, metadata addresses, this
+// machine's own addresses and on-link networks, and IPv6 addresses that
+// carry any of these are refused unless a loopback rule names the port).
+// Every name is normalised once before any rule sees it. Names
 // resolve here, never inside the sandbox, and the proxy connects to the
 // address it checked, so DNS rebinding gains nothing. Refusals are counted
 // per sandbox.
@@ -44,9 +46,10 @@ type Options struct {
 	// check (tests stand in for remote hosts with 127.0.0.1 servers). Nil
 	// in production: the check is always on.
 	TreatAsRemote func(netip.AddrPort) bool
-	// LocalAddrs lists this machine's addresses; nil uses
-	// net.InterfaceAddrs (cached for a while).
-	LocalAddrs func() []netip.Addr
+	// LocalNets lists this machine's interface addresses with their
+	// prefixes (192.168.1.20/24); nil uses net.InterfaceAddrs (cached for
+	// a while).
+	LocalNets func() []netip.Prefix
 	// OnDenied is told about each refusal (optional).
 	OnDenied func(sandboxID, host, reason string)
 	Logger   *slog.Logger
@@ -62,7 +65,7 @@ type Proxy struct {
 	denials  map[string]*denials
 
 	ownMu   sync.Mutex
-	own     []netip.Addr
+	own     []netip.Prefix
 	ownTime time.Time
 }
 
@@ -162,7 +165,7 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	for _, a := range addrs {
 		a = a.Unmap()
 		ap := netip.AddrPortFrom(a, uint16(port))
-		local := classify(a, p.ownAddrs())
+		local := classify(a, p.ownNets())
 		if p.opts.TreatAsRemote != nil && p.opts.TreatAsRemote(ap) {
 			local = ""
 		}
@@ -211,28 +214,6 @@ func clipHost(h string) string {
 		return h
 	}
 	return strings.ToValidUTF8(h[:maxHostShown], "") + "…"
-}
-
-// ownAddrs are this machine's addresses, refreshed every 30 s.
-func (p *Proxy) ownAddrs() []netip.Addr {
-	if p.opts.LocalAddrs != nil {
-		return p.opts.LocalAddrs()
-	}
-	p.ownMu.Lock()
-	defer p.ownMu.Unlock()
-	if time.Since(p.ownTime) < 30*time.Second {
-		return p.own
-	}
-	p.own = p.own[:0]
-	if as, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range as {
-			if pfx, err := netip.ParsePrefix(a.String()); err == nil {
-				p.own = append(p.own, pfx.Addr().Unmap())
-			}
-		}
-	}
-	p.ownTime = time.Now()
-	return p.own
 }
 
 // dial connects to the checked address; the name is never resolved again.
