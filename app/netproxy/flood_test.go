@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/senclaw/sandbox/backends"
 )
 
 // heapInUse is the heap the process holds now.
@@ -202,5 +204,33 @@ func TestHeadBounds(t *testing.T) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+	}
+}
+
+// The SOCKS5 handshake is bounded by its own one-byte lengths; a name with
+// control characters or a doubled trailing dot meets the same normaliser
+// and rules as an HTTP request's.
+func TestSocksNamesMeetTheNormaliser(t *testing.T) {
+	t.Parallel()
+	rules := map[string]Rules{"s": {Network: true, Ports: backends.PortRules{DenyDomains: []string{"example.com"}}}}
+	p := testProxy(rules, map[string]string{"example.com": "93.184.215.14"})
+	sock := proxySocket(t, p, "s")
+	for _, host := range []string{"example.com..", "EXAMPLE.com.", "exa\x1bmple.com", strings.Repeat("a", 255)} {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := append([]byte{5, 1, 0, 5, 1, 0, 3, byte(len(host))}, host...)
+		req = append(req, 1, 187)
+		go c.Write(req)
+		head := make([]byte, 12)
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(c, head); err != nil || head[3] != socksNotAllowed {
+			t.Errorf("socks %q: reply %v %v", host, head, err)
+		}
+		c.Close()
+	}
+	if n, _ := p.Denials("s"); n != 4 {
+		t.Errorf("%d refusals counted, want 4", n)
 	}
 }
