@@ -3,11 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/store"
@@ -24,27 +22,13 @@ const rawControls = "\x1b\x07\r\u202e\u009b"
 // sandbox stored with such a name before names were checked), and an
 // error quoting such a value, show them escaped.
 func TestTheCLIEscapesWhatSandboxesChose(t *testing.T) {
-	for _, tool := range []string{"bwrap", "strace"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing", tool)
-			}
-			t.Skipf("%s is missing", tool)
-		}
-	}
+	requireTools(t, "bwrap", "strace")
 	data := cliEnv(t)
 	evil := "f\x1b]0;pwned\x07\x1b[8mhidden\rX\u202etxt.exe\u009b31m"
 	seedSandbox(t, data, app.Sandbox{ID: "seeded", Name: "old" + evil, Backend: "bwrap", FsMode: "strict",
 		Workspace: filepath.Join(data, "workspaces", "seeded"), State: app.StateIdle, Env: map[string]string{}})
 	served := serveInProcess(t, data)
-	defer func() {
-		senclaw(t, "stop")
-		select {
-		case <-served:
-		case <-time.After(15 * time.Second):
-			t.Error("the daemon did not stop")
-		}
-	}()
+	defer stopServed(t, served)
 
 	if code, _, errOut := senclaw(t, "run", "--trace", "--", "touch", evil); code != 0 {
 		t.Fatalf("traced run: %d %q", code, errOut)

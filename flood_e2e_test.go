@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,25 +59,11 @@ func rss(t *testing.T) uint64 {
 // that never end, and the daemon's RSS stays bounded (it went from 18 MB
 // to 4 GB in 12 s); the proxy hangs up on each flood early.
 func TestTheDaemonStaysSmallWhileASandboxFloodsItsProxy(t *testing.T) {
-	for _, tool := range []string{"bwrap", "python3"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing", tool)
-			}
-			t.Skipf("%s is missing", tool)
-		}
-	}
+	requireTools(t, "bwrap", "python3")
 	t.Setenv("PATH", filepath.Dir(netfwdtest.Path(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	data := cliEnv(t)
 	served := serveInProcess(t, data)
-	defer func() {
-		senclaw(t, "stop")
-		select {
-		case <-served:
-		case <-time.After(15 * time.Second):
-			t.Error("the daemon did not stop")
-		}
-	}()
+	defer stopServed(t, served)
 	code, out, errOut := senclaw(t, "create", "--name", "flood", "--network", "--memory", "256")
 	id := strings.TrimSpace(out)
 	if code != 0 || id == "" {
