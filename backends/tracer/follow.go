@@ -35,19 +35,19 @@ func follow(r io.Reader, skipExecs int, emit func(backends.TraceEvent), root fun
 	launch := map[int]bool{}
 	for {
 		line, tooLong, err := ReadLine(br, MaxLine)
+		if root != nil {
+			if pid, ok := linePid(line); ok {
+				root(pid)
+				root = nil
+			}
+		}
 		if tooLong {
 			ev := backends.TraceEvent{Kind: KindIncomplete, Target: "strace", Source: SourceStrace,
 				Detail: fmt.Sprintf("a line of strace's output was longer than %d MiB and was skipped: a system call is missing from the trace", MaxLine>>20)}
 			ev.Pid, _ = linePid(line)
 			ev.TimeMs = lineTime(line)
 			emit(ev)
-			line = ""
-		}
-		if root != nil {
-			if pid, ok := linePid(line); ok {
-				root(pid)
-				root = nil
-			}
+			line = "" // only its first bytes are here: not a call
 		}
 		if len(line) > 0 {
 			c, ok := p.Line(line)
