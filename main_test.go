@@ -32,16 +32,35 @@ func senclaw(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestTheCLIIsAClientOfTheDaemon drives the CLI's commands against a daemon
-// served in-process, checking the documented exit codes.
-func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is missing")
+// requireTools skips t when one of tools is not on PATH, and fails it
+// under CI=true.
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is missing", tool)
+			}
+			t.Skipf("%s is missing", tool)
 		}
-		t.Skip("bwrap is missing")
 	}
-	data := cliEnv(t)
+}
+
+// stopServed stops the daemon serveInProcess started and waits for it.
+func stopServed(t *testing.T, served <-chan int) {
+	t.Helper()
+	senclaw(t, "stop")
+	select {
+	case <-served:
+	case <-time.After(15 * time.Second):
+		t.Error("the daemon did not stop")
+	}
+}
+
+// serveInProcess starts `senclaw serve` on data in this process, waits for
+// its socket, and returns where its exit code will come.
+func serveInProcess(t *testing.T, data string) <-chan int {
+	t.Helper()
 	served := make(chan int, 1)
 	go func() {
 		code, _, errOut := senclaw(t, "--data-dir", data, "serve", "--listen", "127.0.0.1:0")
@@ -54,13 +73,21 @@ func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := os.Stat(sock); err == nil {
-			break
+			return served
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the daemon did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestTheCLIIsAClientOfTheDaemon drives the CLI's commands against a daemon
+// served in-process, checking the documented exit codes.
+func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
+	requireTools(t, "bwrap")
+	data := cliEnv(t)
+	served := serveInProcess(t, data)
 	if code, _, errOut := senclaw(t, "--data-dir", data, "serve", "--listen", ""); code != 2 || !strings.Contains(errOut, "already running") {
 		t.Fatalf("a second daemon: %d %q", code, errOut)
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
@@ -62,6 +62,11 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	if s.SandboxUID == 0 || s.SandboxGID == 0 {
 		return Settings{}, badField("sandboxUid", s.SandboxUID, "sandboxed code must never run as root: give an unprivileged uid and gid (65534 is nobody)")
 	}
+	for i, path := range s.Allowlist {
+		if err := checkText(fmt.Sprintf("allowlist[%d]", i), path); err != nil {
+			return Settings{}, err
+		}
+	}
 	var list []string
 	for i, path := range s.Allowlist {
 		field := fmt.Sprintf("allowlist[%d]", i)
@@ -85,7 +90,10 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		list = []string{}
 	}
 	s.Allowlist = list
-	s.DefaultImage = strings.TrimSpace(s.DefaultImage)
+	var err error
+	if s.DefaultImage, err = checkImage("defaultImage", s.DefaultImage); err != nil {
+		return Settings{}, err
+	}
 	if err := e.store.PutSetting("app", s); err != nil {
 		return Settings{}, fmt.Errorf("saving settings: %w", err)
 	}
@@ -146,7 +154,9 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 	if sb == nil {
 		def := e.defaultSandbox()
 		def.ID = randomHex(6)
-		def.Name = "agent:" + filepath.Base(dir)
+		// The project dir is the agent's choice: its name is stored as
+		// text anyone may read (checkText's policy).
+		def.Name = "agent:" + safetext.Escape(filepath.Base(dir))
 		def.Kind = "agent"
 		def.Workspace = dir
 		def.CPUs, def.MemoryMB, def.Pids, def.TimeoutMs = 4, 4096, 256, 180000

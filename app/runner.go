@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +130,9 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 	}
 	if err := checkEnv("env", req.Env); err != nil {
 		return nil, err
+	}
+	if req.Source != "" && !slices.Contains(runSources, req.Source) {
+		return nil, badField("source", req.Source, "is not a run source: use one of %s", strings.Join(runSources, ", "))
 	}
 	timeout := sb.TimeoutMs
 	if req.TimeoutMs != 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/senclaw/sandbox/app/store"
@@ -58,7 +59,9 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if !create && *cfg.Image != sb.Image {
 			return sb, badField("image", *cfg.Image, "cannot be changed; create a new sandbox instead")
 		}
-		sb.Image = strings.TrimSpace(*cfg.Image)
+		if sb.Image, err = checkImage("image", *cfg.Image); err != nil {
+			return sb, err
+		}
 	}
 	if cfg.FsMode != nil {
 		if sb.FsMode, err = checkFsMode("fsMode", *cfg.FsMode); err != nil {
@@ -66,6 +69,11 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		}
 	}
 	if cfg.Mounts != nil {
+		for i, m := range cfg.Mounts {
+			if err := checkText("mounts["+strconv.Itoa(i)+"].source", m.Source); err != nil {
+				return sb, err
+			}
+		}
 		if sb.Mounts, err = checkMounts(cfg.Mounts, e.paths); err != nil {
 			return sb, err
 		}

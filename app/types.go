@@ -168,6 +168,9 @@ const (
 	SourceSpaceApp   = "space-app"
 )
 
+// runSources are the sources a run may name; a record shows its own.
+var runSources = []string{SourceMCP, SourceREST, SourceCLI, SourceAgentShell, SourceScheduler, SourceCode, SourceSpaceApp}
+
 // RunRecord is what is kept of one execution.
 type RunRecord struct {
 	ID          string `json:"id"`

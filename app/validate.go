@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,7 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/distribution/reference"
+	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -120,15 +124,44 @@ func checkEnv(field string, env map[string]string) error {
 	return nil
 }
 
+// checkText applies the one character policy for stored strings that
+// people will see (safetext.Printable) to v: a name, an image, a mount
+// target shows in terminals and lists, where a control or bidi character
+// would rewrite what is shown around it.
+func checkText(field, v string) error {
+	if r, ok := safetext.Valid(v); !ok {
+		what := fmt.Sprintf("the character %U", r)
+		if r == utf8.RuneError {
+			what = "bytes that are not UTF-8"
+		}
+		return badField(field, v, "contains %s; allowed are %s", what, safetext.Policy)
+	}
+	return nil
+}
+
 func checkName(v string) (string, error) {
 	v = strings.TrimSpace(v)
-	if v == "" || len(v) > 100 {
+	if v == "" || utf8.RuneCountInString(v) > 100 {
 		return "", badField("name", v, "must be 1 to 100 characters")
 	}
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return "", badField("name", v, "must not contain control characters")
-		}
+	if err := checkText("name", v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+// checkImage validates a container image: printable (checkText), then a
+// Docker image reference, which is all a container backend accepts.
+func checkImage(field, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	if err := checkText(field, v); err != nil {
+		return "", err
+	}
+	if _, err := reference.ParseNormalizedNamed(v); err != nil {
+		return "", badField(field, v, "is not a container image reference (NAME[:TAG][@DIGEST], the name in lower case, as in debian:bookworm-slim): %v", err)
 	}
 	return v, nil
 }
@@ -197,6 +230,9 @@ func checkMounts(mounts []backends.Mount, paths enginePaths) ([]backends.Mount, 
 func checkTarget(field, target, source string) (string, error) {
 	if target == "" {
 		target = filepath.Base(source)
+	}
+	if err := checkText(field, target); err != nil {
+		return "", err
 	}
 	if filepath.IsAbs(target) {
 		return "", badField(field, target, "must be relative to the workspace (drop the leading /)")

@@ -209,17 +209,57 @@ func TestLoginGivesTheDashboardASession(t *testing.T) {
 	if resp, _ := noRedirect.Get(base + "/login?code=" + code); resp.StatusCode != 401 {
 		t.Fatal("a login code worked twice")
 	}
+	page := pageToken(t, base, cookie)
+	// The page token works with the cookie, and neither works alone; the
+	// session id (the cookie's value) is no bearer token.
+	withCookie := "senclaw_session=" + cookie.Value
+	for _, tc := range []struct {
+		name, bearer, cookie string
+		status               int
+	}{
+		{"page_token_and_cookie", page, withCookie, 200},
+		{"page_token_alone", page, "", 401},
+		{"cookie_alone", "", withCookie, 401},
+		{"session_id_as_bearer", cookie.Value, "", 401},
+		{"session_id_as_bearer_with_cookie", cookie.Value, withCookie, 401},
+	} {
+		h := map[string]string{"Authorization": "", "Cookie": tc.cookie}
+		if tc.bearer != "" {
+			h["Authorization"] = "Bearer " + tc.bearer
+		}
+		for _, method := range []string{"GET", "POST"} {
+			path := "/api/sandbox/status"
+			if method == "POST" {
+				path = "/api/sandbox/stop-all"
+			}
+			if status, body := do(t, base, call{method: method, path: path, headers: h}); status != tc.status {
+				t.Errorf("%s %s: %d %v, want %d", tc.name, method, status, body, tc.status)
+			}
+		}
+	}
+}
+
+// pageToken loads the dashboard with the session cookie and returns the
+// page token the page got. The session id itself must not be in the page.
+func pageToken(t *testing.T, base string, cookie *http.Cookie) string {
+	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/", nil)
 	req.AddCookie(cookie)
-	resp, _ = noRedirect.Do(req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
 	page, _ := io.ReadAll(resp.Body)
-	if !strings.Contains(string(page), `<meta name="senclaw-token" content="`+cookie.Value+`">`) {
-		t.Fatalf("page: %s", page)
+	if strings.Contains(string(page), cookie.Value) {
+		t.Fatalf("the page's scripts can read the session id: %s", page)
 	}
-	// The session works as the page's bearer token.
-	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/status", headers: map[string]string{"Authorization": "Bearer " + cookie.Value}}); status != 200 {
-		t.Fatalf("session as bearer: %d", status)
+	_, rest, ok := strings.Cut(string(page), `<meta name="senclaw-token" content="`)
+	token, _, _ := strings.Cut(rest, `"`)
+	if resp.StatusCode != 200 || !ok || len(token) != 64 {
+		t.Fatalf("page %d: %s", resp.StatusCode, page)
 	}
+	return token
 }
 
 func TestSocketNeedsNoTokenAndIsPrivate(t *testing.T) {

@@ -73,7 +73,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	if !strings.HasPrefix(r.URL.Path, "/api/") {
 		return true // the page and the login route do their own checks
 	}
-	if s.bearerOK(r) {
+	if s.bearerOK(r) || s.sessions.pageOK(r) {
 		return true
 	}
 	writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong token: send Authorization: Bearer <token> (the token is in the api-token file of senclaw's config dir), or open the dashboard with `senclaw url`"})
@@ -86,10 +86,7 @@ func (s *Server) bearerOK(r *http.Request) bool {
 	if !ok || tok == "" {
 		return false
 	}
-	if s.opts.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
-		return true
-	}
-	return s.sessions.valid(tok)
+	return s.opts.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
 }
 
 // RandomToken returns 32 random bytes in hex.
@@ -99,57 +96,124 @@ func RandomToken() string {
 	return hex.EncodeToString(b)
 }
 
-// sessions are browser logins: one-time codes exchanged for a session id
-// that the page uses as its bearer token.
+// sessions are browser logins. A one-time code (from the owner's socket)
+// is exchanged for a session, kept in an HttpOnly, SameSite=Strict cookie
+// that the page's scripts cannot read. The page gets only the session's
+// page token, which it sends as its bearer token; the token is worth
+// nothing without the cookie, and the cookie nothing without the token,
+// which no other site can know (CSRF). A session ends 12 hours after its
+// login however much it is used, and after 2 hours without a request.
 type sessions struct {
 	now   func() time.Time
 	mu    sync.Mutex
 	codes map[string]time.Time // code -> expiry
-	live  map[string]time.Time // session -> expiry
+	live  map[string]*session  // session id (the cookie) -> session
+}
+
+type session struct {
+	page          string // the page's bearer token
+	started, seen time.Time
 }
 
 const (
 	loginCodeTTL = 2 * time.Minute
-	sessionTTL   = 12 * time.Hour
+	// sessionTTL is a session's absolute lifetime, from its login.
+	sessionTTL = 12 * time.Hour
+	// sessionIdle ends a session nothing used for that long.
+	sessionIdle = 2 * time.Hour
+	// maxCodes and maxSessions bound what is kept; the oldest go first.
+	maxCodes    = 32
+	maxSessions = 32
 )
 
 func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, codes: map[string]time.Time{}, live: map[string]time.Time{}}
+	return &sessions{now: now, codes: map[string]time.Time{}, live: map[string]*session{}}
 }
 
 func (s *sessions) newCode() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.sweep()
+	for len(s.codes) >= maxCodes {
+		delete(s.codes, oldest(s.codes, func(exp time.Time) time.Time { return exp }))
+	}
 	code := RandomToken()
 	s.codes[code] = s.now().Add(loginCodeTTL)
 	return code
 }
 
-// redeem turns a one-time code into a session; a code works once.
+// redeem turns a one-time code into a session and returns its id (the
+// cookie's value); a code works once.
 func (s *sessions) redeem(code string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.codes[code]
+	s.sweep()
+	_, ok := s.codes[code]
 	delete(s.codes, code)
-	if !ok || s.now().After(exp) {
+	if !ok {
 		return "", false
 	}
-	id := RandomToken()
-	s.live[id] = s.now().Add(sessionTTL)
+	for len(s.live) >= maxSessions {
+		delete(s.live, oldest(s.live, func(x *session) time.Time { return x.started }))
+	}
+	id, now := RandomToken(), s.now()
+	s.live[id] = &session{page: RandomToken(), started: now, seen: now}
 	return id, true
 }
 
-func (s *sessions) valid(id string) bool {
+// page returns the page token of session id, if it is live, and counts
+// the request as a use.
+func (s *sessions) page(id string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.live[id]
+	s.sweep()
+	x, ok := s.live[id]
 	if !ok {
+		return "", false
+	}
+	x.seen = s.now()
+	return x.page, true
+}
+
+// pageOK reports whether r carries a live session's cookie and, as its
+// bearer token, that session's page token.
+func (s *sessions) pageOK(r *http.Request) bool {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
 		return false
 	}
-	if s.now().After(exp) {
-		delete(s.live, id)
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
 		return false
 	}
-	s.live[id] = s.now().Add(sessionTTL)
-	return true
+	page, ok := s.page(c.Value)
+	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(page)) == 1
+}
+
+// sweep drops expired codes and sessions. The maps are small (bounded):
+// a sweep at every use costs nothing.
+func (s *sessions) sweep() {
+	now := s.now()
+	for code, exp := range s.codes {
+		if now.After(exp) {
+			delete(s.codes, code)
+		}
+	}
+	for id, x := range s.live {
+		if now.After(x.started.Add(sessionTTL)) || now.After(x.seen.Add(sessionIdle)) {
+			delete(s.live, id)
+		}
+	}
+}
+
+// oldest returns the key of m whose time is the earliest.
+func oldest[V any](m map[string]V, at func(V) time.Time) string {
+	var key string
+	var first time.Time
+	for k, v := range m {
+		if t := at(v); key == "" || t.Before(first) {
+			key, first = k, t
+		}
+	}
+	return key
 }

@@ -31,8 +31,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// page serves the dashboard. index.html gets the session as the page's
-// bearer token; without a session it says how to open the dashboard.
+// page serves the dashboard. index.html gets the session's page token
+// (never the session id, which stays in its HttpOnly cookie); without a
+// session it says how to open the dashboard.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
 	if name != "" && name != "index.html" && s.opts.Dashboard != nil {
@@ -53,8 +54,8 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		// The desktop window, in-process or attached to a running daemon
 		// through its owner-only socket: no login needed.
 		token = "inproc"
-	} else if c, err := r.Cookie(sessionCookie); err == nil && s.sessions.valid(c.Value) {
-		token = c.Value
+	} else if c, err := r.Cookie(sessionCookie); err == nil {
+		token, _ = s.sessions.page(c.Value)
 	}
 	if token == "" {
 		w.WriteHeader(http.StatusUnauthorized)

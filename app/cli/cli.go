@@ -17,6 +17,7 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -161,7 +162,7 @@ func ParseEnv(pairs []string) (map[string]string, error) {
 // exit code: the command's own, 124 on timeout, 126 when refused.
 func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	if len(o.Argv) == 0 {
-		fmt.Fprintln(io.Err, "senclaw run: no command given; usage: senclaw run [flags] -- CMD ARGS...")
+		say(io.Err, "senclaw run: no command given; usage: senclaw run [flags] -- CMD ARGS...")
 		return ExitUsage
 	}
 	body := client.RunBody{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background, Trace: o.Trace}
@@ -182,12 +183,12 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 			switch flag {
 			case "sandbox", "env", "timeout", "json", "background", "trace":
 			default:
-				fmt.Fprintf(io.Err, "senclaw run: --%s sets up a one-shot sandbox and cannot be used with --sandbox; the sandbox's own settings apply\n", flag)
+				say(io.Err, "senclaw run: --%s sets up a one-shot sandbox and cannot be used with --sandbox; the sandbox's own settings apply", flag)
 				return ExitUsage
 			}
 		}
 		if body.Env, err = ParseEnv(o.Env); err != nil {
-			fmt.Fprintln(io.Err, "senclaw run:", err)
+			say(io.Err, "senclaw run: %v", err)
 			return ExitUsage
 		}
 		if o.Set["timeout"] {
@@ -197,7 +198,7 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	} else {
 		cfg, cerr := o.Config()
 		if cerr != nil {
-			fmt.Fprintln(io.Err, "senclaw run:", cerr)
+			say(io.Err, "senclaw run: %v", cerr)
 			return ExitUsage
 		}
 		res, err = c.RunOnce(ctx, client.RunOnceBody{RunBody: body, Sandbox: cfg}, onOutput)
@@ -207,7 +208,7 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 
 func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw:", err)
+		say(io.Err, "senclaw: %v", err)
 		var ce *client.Error
 		switch {
 		case client.IsRefused(err):
@@ -219,34 +220,34 @@ func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	}
 	rec := res.Run
 	if o.Trace && !o.JSON {
-		defer fmt.Fprintf(io.Err, "senclaw: traced; see what it did with `senclaw events %s`\n", rec.ID)
+		defer say(io.Err, "senclaw: traced; see what it did with `senclaw events %s`", rec.ID)
 	}
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else if o.Background {
-		fmt.Fprintf(io.Out, "started run %s in sandbox %s; output goes to %s\n", rec.ID, rec.SandboxID, rec.LogFile)
+		say(io.Out, "started run %s in sandbox %s; output goes to %s", rec.ID, rec.SandboxID, rec.LogFile)
 	}
 	for _, m := range rec.Missing {
-		fmt.Fprintln(io.Err, "senclaw: note:", m)
+		say(io.Err, "senclaw: note: %v", m)
 	}
 	switch {
 	case o.Background:
 		return 0
 	case rec.TimedOut:
-		fmt.Fprintf(io.Err, "senclaw: the run timed out after %d ms; the output so far is above\n", rec.DurationMs)
+		say(io.Err, "senclaw: the run timed out after %d ms; the output so far is above", rec.DurationMs)
 		return ExitTimeout
 	case rec.Killed != "":
-		fmt.Fprintln(io.Err, "senclaw: the run was killed:", rec.Killed)
+		say(io.Err, "senclaw: the run was killed: %v", rec.Killed)
 		if rec.ExitCode != nil {
 			return *rec.ExitCode
 		}
 		return 137
 	case rec.ExitCode == nil:
-		fmt.Fprintln(io.Err, "senclaw: the run failed:", rec.Error)
+		say(io.Err, "senclaw: the run failed: %v", rec.Error)
 		return ExitFailure
 	}
 	if rec.Truncated && !o.JSON {
-		fmt.Fprintln(io.Err, "senclaw: note: the output was longer than the engine keeps; the middle was dropped from the record")
+		say(io.Err, "senclaw: note: the output was longer than the engine keeps; the middle was dropped from the record")
 	}
 	return *rec.ExitCode
 }
@@ -255,20 +256,20 @@ func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 func Create(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	cfg, err := o.Config()
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw create:", err)
+		say(io.Err, "senclaw create: %v", err)
 		return ExitUsage
 	}
 	res, err := c.Create(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw create:", err)
+		say(io.Err, "senclaw create: %v", err)
 		return exitFor(err)
 	}
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else {
-		fmt.Fprintln(io.Out, res.Sandbox.ID)
+		say(io.Out, "%s", res.Sandbox.ID)
 		if res.Note != "" {
-			fmt.Fprintln(io.Err, "senclaw: note:", res.Note)
+			say(io.Err, "senclaw: note: %v", res.Note)
 		}
 	}
 	return 0
@@ -295,6 +296,22 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// say prints one line for people, with what it quotes (names, commands,
+// paths and reasons that an agent or a sandbox chose) escaped: no value can
+// move the terminal's cursor, retitle it, hide text or forge a line.
+func say(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, safetext.Escape(fmt.Sprintf(format, args...)))
+}
+
+// row prints one table row with every cell escaped (safetext): a cell
+// can add no column, no line and no terminal sequence.
+func row(tw io.Writer, cells ...string) {
+	for i, c := range cells {
+		cells[i] = safetext.Escape(c)
+	}
+	fmt.Fprintln(tw, strings.Join(cells, "\t"))
 }
 
 func table(w io.Writer) *tabwriter.Writer {

@@ -28,7 +28,7 @@ type PolicyChanges struct {
 func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int {
 	cur, err := cl.Policy(ctx)
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw policy:", err)
+		say(io.Err, "senclaw policy: %v", err)
 		return ExitFailure
 	}
 	p := *cur
@@ -54,7 +54,7 @@ func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int 
 	if changed {
 		saved, err := cl.SetPolicy(ctx, p)
 		if err != nil {
-			fmt.Fprintln(io.Err, "senclaw policy:", err)
+			say(io.Err, "senclaw policy: %v", err)
 			return exitFor(err)
 		}
 		p = *saved
@@ -70,15 +70,15 @@ func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int 
 		return "off"
 	}
 	tw := table(io.Out)
-	fmt.Fprintf(tw, "agent shell\t%s\toff: runs directly on the host (recorded as none); on: sandboxed, refused when nothing can isolate\n", onOff(p.ExecShell))
-	fmt.Fprintf(tw, "  disk read\t%s\twhat the sandboxed agent shell may read (strict, allowlist, open)\n", p.ExecFsMode)
-	fmt.Fprintf(tw, "  network\t%s\t\n", onOff(p.ExecNetwork))
-	fmt.Fprintf(tw, "  loopback\t%v\tthis machine's ports it may call\n", p.ExecLoopback)
-	fmt.Fprintf(tw, "scheduler scripts\t%s\toff: run directly (recorded as none); on: one-shot sandbox\n", onOff(p.SchedulerScript))
-	fmt.Fprintf(tw, "  network\t%s\t\n", onOff(p.SchedulerNetwork))
-	fmt.Fprintf(tw, "run python\t%s\toff: every Python code run is refused\n", onOff(p.RunPython))
-	fmt.Fprintf(tw, "run node\t%s\toff: every Node code run is refused\n", onOff(p.RunNode))
-	fmt.Fprintf(tw, "code network\t%s\tnetwork for one-shot code runs\n", onOff(p.CodeNetwork))
+	row(tw, "agent shell", onOff(p.ExecShell), "off: runs directly on the host (recorded as none); on: sandboxed, refused when nothing can isolate")
+	row(tw, "  disk read", string(p.ExecFsMode), "what the sandboxed agent shell may read (strict, allowlist, open)")
+	row(tw, "  network", onOff(p.ExecNetwork), "")
+	row(tw, "  loopback", fmt.Sprint(p.ExecLoopback), "this machine's ports it may call")
+	row(tw, "scheduler scripts", onOff(p.SchedulerScript), "off: run directly (recorded as none); on: one-shot sandbox")
+	row(tw, "  network", onOff(p.SchedulerNetwork), "")
+	row(tw, "run python", onOff(p.RunPython), "off: every Python code run is refused")
+	row(tw, "run node", onOff(p.RunNode), "off: every Node code run is refused")
+	row(tw, "code network", onOff(p.CodeNetwork), "network for one-shot code runs")
 	tw.Flush()
 	return 0
 }

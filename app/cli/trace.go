@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/senclaw/sandbox/app/client"
@@ -11,17 +11,17 @@ import (
 // Trace executes `senclaw trace on|off SANDBOX`.
 func Trace(ctx context.Context, c *client.Client, args []string, io IO) int {
 	if len(args) != 2 || (args[0] != "on" && args[0] != "off") {
-		fmt.Fprintln(io.Err, "senclaw trace: usage: senclaw trace on|off SANDBOX")
+		say(io.Err, "senclaw trace: usage: senclaw trace on|off SANDBOX")
 		return ExitUsage
 	}
 	res, err := c.SetTracing(ctx, args[1], args[0] == "on")
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw trace:", err)
+		say(io.Err, "senclaw trace: %v", err)
 		return exitFor(err)
 	}
-	fmt.Fprintf(io.Out, "tracing of %s is %s\n", args[1], res.Tracing)
+	say(io.Out, "tracing of %s is %s", args[1], res.Tracing)
 	if res.Note != "" {
-		fmt.Fprintln(io.Err, "senclaw: note:", res.Note)
+		say(io.Err, "senclaw: note: %v", res.Note)
 	}
 	return 0
 }
@@ -30,17 +30,17 @@ func Trace(ctx context.Context, c *client.Client, args []string, io IO) int {
 // started and connected to.
 func Events(ctx context.Context, c *client.Client, runID, kind string, limit int, jsonOut bool, io IO) int {
 	if runID == "" {
-		fmt.Fprintln(io.Err, "senclaw events: usage: senclaw events [--kind PREFIX] [--limit N] RUN")
+		say(io.Err, "senclaw events: usage: senclaw events [--kind PREFIX] [--limit N] RUN")
 		return ExitUsage
 	}
 	run, err := c.Run(ctx, runID)
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw events:", err)
+		say(io.Err, "senclaw events: %v", err)
 		return exitFor(err)
 	}
 	res, err := c.TraceEvents(ctx, run.SandboxID, client.EventsQuery{RunID: runID, Kind: kind, Limit: limit})
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw events:", err)
+		say(io.Err, "senclaw events: %v", err)
 		return exitFor(err)
 	}
 	if jsonOut {
@@ -48,14 +48,14 @@ func Events(ctx context.Context, c *client.Client, runID, kind string, limit int
 		return 0
 	}
 	tw := table(io.Out)
-	fmt.Fprintln(tw, "TIME\tPID\tKIND\tTARGET\tDETAIL\tSOURCE")
+	row(tw, "TIME", "PID", "KIND", "TARGET", "DETAIL", "SOURCE")
 	for _, ev := range res.Events {
 		at := time.UnixMilli(ev.TimeMs).Local().Format("15:04:05.000")
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", at, ev.Pid, ev.Kind, oneLine(ev.Target, 70), oneLine(ev.Detail, 50), ev.Source)
+		row(tw, at, strconv.Itoa(ev.Pid), ev.Kind, oneLine(ev.Target, 70), oneLine(ev.Detail, 50), ev.Source)
 	}
 	tw.Flush()
 	if res.Note != "" {
-		fmt.Fprintln(io.Err, "senclaw: note:", res.Note)
+		say(io.Err, "senclaw: note: %v", res.Note)
 	}
 	return 0
 }

@@ -14,21 +14,23 @@ import (
 func Caps(ctx context.Context, cl *client.Client, jsonOut bool, io IO) int {
 	c, err := cl.Caps(ctx, true)
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw caps:", err)
+		say(io.Err, "senclaw caps: %v", err)
 		return ExitFailure
 	}
 	if jsonOut {
 		writeJSON(io.Out, c)
 		return 0
 	}
-	fmt.Fprintf(io.Out, "state: %s\n%s\n\n", c.State, c.Summary)
+	say(io.Out, "state: %s", c.State)
+	say(io.Out, "%s", c.Summary)
+	say(io.Out, "")
 	tw := table(io.Out)
-	fmt.Fprintln(tw, "BACKEND\tSTATE\tVERSION\tISOLATES\tENFORCES\tREASON")
+	row(tw, "BACKEND", "STATE", "VERSION", "ISOLATES", "ENFORCES", "REASON")
 	for _, b := range c.Backends {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", b.Backend, b.State, dash(b.Version), b.Isolates, dash(strings.Join(b.Enforces, ",")), b.Reason)
+		row(tw, b.Backend, string(b.State), dash(b.Version), fmt.Sprint(b.Isolates), dash(strings.Join(b.Enforces, ",")), b.Reason)
 	}
 	for _, f := range c.Facilities {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t%s\n", f.Backend, f.State, dash(f.Version), f.Reason)
+		row(tw, f.Backend, string(f.State), dash(f.Version), "-", "-", f.Reason)
 	}
 	tw.Flush()
 	return 0
@@ -38,7 +40,7 @@ func Caps(ctx context.Context, cl *client.Client, jsonOut bool, io IO) int {
 func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 	all, err := c.Sandboxes(ctx)
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw ls:", err)
+		say(io.Err, "senclaw ls: %v", err)
 		return ExitFailure
 	}
 	if jsonOut {
@@ -49,14 +51,14 @@ func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 		return 0
 	}
 	tw := table(io.Out)
-	fmt.Fprintln(tw, "ID\tNAME\tBACKEND\tFS\tNETWORK\tLIMITS\tSTATE\tLAST USE")
+	row(tw, "ID", "NAME", "BACKEND", "FS", "NETWORK", "LIMITS", "STATE", "LAST USE")
 	for _, s := range all {
 		backend := s.Backend
 		if backend == "" {
 			backend = "auto"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%g cpu, %d MB, %d pids, %d s\t%s\t%s\n",
-			s.ID, s.Name, backend, s.FsMode, s.Network, s.CPUs, s.MemoryMB, s.Pids, s.TimeoutMs/1000, s.State, ago(s.LastUsedAt))
+		row(tw, s.ID, s.Name, backend, string(s.FsMode), fmt.Sprint(s.Network),
+			fmt.Sprintf("%g cpu, %d MB, %d pids, %d s", s.CPUs, s.MemoryMB, s.Pids, s.TimeoutMs/1000), s.State, ago(s.LastUsedAt))
 	}
 	tw.Flush()
 	return 0
@@ -65,14 +67,14 @@ func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 // Remove executes `senclaw rm`.
 func Remove(ctx context.Context, c *client.Client, ids []string, purge bool, io IO) int {
 	if len(ids) == 0 {
-		fmt.Fprintln(io.Err, "senclaw rm: give the id of a sandbox (senclaw ls lists them)")
+		say(io.Err, "senclaw rm: give the id of a sandbox (senclaw ls lists them)")
 		return ExitUsage
 	}
 	code := 0
 	for _, id := range ids {
 		res, err := c.Delete(ctx, id, purge)
 		if err != nil {
-			fmt.Fprintln(io.Err, "senclaw rm:", err)
+			say(io.Err, "senclaw rm: %v", err)
 			code = ExitFailure
 			continue
 		}
@@ -82,7 +84,7 @@ func Remove(ctx context.Context, c *client.Client, ids []string, purge bool, io 
 		} else if purge {
 			files = "files kept: the workspace is not senclaw's own directory"
 		}
-		fmt.Fprintf(io.Out, "deleted %s (%s)\n", id, files)
+		say(io.Out, "deleted %s (%s)", id, files)
 	}
 	return code
 }
@@ -92,23 +94,23 @@ func Kill(ctx context.Context, c *client.Client, ids []string, all bool, io IO) 
 	if all {
 		n, err := c.StopAll(ctx)
 		if err != nil {
-			fmt.Fprintln(io.Err, "senclaw kill:", err)
+			say(io.Err, "senclaw kill: %v", err)
 			return ExitFailure
 		}
-		fmt.Fprintf(io.Out, "stopped %d runs\n", n)
+		say(io.Out, "stopped %d runs", n)
 		return 0
 	}
 	if len(ids) == 0 {
-		fmt.Fprintln(io.Err, "senclaw kill: give sandbox ids, or --all")
+		say(io.Err, "senclaw kill: give sandbox ids, or --all")
 		return ExitUsage
 	}
 	for _, id := range ids {
 		n, err := c.Stop(ctx, id)
 		if err != nil {
-			fmt.Fprintln(io.Err, "senclaw kill:", err)
+			say(io.Err, "senclaw kill: %v", err)
 			return ExitFailure
 		}
-		fmt.Fprintf(io.Out, "%s: stopped %d runs\n", id, n)
+		say(io.Out, "%s: stopped %d runs", id, n)
 	}
 	return 0
 }
@@ -117,7 +119,7 @@ func Kill(ctx context.Context, c *client.Client, ids []string, all bool, io IO) 
 func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, jsonOut bool, io IO) int {
 	runs, err := c.Runs(ctx, sandboxID, limit)
 	if err != nil {
-		fmt.Fprintln(io.Err, "senclaw runs:", err)
+		say(io.Err, "senclaw runs: %v", err)
 		return ExitFailure
 	}
 	if jsonOut {
@@ -125,7 +127,7 @@ func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, js
 		return 0
 	}
 	tw := table(io.Out)
-	fmt.Fprintln(tw, "RUN\tWHEN\tSOURCE\tSANDBOX\tISOLATION\tEXIT\tTIME\tCOMMAND")
+	row(tw, "RUN", "WHEN", "SOURCE", "SANDBOX", "ISOLATION", "EXIT", "TIME", "COMMAND")
 	for _, r := range runs {
 		exit := "-"
 		switch {
@@ -138,7 +140,7 @@ func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, js
 		case r.ExitCode != nil:
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d ms\t%s\n", r.ID, ago(r.StartedAt), r.Source, r.SandboxName, r.Isolation, exit, r.DurationMs, oneLine(r.Command, 60))
+		row(tw, r.ID, ago(r.StartedAt), r.Source, r.SandboxName, r.Isolation, exit, fmt.Sprintf("%d ms", r.DurationMs), oneLine(r.Command, 60))
 	}
 	tw.Flush()
 	return 0
@@ -151,8 +153,8 @@ func dash(s string) string {
 	return s
 }
 
+// oneLine cuts s to n runes; row escapes what it cannot show.
 func oneLine(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
 	if len([]rune(s)) > n {
 		return string([]rune(s)[:n-1]) + "…"
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -170,7 +171,8 @@ func refusedNotification(runs []app.RunRecord) Notification {
 		if what == "" {
 			what = r.Language + " code"
 		}
-		lines = append(lines, r.Source+": "+shorten(what, 60))
+		// The command is an agent's: its text stays text (safetext).
+		lines = append(lines, safetext.Escape(r.Source+": "+shorten(what, 60)))
 	}
 	lines = append(lines, "A switch asks for a sandbox and no backend works; see the dashboard.")
 	n.Body = strings.Join(lines, "\n")
@@ -181,6 +183,10 @@ func refusedNotification(runs []app.RunRecord) Notification {
 // restart to run under their saved configuration.
 func appRestartNotification(apps []string) Notification {
 	n := Notification{Kind: KindAppRestart, Icon: LevelAttention}
+	apps = slices.Clone(apps)
+	for i, a := range apps {
+		apps[i] = safetext.Escape(a) // a manifest's name: the app's author chose it
+	}
 	if len(apps) == 1 {
 		n.Summary = "Space App " + apps[0] + " needs a restart"
 	} else {

@@ -5,8 +5,10 @@
 // connection arrives on says which sandbox it comes from, so the proxy
 // applies that sandbox's current rules to every connection: connect ports,
 // domain allow and deny lists, loopback ports, and the address check after
-// resolution (loopback, link-local, private, metadata and this machine's
-// own addresses are refused unless a loopback rule names the port). Names
+// resolution (loopback, link-local, private, metadata addresses, this
+// machine's own addresses and on-link networks, and IPv6 addresses that
+// carry any of these are refused unless a loopback rule names the port).
+// Every name is normalised once before any rule sees it. Names
 // resolve here, never inside the sandbox, and the proxy connects to the
 // address it checked, so DNS rebinding gains nothing. Refusals are counted
 // per sandbox.
@@ -36,16 +38,18 @@ type Options struct {
 	// Protected reports ports of this machine that are never reachable,
 	// whatever the rules say (the engine's own API).
 	Protected func(port int) bool
-	// Resolve resolves a name; nil uses the system resolver. Tests
-	// override it so that no query leaves the machine.
+	// Resolve resolves a name (normalised: lower case, ASCII, no trailing
+	// dot); nil uses the system resolver. Tests override it so that no
+	// query leaves the machine.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// TreatAsRemote, when set, exempts an address from the local-address
 	// check (tests stand in for remote hosts with 127.0.0.1 servers). Nil
 	// in production: the check is always on.
 	TreatAsRemote func(netip.AddrPort) bool
-	// LocalAddrs lists this machine's addresses; nil uses
-	// net.InterfaceAddrs (cached for a while).
-	LocalAddrs func() []netip.Addr
+	// LocalNets lists this machine's interface addresses with their
+	// prefixes (192.168.1.20/24); nil uses net.InterfaceAddrs (cached for
+	// a while).
+	LocalNets func() []netip.Prefix
 	// OnDenied is told about each refusal (optional).
 	OnDenied func(sandboxID, host, reason string)
 	Logger   *slog.Logger
@@ -61,7 +65,7 @@ type Proxy struct {
 	denials  map[string]*denials
 
 	ownMu   sync.Mutex
-	own     []netip.Addr
+	own     []netip.Prefix
 	ownTime time.Time
 }
 
@@ -96,7 +100,6 @@ func (d *Denied) Error() string {
 // address to connect to. A *Denied error is a refusal by rule; any other
 // error is a failure (resolution).
 func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.AddrPort, error) {
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	deny := func(rule string, args ...any) (netip.AddrPort, error) {
 		d := &Denied{Host: host, Port: port, Rule: fmt.Sprintf(rule, args...)}
 		p.recordDenial(id, host, d.Rule)
@@ -109,8 +112,20 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	if port < 1 || port > 65535 {
 		return deny("not a valid port")
 	}
-	lit, err := netip.ParseAddr(host)
+	lit, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	isName := err != nil
+	if isName {
+		// From here on, every rule and the resolver see the name in one
+		// spelling only.
+		name, err := normalizeName(host)
+		if err != nil {
+			host = clipHost(host)
+			return deny("the name %s", err)
+		}
+		host = name
+	} else {
+		host = lit.String()
+	}
 	inLoopback := slices.Contains(r.Ports.Loopback, port) && !p.opts.Protected(port)
 	if isName {
 		if matchDomain(host, r.Ports.DenyDomains) {
@@ -150,7 +165,7 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	for _, a := range addrs {
 		a = a.Unmap()
 		ap := netip.AddrPortFrom(a, uint16(port))
-		local := classify(a, p.ownAddrs())
+		local := classify(a, p.ownNets())
 		if p.opts.TreatAsRemote != nil && p.opts.TreatAsRemote(ap) {
 			local = ""
 		}
@@ -180,33 +195,25 @@ func (p *Proxy) egressRule(r Rules, port int) string {
 	return fmt.Sprintf("port %d is not in the sandbox's connect ports %v", port, r.Ports.Connect)
 }
 
-func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+// resolve resolves a normalised name. The system resolver is asked for
+// the rooted name ("example.com."), so that no search domain turns it into
+// a name the rules did not see.
+func (p *Proxy) resolve(ctx context.Context, name string) ([]netip.Addr, error) {
 	if p.opts.Resolve != nil {
-		return p.opts.Resolve(ctx, host)
+		return p.opts.Resolve(ctx, name)
 	}
-	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", name+".")
 }
 
-// ownAddrs are this machine's addresses, refreshed every 30 s.
-func (p *Proxy) ownAddrs() []netip.Addr {
-	if p.opts.LocalAddrs != nil {
-		return p.opts.LocalAddrs()
+// maxHostShown bounds a refused host as it is kept and shown: what the
+// sandbox sent may be as long as a request head.
+const maxHostShown = 255
+
+func clipHost(h string) string {
+	if len(h) <= maxHostShown {
+		return h
 	}
-	p.ownMu.Lock()
-	defer p.ownMu.Unlock()
-	if time.Since(p.ownTime) < 30*time.Second {
-		return p.own
-	}
-	p.own = p.own[:0]
-	if as, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range as {
-			if pfx, err := netip.ParsePrefix(a.String()); err == nil {
-				p.own = append(p.own, pfx.Addr().Unmap())
-			}
-		}
-	}
-	p.ownTime = time.Now()
-	return p.own
+	return strings.ToValidUTF8(h[:maxHostShown], "") + "…"
 }
 
 // dial connects to the checked address; the name is never resolved again.

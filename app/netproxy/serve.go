@@ -49,7 +49,7 @@ func (p *Proxy) Serve(l net.Listener, id string) {
 }
 
 func (p *Proxy) handle(c net.Conn, id string) {
-	br := bufio.NewReaderSize(c, 16<<10)
+	br := bufio.NewReaderSize(c, MaxHeadBytes)
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	first, err := br.Peek(1)
 	if err != nil {
@@ -101,8 +101,16 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 	}()
 	for {
 		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		if err := bufferHead(br); err != nil {
+			if errors.Is(err, errHeadTooLarge) {
+				p.recordDenial(id, "(proxy)", "a request head "+err.Error())
+				httpError(c, http.StatusRequestHeaderFieldsTooLarge, "SenClaw's proxy refused a request head "+err.Error())
+			}
+			return
+		}
 		req, err := http.ReadRequest(br)
 		if err != nil {
+			httpError(c, http.StatusBadRequest, "SenClaw's proxy could not read the request: "+err.Error())
 			return
 		}
 		_ = c.SetReadDeadline(time.Time{})
@@ -154,13 +162,21 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 				httpError(c, http.StatusBadGateway, fmt.Sprintf("could not connect to %s (%s): %v", req.URL.Host, ap, err))
 				return
 			}
-			upBr, upKey = bufio.NewReaderSize(up, 32<<10), key
+			upBr, upKey = bufio.NewReaderSize(up, MaxHeadBytes), key
 		}
 		for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate"} {
 			req.Header.Del(h)
 		}
 		req.RequestURI = ""
 		if err := req.Write(up); err != nil {
+			return
+		}
+		if err := bufferHead(upBr); err != nil {
+			msg := "no valid answer from " + req.URL.Host
+			if errors.Is(err, errHeadTooLarge) {
+				msg = "the answer of " + req.URL.Host + " has a head " + err.Error()
+			}
+			httpError(c, http.StatusBadGateway, msg)
 			return
 		}
 		resp, err := http.ReadResponse(upBr, req)

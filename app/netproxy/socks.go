@@ -25,7 +25,11 @@ const (
 )
 
 // socks serves one SOCKS5 CONNECT, without authentication: the socket it
-// came in on already says who is asking.
+// came in on already says who is asking. Every field of the handshake has
+// a one-byte length or a fixed size, so it reads at most 1+1+255 bytes of
+// greeting and 4+1+255+2 of request into buffers of those sizes, under the
+// 30 s read deadline handle set; the name then goes through the one
+// normaliser (decide) like any other.
 func (p *Proxy) socks(c net.Conn, br *bufio.Reader, id string) {
 	fail := func(code byte) {
 		_, _ = c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})

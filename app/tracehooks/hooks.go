@@ -39,8 +39,11 @@ const Dir = ".senclaw"
 const (
 	hooksDir = Dir + "/hooks"
 	traceDir = Dir + "/trace"
-	// maxTraceBytes bounds what is read of one run's trace file.
+	// maxTraceBytes bounds what is read of one run's trace file, and
+	// maxTraceLine one line of it (an event); the collector bounds the
+	// events kept.
 	maxTraceBytes = 16 << 20
+	maxTraceLine  = 1 << 20
 )
 
 // TraceFile is the workspace-relative trace file of runID.
@@ -96,8 +99,9 @@ func hasVar(env []string, name string) bool {
 }
 
 // Collect reads runID's trace file, passes its events to add (labelled as
-// in-sandbox, bounded in size, unknown kinds dropped) and deletes the file.
-// It returns how many events it passed on.
+// in-sandbox, unknown kinds dropped) and deletes the file. It reads at most
+// maxTraceBytes, skips lines longer than maxTraceLine and goes on, and
+// says so in markers. It returns how many events it passed on.
 func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
@@ -117,20 +121,39 @@ func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return 0, fmt.Errorf("the trace file %s is not a regular file", name)
 	}
-	n := 0
-	sc := bufio.NewScanner(io.LimitReader(f, maxTraceBytes))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	n, long := 0, 0
+	lr := &io.LimitedReader{R: f, N: maxTraceBytes}
+	br := bufio.NewReaderSize(lr, 64<<10)
+	for {
+		line, tooLong, err := tracer.ReadLine(br, maxTraceLine)
 		var ev backends.TraceEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || !hookKind(ev.Kind) || ev.Target == "" {
-			continue
+		switch {
+		case tooLong:
+			long++
+		case json.Unmarshal([]byte(line), &ev) != nil || !hookKind(ev.Kind) || ev.Target == "":
+		default:
+			ev.Source = tracer.SourceHooks
+			add(ev) // the collector clips its text
+			n++
 		}
-		ev.Target, ev.Detail = clip(ev.Target, 4096), clip(ev.Detail, 1024)
-		ev.Source = tracer.SourceHooks
-		add(ev)
-		n++
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
 	}
-	return n, sc.Err()
+	if long > 0 {
+		add(backends.TraceEvent{Kind: tracer.KindIncomplete, Target: "in-sandbox hooks", Source: tracer.SourceEngine,
+			Detail: fmt.Sprintf("%d lines of the in-sandbox trace file were longer than %d KiB and were skipped", long, maxTraceLine>>10)})
+	}
+	if lr.N == 0 {
+		if k, _ := f.Read(make([]byte, 1)); k > 0 {
+			add(backends.TraceEvent{Kind: tracer.KindTruncated, Target: "in-sandbox hooks", Source: tracer.SourceEngine,
+				Detail: fmt.Sprintf("the in-sandbox trace file was longer than %d MiB; the rest was not read", maxTraceBytes>>20)})
+		}
+	}
+	return n, nil
 }
 
 // Discard removes runID's trace file (a run that did not start).
@@ -144,11 +167,4 @@ func Discard(workspace, runID string) {
 // hookKind: the hooks report actions, never markers.
 func hookKind(k string) bool {
 	return tracer.ValidKind(k) && !strings.HasPrefix(k, "trace.")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -90,6 +90,9 @@ func (p *process) killInside(final bool) error {
 	return nil
 }
 
+// maxQuietOutput bounds what execQuiet keeps of a script's output.
+const maxQuietOutput = 4096
+
 // execQuiet runs a short sh script in the container as the container's
 // user and returns its output and exit code.
 func (p *process) execQuiet(script string) (string, int, error) {
@@ -104,8 +107,11 @@ func (p *process) execQuiet(script string) (string, int, error) {
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
 	defer hj.Close()
+	// The scripts print a pid, read from a file the sandboxed code can
+	// write: only the first bytes are kept, and the rest is drained.
 	var out bytes.Buffer
-	_, _ = stdcopy.StdCopy(&out, io.Discard, hj.Reader)
+	_, _ = stdcopy.StdCopy(&out, io.Discard, io.LimitReader(hj.Reader, maxQuietOutput))
+	_, _ = io.Copy(io.Discard, hj.Reader)
 	ins, err := p.waitExit(e.ID)
 	if err != nil {
 		return "", 0, err

@@ -10,7 +10,11 @@ import (
 type halfCloser interface{ CloseWrite() error }
 
 // Relay copies both ways between a and b until both directions are done,
-// passing each end-of-stream on as a half-close, then closes both.
+// passing each end-of-stream on as a half-close, then closes both. What
+// it holds is bounded whatever either end sends: each direction copies
+// through io.Copy's one 32 KiB buffer (or the kernel's splice), and a
+// slow reader only makes the writer wait. How many relays a sandbox has
+// is the proxy's bound (netproxy.MaxConns).
 func Relay(a, b net.Conn) {
 	var wg sync.WaitGroup
 	wg.Add(2)

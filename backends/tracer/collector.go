@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -12,6 +13,15 @@ import (
 // MaxEventsPerRun bounds the events kept of one run; past it, events are
 // counted in one trace.truncated marker.
 const MaxEventsPerRun = 5000
+
+// Bounds of one event's text, and of the distinct markers a run keeps:
+// the traced code chooses paths, argv and how often it does a thing the
+// trace marks, and the engine keeps what it is told in memory.
+const (
+	MaxTargetBytes = 4096
+	MaxDetailBytes = 1024
+	maxMarkers     = 64
+)
 
 // Collector gathers one run's events from every source, folds the noise
 // and bounds the volume. It is safe for concurrent use; Spec.Trace can be
@@ -26,6 +36,7 @@ type Collector struct {
 	folds   map[string]*backends.TraceEvent
 	counts  map[string]int
 	reads   map[string]bool
+	markers map[string]bool
 	closed  bool
 }
 
@@ -36,14 +47,33 @@ type Collector struct {
 // file again is not repeated.
 func NewCollector(max int, all bool, extra ...string) *Collector {
 	return &Collector{max: max, all: all, extra: extra, folds: map[string]*backends.TraceEvent{},
-		counts: map[string]int{}, reads: map[string]bool{}}
+		counts: map[string]int{}, reads: map[string]bool{}, markers: map[string]bool{}}
 }
 
-// Add takes one event. Events after Events was called are ignored.
+// Add takes one event, its target and detail clipped to MaxTargetBytes
+// and MaxDetailBytes. Events after Events was called are ignored. The
+// memory a collector holds is bounded whatever it is given: max events,
+// the distinct reads among them, the fold summaries (one per root) and
+// up to maxMarkers distinct markers; the rest is only counted.
 func (c *Collector) Add(ev backends.TraceEvent) {
+	ev.Target, ev.Detail = Clip(ev.Target, MaxTargetBytes), Clip(ev.Detail, MaxDetailBytes)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
+		return
+	}
+	if strings.HasPrefix(ev.Kind, "trace.") {
+		// Markers say what the trace lacks: they are not dropped with
+		// the events, and a repeated one is kept once.
+		key := ev.Kind + "\x00" + ev.Target + "\x00" + ev.Detail
+		switch {
+		case c.markers[key]:
+		case len(c.markers) >= maxMarkers:
+			c.dropped++
+		default:
+			c.markers[key] = true
+			c.events = append(c.events, ev)
+		}
 		return
 	}
 	if !c.all {
@@ -62,15 +92,29 @@ func (c *Collector) Add(ev backends.TraceEvent) {
 			if c.reads[key] {
 				return
 			}
-			c.reads[key] = true
+			if len(c.events)-len(c.markers) < c.max {
+				c.reads[key] = true // only reads that are kept: the set stays bounded
+			}
 		}
 	}
-	// Markers say what the trace lacks; they are never dropped.
-	if len(c.events) >= c.max && !strings.HasPrefix(ev.Kind, "trace.") {
+	if len(c.events)-len(c.markers) >= c.max {
 		c.dropped++
 		return
 	}
 	c.events = append(c.events, ev)
+}
+
+// Clip cuts s to at most n bytes, at a rune boundary, with "…" when it
+// was cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // foldRoot says which summary ev is folded into, if any.

@@ -1,9 +1,9 @@
 package tracer
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"time"
@@ -28,33 +28,63 @@ type fileState struct {
 	dir   bool
 }
 
-// TakeSnapshot walks root (never following links) and records up to limit
-// entries, skipping the top-level names in skip (the engine's own dirs).
+// Bounds of a workspace walk besides its entry limit: the bytes of the
+// names it keeps, and how many entries of a directory it reads at once, so
+// that a directory of a million entries is never held whole.
+const (
+	maxSnapshotBytes = 8 << 20
+	readBatch        = 256
+)
+
+// TakeSnapshot walks root and records up to limit entries, skipping the
+// top-level names in skip (the engine's own dirs). The workspace belongs
+// to the sandboxed code, which may swap a directory for a link while the
+// walk goes: every step goes through an os.Root of root, so the walk never
+// leaves it. It goes breadth first and holds one directory open at a time,
+// however deep the tree.
 func TakeSnapshot(root string, skip []string, limit int) *Snapshot {
 	s := &Snapshot{root: root, files: map[string]fileState{}}
-	errStop := errors.New("stop")
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		if slices.Contains(skip, rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if len(s.files) >= limit {
-			s.Truncated = true
-			return errStop
-		}
-		info, err := d.Info()
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return s
+	}
+	defer r.Close()
+	names := 0
+	queue := []string{"."}
+	for len(queue) > 0 && !s.Truncated {
+		dir := queue[0]
+		queue = queue[1:]
+		f, err := r.Open(dir)
 		if err != nil {
-			return nil
+			continue
 		}
-		s.files[rel] = fileState{size: info.Size(), mtime: info.ModTime(), dir: d.IsDir()}
-		return nil
-	})
+		for !s.Truncated {
+			entries, err := f.ReadDir(readBatch)
+			for _, d := range entries {
+				rel := path.Join(dir, d.Name())
+				if dir == "." && slices.Contains(skip, rel) {
+					continue
+				}
+				if len(s.files) >= limit || names >= maxSnapshotBytes {
+					s.Truncated = true
+					break
+				}
+				info, err := r.Lstat(rel)
+				if err != nil {
+					continue
+				}
+				s.files[filepath.FromSlash(rel)] = fileState{size: info.Size(), mtime: info.ModTime(), dir: info.IsDir()}
+				names += len(rel)
+				if info.IsDir() {
+					queue = append(queue, rel)
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	}
 	return s
 }
 

@@ -3,14 +3,18 @@ package tracer
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/senclaw/sandbox/backends"
 )
 
-// maxLine bounds one line of strace output; longer lines (a giant argv)
-// are skipped, and reading goes on.
-const maxLine = 1 << 20
+// MaxLine bounds one line of strace output. strace prints at most -s
+// (StringSize) elements of an argv, each of at most -s bytes, four
+// characters per escaped byte: its longest lines stay under 4.2 MiB. A
+// longer line is skipped with a trace.incomplete marker, and reading goes
+// on.
+const MaxLine = 8 << 20
 
 // Follow reads strace output from r until EOF and calls emit with the
 // run's own events. The launch is noise and is dropped: every line before
@@ -30,12 +34,20 @@ func follow(r io.Reader, skipExecs int, emit func(backends.TraceEvent), root fun
 	open := false
 	launch := map[int]bool{}
 	for {
-		line, err := readLine(br)
+		line, tooLong, err := ReadLine(br, MaxLine)
 		if root != nil {
 			if pid, ok := linePid(line); ok {
 				root(pid)
 				root = nil
 			}
+		}
+		if tooLong {
+			ev := backends.TraceEvent{Kind: KindIncomplete, Target: "strace", Source: SourceStrace,
+				Detail: fmt.Sprintf("a line of strace's output was longer than %d MiB and was skipped: a system call is missing from the trace", MaxLine>>20)}
+			ev.Pid, _ = linePid(line)
+			ev.TimeMs = lineTime(line)
+			emit(ev)
+			line = "" // only its first bytes are here: not a call
 		}
 		if len(line) > 0 {
 			c, ok := p.Line(line)
@@ -70,24 +82,21 @@ func follow(r io.Reader, skipExecs int, emit func(backends.TraceEvent), root fun
 	}
 }
 
-// readLine returns the next line without its newline; a line longer than
-// maxLine comes back empty (its text is discarded).
-func readLine(br *bufio.Reader) (string, error) {
+// ReadLine returns the next line of br without its newline. A line longer
+// than max is not kept: tooLong is set and line holds its first bytes
+// only (up to 256), so that memory stays bounded whatever the writer sends.
+func ReadLine(br *bufio.Reader, max int) (line string, tooLong bool, err error) {
 	var buf []byte
-	tooLong := false
 	for {
 		chunk, isPrefix, err := br.ReadLine()
 		if !tooLong {
 			buf = append(buf, chunk...)
-			if len(buf) > maxLine {
-				tooLong, buf = true, nil
+			if len(buf) > max {
+				tooLong, buf = true, append([]byte(nil), buf[:min(max, 256)]...)
 			}
 		}
 		if err != nil || !isPrefix {
-			if tooLong {
-				return "", err
-			}
-			return string(buf), err
+			return string(buf), tooLong, err
 		}
 	}
 }

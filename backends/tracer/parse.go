@@ -48,8 +48,14 @@ func devSuffix(p string) string {
 // "<unfinished ...>" halves of calls with their "<... resumed>" rests.
 // The zero value is ready to use.
 type Parser struct {
-	pending map[int]pendingCall
+	pending      map[int]pendingCall
+	pendingBytes int
 }
+
+// maxPendingBytes bounds the unfinished halves a Parser keeps. A process
+// that dies inside a call never resumes it (-qq prints no exit lines), so
+// without a bound the halves of dead processes would pile up.
+const maxPendingBytes = 32 << 20
 
 type pendingCall struct {
 	timeMs int64
@@ -69,6 +75,17 @@ func linePid(line string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(strings.TrimPrefix(pidText, "[pid"))
 	return pid, err == nil && pid > 0
+}
+
+// lineTime reads the time that follows the pid on a line of strace -f
+// -ttt output, or 0.
+func lineTime(line string) int64 {
+	fields := strings.Fields(line)
+	if len(fields) < 2 {
+		return 0
+	}
+	ms, _ := parseTime(fields[1])
+	return ms
 }
 
 // Line parses one line. It returns false for lines that are not a whole
@@ -93,10 +110,7 @@ func (p *Parser) Line(line string) (Call, bool) {
 	case strings.HasPrefix(body, "+++") || strings.HasPrefix(body, "---"):
 		return Call{}, false
 	case strings.HasSuffix(body, unfinished):
-		if p.pending == nil {
-			p.pending = map[int]pendingCall{}
-		}
-		p.pending[pid] = pendingCall{timeMs, strings.TrimSuffix(body, unfinished)}
+		p.keep(pid, pendingCall{timeMs, strings.TrimSuffix(body, unfinished)})
 		return Call{}, false
 	case strings.HasPrefix(body, "<... "):
 		i := strings.Index(body, resumed)
@@ -104,13 +118,38 @@ func (p *Parser) Line(line string) (Call, bool) {
 		if i < 0 || !found {
 			return Call{}, false
 		}
-		delete(p.pending, pid)
+		p.drop(pid)
 		body = pc.head + body[i+len(resumed):]
 		timeMs = pc.timeMs
 	}
 	c, ok := parseCall(body)
 	c.Pid, c.TimeMs = pid, timeMs
 	return c, ok
+}
+
+// keep holds the first half of pid's unfinished call, dropping others
+// (any, the map decides) while the halves are over maxPendingBytes: their
+// calls will be missing from the trace, and memory stays bounded.
+func (p *Parser) keep(pid int, pc pendingCall) {
+	if p.pending == nil {
+		p.pending = map[int]pendingCall{}
+	}
+	p.drop(pid)
+	for other := range p.pending {
+		if p.pendingBytes+len(pc.head) <= maxPendingBytes {
+			break
+		}
+		p.drop(other)
+	}
+	p.pending[pid] = pc
+	p.pendingBytes += len(pc.head)
+}
+
+func (p *Parser) drop(pid int) {
+	if pc, ok := p.pending[pid]; ok {
+		p.pendingBytes -= len(pc.head)
+		delete(p.pending, pid)
+	}
 }
 
 // parseTime reads -ttt's "1700000000.123456" as milliseconds.

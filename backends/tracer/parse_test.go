@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,16 +157,63 @@ func TestFollowDropsTheLaunch(t *testing.T) {
 	}
 }
 
+// A line longer than strace ever prints is skipped with a marker, and
+// reading goes on.
 func TestFollowSkipsOverlongLines(t *testing.T) {
 	t.Parallel()
-	long := `5 1.0 execve("/bin/x", ["` + strings.Repeat("a", maxLine+10) + `"], 0x1) = 0`
+	long := `5 1.0 execve("/bin/x", ["` + strings.Repeat("a", MaxLine+10) + `"], 0x1) = 0`
 	out := long + "\n" + `5 1.1 execve("/bin/y", ["y"], 0x1 /* 1 var */) = 0` + "\n"
 	var got []string
-	if err := Follow(strings.NewReader(out), 0, func(ev backends.TraceEvent) { got = append(got, ev.Target) }); err != nil {
+	if err := Follow(strings.NewReader(out), 0, func(ev backends.TraceEvent) { got = append(got, ev.Kind+" "+ev.Target) }); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got, ",") != "/bin/y" {
+	if strings.Join(got, ",") != "trace.incomplete strace,proc.spawn /bin/y" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// The longest line strace prints (an argv of -s words of -s bytes each,
+// every byte escaped) is read, not skipped: code cannot hide a program it
+// starts behind a long argv.
+func TestFollowReadsStracesLongestLines(t *testing.T) {
+	t.Parallel()
+	word := `"` + strings.Repeat(`\377`, StringSize) + `"...`
+	words := make([]string, StringSize)
+	for i := range words {
+		words[i] = word
+	}
+	line := `5 1.0 execve("/bin/hidden", ["/bin/hidden", ` + strings.Join(words, ", ") + `, ...], 0x1 /* 3 vars */) = 0`
+	var got []backends.TraceEvent
+	if err := Follow(strings.NewReader(line+"\n"), 0, func(ev backends.TraceEvent) { got = append(got, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Kind != KindSpawn || got[0].Target != "/bin/hidden" {
+		t.Fatalf("a %d MiB execve line gave %d events %.200v", len(line)>>20, len(got), got)
+	}
+}
+
+// Unfinished calls of processes that never resume them do not pile up.
+func TestParserPendingIsBounded(t *testing.T) {
+	t.Parallel()
+	var p Parser
+	filler := strings.Repeat("x", 64<<10)
+	for pid := 1; pid <= 600; pid++ {
+		line := strconv.Itoa(pid) + ` 1.0 execve("/bin/` + filler + `", ["a"], 0x1 <unfinished ...>`
+		if _, ok := p.Line(strings.Clone(line)); ok {
+			t.Fatal("half a call parsed as a call")
+		}
+	}
+	held := 0
+	for _, pc := range p.pending {
+		held += len(pc.head)
+	}
+	if held > 32<<20+len(filler)+100 {
+		t.Fatalf("the parser holds %d MiB of unfinished calls", held>>20)
+	}
+	// The last ones still pair with their rest.
+	c, ok := p.Line(`600 1.2 <... execve resumed>) = 0`)
+	if !ok || c.Name != "execve" || c.Pid != 600 {
+		t.Fatalf("resume: %+v %v", c, ok)
 	}
 }
 

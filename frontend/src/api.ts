@@ -1,8 +1,10 @@
 // The engine's client: the only module of the dashboard that talks to the
 // engine. Every call goes to /api/sandbox/ on the page's own origin with the
-// bearer token the server put in the page (<meta name="senclaw-token">); in
-// the desktop window that token is "inproc" and the same requests reach the
-// engine through the window's asset server, so the UI needs no window.go.
+// page token the server put in the page (<meta name="senclaw-token">) as its
+// bearer token; the browser adds the session cookie, which no script here
+// can read, and the token works only with it. In the desktop window the
+// token is "inproc" and the same requests reach the engine through the
+// window's asset server, so the UI needs no window.go.
 
 /** FsMode is what a sandbox may read. */
 export type FsMode = 'strict' | 'allowlist' | 'open';

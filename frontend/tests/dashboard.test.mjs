@@ -390,6 +390,23 @@ describe('dashboard', { concurrency: false }, () => {
     assert.match(await out.innerText(), /oops/);
   });
 
+  test("the session id is out of the page's reach", async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === 'senclaw_session');
+    assert.ok(session, 'the login set a session cookie');
+    assert.equal(session.httpOnly, true);
+    assert.equal(session.sameSite, 'Strict');
+    const seen = await page.evaluate(() => ({ cookie: document.cookie, html: document.documentElement.outerHTML }));
+    assert.ok(!seen.cookie.includes(session.value), 'document.cookie shows the session');
+    assert.ok(!seen.html.includes(session.value), 'the page holds the session id');
+    // The page's token alone, without the cookie, gets nothing.
+    const token = await page.evaluate(() => document.querySelector('meta[name="senclaw-token"]').content);
+    const res = await fetch(engine.baseUrl + '/api/sandbox/status', { headers: { Authorization: 'Bearer ' + token } });
+    assert.equal(res.status, 401);
+  });
+
   test('screenshots: light and dark, 1024x768 and narrow', async (t) => {
     if (!ready) return t.skip('no setup');
     const sb = await engine.createSandbox('screenshot-demo', { network: true, timeoutMs: 300_000 });
