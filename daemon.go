@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/mcp"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/frontend"
 )
@@ -111,6 +113,24 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		release = func() { engine.Close(); lock.Release() }
 	}
 	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel, Autostart: autostartEntry()})
+	// MCP over Streamable HTTP at /mcp: the same tools as sandbox-server,
+	// reaching the engine through the API handler in this process.
+	mh := mcp.NewHTTPHandler(mcp.HTTPOptions{
+		Principal: func(r *http.Request) string { return api.Principal(r.Context()) },
+		ClientFor: func(string) *client.Client { return client.InProcess(srv, "", api.AsOwner) },
+		Limits: func() (time.Duration, int) {
+			if engine == nil {
+				d := app.DefaultSettings()
+				return time.Duration(d.McpSessionIdleMinutes) * time.Minute, d.McpMaxSessions
+			}
+			s := engine.Settings()
+			return time.Duration(s.McpSessionIdleMinutes) * time.Minute, s.McpMaxSessions
+		},
+		Version: version, Logger: logger,
+	})
+	srv.MountMCP(mh)
+	closeEngine := release
+	release = func() { mh.Close(); closeEngine() }
 	return srv, engine, release, 0
 }
 

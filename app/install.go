@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +15,11 @@ type InstallRequest struct {
 	Manager   string   `json:"manager"`
 	Packages  []string `json:"packages"`
 	TimeoutMs int      `json:"timeoutMs,omitempty"`
-	Source    string   `json:"-"`
+	Source    string   `json:"source,omitempty"`
+	// Stdout and Stderr, when set, also receive the installer's output as
+	// it comes (streamed answers, MCP progress).
+	Stdout io.Writer `json:"-"`
+	Stderr io.Writer `json:"-"`
 }
 
 // DefaultInstallTimeoutMs is an install's timeout when none is given.
@@ -72,7 +77,7 @@ func (e *Engine) Install(ctx context.Context, id string, req InstallRequest) (*R
 	if src == "" {
 		src = SourceREST
 	}
-	p, err := e.planFor(sb, RunRequest{Source: src, Argv: append(argv, req.Packages...), TimeoutMs: timeout})
+	p, err := e.planFor(sb, RunRequest{Source: src, Argv: append(argv, req.Packages...), TimeoutMs: timeout, Stdout: req.Stdout, Stderr: req.Stderr})
 	if err != nil {
 		return nil, err
 	}

@@ -95,3 +95,17 @@ func lastBytes(s string, n int) string {
 	}
 	return s
 }
+
+// OutputKeeper keeps one output stream as a run keeps it (the first and
+// the last half of OutputCap), for a face that received the output
+// streamed: the MCP server, whose streamed answer does not repeat it.
+type OutputKeeper struct{ b *cappedBuffer }
+
+// NewOutputKeeper returns an empty OutputKeeper.
+func NewOutputKeeper() *OutputKeeper { return &OutputKeeper{b: newCappedBuffer(OutputCap, nil)} }
+
+// Write keeps p as a run's output would be kept.
+func (k *OutputKeeper) Write(p []byte) (int, error) { return k.b.Write(p) }
+
+// String is what was kept.
+func (k *OutputKeeper) String() string { return k.b.String() }

@@ -59,6 +59,12 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 			return Settings{}, err
 		}
 	}
+	if s.McpSessionIdleMinutes < 1 || s.McpSessionIdleMinutes > 1440 {
+		return Settings{}, badField("mcpSessionIdleMinutes", s.McpSessionIdleMinutes, "must be from 1 to 1440 minutes (a day)")
+	}
+	if s.McpMaxSessions < 1 || s.McpMaxSessions > 1000 {
+		return Settings{}, badField("mcpMaxSessions", s.McpMaxSessions, "must be from 1 to 1000 sessions per token")
+	}
 	if s.SandboxUID == 0 || s.SandboxGID == 0 {
 		return Settings{}, badField("sandboxUid", s.SandboxUID, "sandboxed code must never run as root: give an unprivileged uid and gid (65534 is nobody)")
 	}

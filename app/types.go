@@ -106,22 +106,30 @@ type Settings struct {
 	DefaultImage string `json:"defaultImage"`
 	// Notifications turns the desktop notifications on or off.
 	Notifications bool `json:"notifications"`
+	// McpSessionIdleMinutes closes an MCP-over-HTTP session after this
+	// many minutes without a request (1 to 1440).
+	McpSessionIdleMinutes int `json:"mcpSessionIdleMinutes"`
+	// McpMaxSessions is how many MCP-over-HTTP sessions one token may
+	// hold at once (1 to 1000); the next is answered 429.
+	McpMaxSessions int `json:"mcpMaxSessions"`
 }
 
 // DefaultSettings are used until settings are saved.
 func DefaultSettings() Settings {
 	return Settings{
-		DefaultFsMode:    backends.FsStrict,
-		Allowlist:        []string{},
-		DefaultCPUs:      1,
-		DefaultMemoryMB:  512,
-		DefaultPids:      256,
-		DefaultTimeoutMs: 30000,
-		DefaultDiskMB:    2048,
-		SandboxUID:       65534,
-		SandboxGID:       65534,
-		DefaultImage:     "debian:bookworm-slim",
-		Notifications:    true,
+		DefaultFsMode:         backends.FsStrict,
+		Allowlist:             []string{},
+		DefaultCPUs:           1,
+		DefaultMemoryMB:       512,
+		DefaultPids:           256,
+		DefaultTimeoutMs:      30000,
+		DefaultDiskMB:         2048,
+		SandboxUID:            65534,
+		SandboxGID:            65534,
+		DefaultImage:          "debian:bookworm-slim",
+		Notifications:         true,
+		McpSessionIdleMinutes: 30,
+		McpMaxSessions:        16,
 	}
 }
 

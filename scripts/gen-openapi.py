@@ -93,7 +93,7 @@ for m,p,summary,req,resp in routes:
         params.append({"name":"id","in":"path","required":True,"schema":{"type":"string"}})
     if params: op["parameters"]=params
     paths.setdefault("/api/sandbox"+p,{})[m.lower()]=op
-doc = {"openapi":"3.1.0","info":{"title":"SenClaw Sandbox API","version":"1","description":"The engine's REST API. Over the Unix socket ($XDG_RUNTIME_DIR/senclaw/api.sock, mode 0600) no token is needed; over TCP (127.0.0.1) send Authorization: Bearer <token from $XDG_CONFIG_HOME/senclaw/api-token>. Errors are {error, field?}."},
+doc = {"openapi":"3.1.0","info":{"title":"SenClaw Sandbox API","version":"1","description":"The engine's REST API. Over the Unix socket ($XDG_RUNTIME_DIR/senclaw/api.sock, mode 0600) no token is needed; over TCP (127.0.0.1) send Authorization: Bearer <token from $XDG_CONFIG_HOME/senclaw/api-token>. Errors are {error, field?}. The MCP tools are served by the same daemon at /mcp (MCP Streamable HTTP transport, same authentication)."},
   "components":{"securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}},"schemas":schemas,"responses":{"Error":{"description":"An error: what was refused, why, what to do","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}}},
   "security":[{"bearer":[]}],"paths":paths}
 open(__import__("os").path.join(__import__("os").path.dirname(__file__), "..", "app", "api", "openapi.json"),"w").write(json.dumps(doc,indent=1)+"\n")

@@ -70,7 +70,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 	}
-	if !strings.HasPrefix(r.URL.Path, "/api/") {
+	if !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/mcp" {
 		return true // the page and the login route do their own checks
 	}
 	if s.bearerOK(r) || s.sessions.pageOK(r) {

@@ -289,7 +289,7 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
 		src = app.SourceREST
 	}
 	return s.doRun(w, r, app.RunRequest{}, func(req app.RunRequest) (*app.RunResult, error) {
-		return s.e.Install(r.Context(), r.PathValue("id"), app.InstallRequest{Manager: b.Manager, Packages: b.Packages, TimeoutMs: b.TimeoutMs, Source: src})
+		return s.e.Install(r.Context(), r.PathValue("id"), app.InstallRequest{Manager: b.Manager, Packages: b.Packages, TimeoutMs: b.TimeoutMs, Source: src, Stdout: req.Stdout, Stderr: req.Stderr})
 	})
 }
 

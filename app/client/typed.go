@@ -152,10 +152,10 @@ func (c *Client) run(ctx context.Context, path string, body any, onOutput func(s
 	return &out, c.Do(ctx, http.MethodPost, path, nil, body, &out)
 }
 
-// Install installs packages into a sandbox.
-func (c *Client) Install(ctx context.Context, id string, req app.InstallRequest) (*api.RunReply, error) {
-	var out api.RunReply
-	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/install", nil, req, &out)
+// Install installs packages into a sandbox; onOutput, when set, receives
+// the installer's output as it comes.
+func (c *Client) Install(ctx context.Context, id string, req app.InstallRequest, onOutput func(stream, data string)) (*api.RunReply, error) {
+	return c.run(ctx, "/sandboxes/"+url.PathEscape(id)+"/install", req, onOutput)
 }
 
 // Runs lists recent runs.

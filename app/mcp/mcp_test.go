@@ -98,13 +98,19 @@ func startDaemon(t *testing.T) *client.Client {
 // over the SDK's in-memory transports.
 func connect(t *testing.T, c *client.Client) *sdk.ClientSession {
 	t.Helper()
+	return connectWith(t, c, nil)
+}
+
+// connectWith is connect with the client's options (a progress handler).
+func connectWith(t *testing.T, c *client.Client, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := mcp.New(mcp.Options{Client: c, Version: "test"}).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "v0"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +408,7 @@ func TestPersistentSandbox(t *testing.T) {
 
 	// Installing needs the network, which is off.
 	inst := fails(t, cs, "sbx_install", map[string]any{"sandboxId": id, "manager": "pip", "packages": []string{"requests"}}, "network")
-	_, restErr := c.Install(ctx, id, app.InstallRequest{Manager: "pip", Packages: []string{"requests"}})
+	_, restErr := c.Install(ctx, id, app.InstallRequest{Manager: "pip", Packages: []string{"requests"}}, nil)
 	if restErr == nil || restErr.Error() != inst {
 		t.Fatalf("MCP says %q, REST says %v", inst, restErr)
 	}

@@ -64,7 +64,7 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			"This is the default tool for a single calculation, script or check. Nothing persists between calls: for multi-step work that keeps files or packages, use sbx_create and sbx_run_in/sbx_exec instead. "+
 			"Network is off unless network is true. Returns {backend, run: RunSummary}; read run.note for anything the backend could not enforce.",
 		runsCode, inputSchema[runArgs](withDefault("timeoutMs", 30000)),
-		func(ctx context.Context, _ *sdk.CallToolRequest, in runArgs) (*sdk.CallToolResult, runResult, error) {
+		func(ctx context.Context, req *sdk.CallToolRequest, in runArgs) (*sdk.CallToolResult, runResult, error) {
 			body := client.RunOnceBody{RunBody: client.RunBody{Source: app.SourceMCP, Command: in.Command, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env}}
 			body.Sandbox.Network = in.Network
 			if in.Backend != "" {
@@ -73,10 +73,13 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			if in.FsMode != "" {
 				body.Sandbox.FsMode = &in.FsMode
 			}
-			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.RunOnce(ctx, body, nil) })
+			pr := progressFor(ctx, req)
+			defer pr.stop()
+			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.RunOnce(ctx, body, pr.onOutput()) })
 			if err != nil {
 				return nil, runResult{}, err
 			}
+			pr.fill(rep)
 			out := runResult{Backend: rep.Run.Backend, Run: summary(rep)}
 			return textResult("backend " + out.Backend + "\n" + out.Run.text()), out, nil
 		})
@@ -85,9 +88,9 @@ func (s *server) addRunTools(srv *sdk.Server) {
 		"Run code (python, node or bash) in an existing persistent sandbox, in its folder, where files written with sbx_file_write, packages from sbx_install and earlier runs' outputs are. "+
 			"Use it for multi-step work; for a one-off calculation use sbx_run. For a shell command use sbx_exec. Returns a RunSummary.",
 		runsCode, inputSchema[runInArgs](),
-		func(ctx context.Context, _ *sdk.CallToolRequest, in runInArgs) (*sdk.CallToolResult, RunSummary, error) {
+		func(ctx context.Context, req *sdk.CallToolRequest, in runInArgs) (*sdk.CallToolResult, RunSummary, error) {
 			body := client.RunBody{Source: app.SourceMCP, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background}
-			return s.exec(ctx, in.SandboxID, body)
+			return s.exec(ctx, req, in.SandboxID, body)
 		})
 
 	addTool(srv, "sbx_exec", "Run a shell command in a persistent sandbox",
@@ -95,37 +98,46 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			"With background: true it starts the command and returns at once with the run id and its log file: use that for servers (reach them at 127.0.0.1 on a port allowed with sbx_ports listen) and long jobs; stop them with sbx_kill. "+
 			"Returns a RunSummary.",
 		runsCode, inputSchema[execArgs](),
-		func(ctx context.Context, _ *sdk.CallToolRequest, in execArgs) (*sdk.CallToolResult, RunSummary, error) {
+		func(ctx context.Context, req *sdk.CallToolRequest, in execArgs) (*sdk.CallToolResult, RunSummary, error) {
 			body := client.RunBody{Source: app.SourceMCP, Command: in.Command, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background}
 			if body.Command == "" {
 				// An empty command must not turn into a code run: the
 				// engine names the missing field.
 				body.Command = " "
 			}
-			return s.exec(ctx, in.SandboxID, body)
+			return s.exec(ctx, req, in.SandboxID, body)
 		})
 
 	addTool(srv, "sbx_install", "Install packages into a persistent sandbox",
 		"Install pip or npm packages into a persistent sandbox's folder, so later sbx_run_in/sbx_exec calls can use them. "+
 			"The sandbox needs network on (sbx_create with network: true, or sbx_update). Returns a RunSummary of the installer's run.",
 		runsCode, inputSchema[installArgs](withDefault("timeoutMs", app.DefaultInstallTimeoutMs)),
-		func(ctx context.Context, _ *sdk.CallToolRequest, in installArgs) (*sdk.CallToolResult, RunSummary, error) {
+		func(ctx context.Context, creq *sdk.CallToolRequest, in installArgs) (*sdk.CallToolResult, RunSummary, error) {
 			req := app.InstallRequest{Manager: in.Manager, Packages: in.Packages, TimeoutMs: in.TimeoutMs, Source: app.SourceMCP}
-			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Install(ctx, in.SandboxID, req) })
+			pr := progressFor(ctx, creq)
+			defer pr.stop()
+			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Install(ctx, in.SandboxID, req, pr.onOutput()) })
 			if err != nil {
 				return nil, RunSummary{}, err
 			}
+			pr.fill(rep)
 			sum := summary(rep)
 			return textResult(sum.text()), sum, nil
 		})
 }
 
 // exec runs body in a persistent sandbox.
-func (s *server) exec(ctx context.Context, id string, body client.RunBody) (*sdk.CallToolResult, RunSummary, error) {
-	rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Exec(ctx, id, body, nil) })
+func (s *server) exec(ctx context.Context, req *sdk.CallToolRequest, id string, body client.RunBody) (*sdk.CallToolResult, RunSummary, error) {
+	var pr *reporter
+	if !body.Background {
+		pr = progressFor(ctx, req)
+	}
+	defer pr.stop()
+	rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Exec(ctx, id, body, pr.onOutput()) })
 	if err != nil {
 		return nil, RunSummary{}, err
 	}
+	pr.fill(rep)
 	sum := summary(rep)
 	return textResult(sum.text()), sum, nil
 }
