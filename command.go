@@ -291,7 +291,7 @@ func flagDocs(c *command) []flagDoc {
 func flagLines(c *command) []string {
 	var lines []string
 	for _, d := range flagDocs(c) {
-		left := "  --" + d.Name
+		left := "  " + dashed(d.Name)
 		if !d.Bool {
 			left += " " + d.Value
 		}
@@ -330,4 +330,13 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// dashed is a flag as people type it: -f for a one-letter name, --name
+// for the others (Go's flag package takes either).
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }

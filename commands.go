@@ -41,10 +41,13 @@ func commands() []*command {
 				}
 			},
 		},
+		psCommand(),
+		logsCommand(),
 		{
-			name: "kill", summary: "kill every process of sandboxes",
-			args:     "(ID... | --all)",
-			examples: []string{"senclaw kill 3f9c2a", "senclaw kill --all"},
+			name: "kill", summary: "kill every process of sandboxes, or one run",
+			args:     "(ID... | RUN... | --all)",
+			about:    "An id of a sandbox (senclaw ls) kills all its processes; an id of a run (senclaw ps) kills that run.",
+			examples: []string{"senclaw kill 3f9c2a", "senclaw kill 8c1d9e0f2a3b   # one background run", "senclaw kill --all"},
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 				all := fs.Bool("all", false, "stop every sandbox")
 				return func(args []string) int {

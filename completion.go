@@ -127,7 +127,7 @@ _senclaw() {
 	for _, n := range nodes {
 		for _, d := range n.flags {
 			if !d.Bool {
-				valued = append(valued, fmt.Sprintf("%q", n.path+":--"+d.Name))
+				valued = append(valued, fmt.Sprintf("%q", n.path+":"+dashed(d.Name)))
 			}
 		}
 	}
@@ -168,7 +168,7 @@ _senclaw() {
 				continue
 			}
 			choices, kind := valueChoices(d)
-			key := fmt.Sprintf("%q", n.path+":--"+d.Name)
+			key := fmt.Sprintf("%q", n.path+":"+dashed(d.Name))
 			switch {
 			case len(choices) > 0:
 				fmt.Fprintf(w, "        %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return 0 ;;\n", key, strings.Join(choices, " "))
@@ -187,7 +187,7 @@ _senclaw() {
 	for _, n := range nodes {
 		words := append([]string{}, n.words...)
 		for _, d := range n.flags {
-			words = append(words, "--"+d.Name)
+			words = append(words, dashed(d.Name))
 		}
 		fmt.Fprintf(w, "        %q) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", n.path, strings.Join(words, " "))
 	}
@@ -259,7 +259,7 @@ _senclaw() {
 		if len(n.flags) > 0 {
 			fmt.Fprint(w, "            _arguments -s")
 			for _, d := range n.flags {
-				spec := "--" + d.Name + "[" + zshDesc(d.Usage) + "]"
+				spec := dashed(d.Name) + "[" + zshDesc(d.Usage) + "]"
 				if !d.Bool {
 					choices, kind := valueChoices(d)
 					action := " "
@@ -271,7 +271,11 @@ _senclaw() {
 					case kind == "file":
 						action = "_files"
 					}
-					spec = "--" + d.Name + "=[" + zshDesc(d.Usage) + "]:" + zshQuote(strings.ToLower(d.Value)) + ":" + action
+					eq := "="
+					if len(d.Name) == 1 {
+						eq = "+"
+					}
+					spec = dashed(d.Name) + eq + "[" + zshDesc(d.Usage) + "]:" + zshQuote(strings.ToLower(d.Value)) + ":" + action
 				}
 				fmt.Fprintf(w, " \\\n                '%s'", spec)
 			}
@@ -322,7 +326,11 @@ func writeFish(w io.Writer, cmds []*command) {
 
 func writeFishFlags(w io.Writer, cond string, c *command) {
 	for _, d := range flagDocs(c) {
-		line := fmt.Sprintf("complete -c senclaw -n %s -l %s", fishQuote(cond), d.Name)
+		opt := "-l"
+		if len(d.Name) == 1 {
+			opt = "-s"
+		}
+		line := fmt.Sprintf("complete -c senclaw -n %s %s %s", fishQuote(cond), opt, d.Name)
 		if !d.Bool {
 			choices, kind := valueChoices(d)
 			switch {
@@ -394,7 +402,7 @@ print the version, the commit and the build date
 				fmt.Fprintf(w, ".PP\n%s\n", roff(c.about))
 			}
 			for _, d := range flagDocs(c) {
-				head := `\fB\-\-` + roff(d.Name) + `\fR`
+				head := `\fB` + roff(dashed(d.Name)) + `\fR`
 				if !d.Bool {
 					head += ` \fI` + roff(d.Value) + `\fR`
 				}

@@ -49,7 +49,8 @@ func TestBashCompletion(t *testing.T) {
 		{"senclaw policy --agent-shell ", "on off"},
 		{"senclaw completion ", "bash zsh fish"},
 		{"senclaw events --ki", "--kind"},
-		{"senclaw -", "--data-dir --v --version"},
+		{"senclaw -", "--data-dir -v --version"},
+		{"senclaw logs -", "-f --follow --tail"},
 	}
 	for _, tc := range cases {
 		words := strings.Split(tc.words, " ")
@@ -120,7 +121,7 @@ func TestManPage(t *testing.T) {
 			t.Errorf("the man page lacks senclaw %s", path)
 		}
 		for _, d := range flagDocs(c) {
-			if !strings.Contains(text, "--"+d.Name) {
+			if !strings.Contains(text, dashed(d.Name)) {
 				t.Errorf("the man page lacks senclaw %s --%s", path, d.Name)
 			}
 		}

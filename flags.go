@@ -42,7 +42,9 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	o := &cli.RunOptions{Set: map[string]bool{}}
 	if cmd == "run" {
 		fs.StringVar(&o.SandboxID, "sandbox", "", "run in the persistent sandbox `ID` instead of a one-shot one")
-		fs.BoolVar(&o.Background, "background", false, "start the run and return; its output goes to a log file in the workspace")
+		fs.BoolVar(&o.Background, "background", false, "start the run and return; it runs until stopped (senclaw ps, logs, kill), its output in a log")
+		fs.DurationVar(&o.TTL, "ttl", 0, "a --background run's deadline, `DURATION` (1s to 720h; default none)")
+		fs.DurationVar(&o.IdleTTL, "idle-ttl", 0, "kill a --background run after this `DURATION` without CPU use or output")
 		fs.BoolVar(&o.Trace, "trace", false, "record what the run reads, writes, starts and connects to (senclaw events RUN)")
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's `NAME`")

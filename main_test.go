@@ -198,7 +198,7 @@ func TestHelpNeverActs(t *testing.T) {
 			if code != 0 || errOut != "" || !strings.Contains(out, "Usage: senclaw "+path) {
 				t.Errorf("senclaw %s %s: exit %d, stdout %q, stderr %q", path, h, code, out, errOut)
 			}
-			if strings.Contains(out, "/login?code=") || strings.Contains(out, "stopped") {
+			if strings.Contains(out, "/login?code=") || strings.Contains(out, "senclaw stopped") {
 				t.Errorf("senclaw %s %s acted: %q", path, h, out)
 			}
 			if ex := strings.SplitN(out, "\nExamples:\n", 2); len(ex) != 2 || strings.Count(ex[1], "\n  ") < 1 || !strings.Contains(ex[1], "senclaw") {

@@ -23,6 +23,9 @@ type liveRun struct {
 	started   time.Time
 	proc      backends.Process
 	done      chan struct{}
+	// logFile is a background run's log, "" for a foreground run, and
+	// workspace the workspace it is in.
+	logFile, workspace string
 
 	mu     sync.Mutex
 	reason string // why the engine killed it, "" if it did not
@@ -61,6 +64,19 @@ func (l *liveRuns) count(sandboxID string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.bySandbox[sandboxID])
+}
+
+// all returns every live run.
+func (l *liveRuns) all() []*liveRun {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*liveRun
+	for _, m := range l.bySandbox {
+		for _, r := range m {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (l *liveRuns) runs(sandboxID string) []*liveRun {

@@ -28,8 +28,16 @@ type RunRequest struct {
 	// TimeoutMs overrides the sandbox's timeout for this run (0: keep).
 	TimeoutMs int `json:"timeoutMs,omitempty"`
 	// Background starts the run and returns at once; its output goes to
-	// a log file in the workspace.
+	// a log file in the workspace. A background run has no deadline
+	// unless TTLMs is given: it runs until it ends, is killed, its sandbox
+	// is stopped or deleted, or the engine stops (or IdleTTLMs passes).
 	Background bool `json:"background,omitempty"`
+	// TTLMs, for a background run, kills it after this many milliseconds
+	// (1 s to 30 days); 0 means no deadline.
+	TTLMs int `json:"ttlMs,omitempty"`
+	// IdleTTLMs, for a background run, kills it once its processes have
+	// used no CPU and written no output for this long (1 s to 30 days).
+	IdleTTLMs int `json:"idleTtlMs,omitempty"`
 	// Stdout and Stderr, when set, also receive the output as it comes
 	// (the CLI streams it).
 	Stdout io.Writer `json:"-"`
@@ -57,7 +65,11 @@ type plan struct {
 	// offPath: a documented "off" switch sends this run directly to the
 	// host; its record says "none".
 	offPath bool
+	// timeout kills the run after this long; 0 (a background run without
+	// a TTL) means never.
 	timeout time.Duration
+	// idle kills a background run after this long without CPU or output.
+	idle time.Duration
 	// codeFile is written into the workspace before the run.
 	codeFile, code string
 }
@@ -142,8 +154,47 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 		timeout = req.TimeoutMs
 	}
 	p.timeout = time.Duration(timeout) * time.Millisecond
+	if err := planLifetime(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
+
+// planLifetime sets how long a background run may live: until it is
+// stopped, unless a TTL or an idle TTL is given. A foreground run keeps
+// its timeout; the TTLs are for background runs only.
+func planLifetime(p *plan) error {
+	req := p.req
+	if !req.Background {
+		switch {
+		case req.TTLMs != 0:
+			return badField("ttlMs", req.TTLMs, "is for background runs; a foreground run has timeoutMs")
+		case req.IdleTTLMs != 0:
+			return badField("idleTtlMs", req.IdleTTLMs, "is for background runs; a foreground run has timeoutMs")
+		}
+		return nil
+	}
+	if req.TimeoutMs != 0 {
+		return badField("timeoutMs", req.TimeoutMs, "does not apply to a background run, which runs until it is stopped; give ttlMs for a deadline")
+	}
+	p.timeout = 0
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"ttlMs", req.TTLMs}, {"idleTtlMs", req.IdleTTLMs}} {
+		if f.v != 0 {
+			if err := checkRange(f.name, f.v, MinTimeoutMs, MaxTTLMs, " ms (1 s to 30 days)"); err != nil {
+				return err
+			}
+		}
+	}
+	p.timeout = time.Duration(req.TTLMs) * time.Millisecond
+	p.idle = time.Duration(req.IdleTTLMs) * time.Millisecond
+	return nil
+}
+
+// MaxTTLMs bounds a background run's TTL and idle TTL: 30 days.
+const MaxTTLMs = 30 * 24 * 3600 * 1000
 
 // run is the single gate: every execution passes here. It applies the
 // policy, picks the backend (never a weaker one than asked), starts the
@@ -160,6 +211,8 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		Language:    p.req.Language,
 		Network:     p.sb.Network || !p.sb.Ports.Empty(),
 		Background:  p.req.Background,
+		TTLMs:       p.req.TTLMs,
+		IdleTTLMs:   p.req.IdleTTLMs,
 		StartedAt:   e.now().UTC(),
 		State:       "done",
 	}
@@ -214,7 +267,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if isolation != "none" && isolation != "none (degraded)" && enf.Isolation != "" {
 		rec.Isolation = enf.Isolation
 	}
-	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{})}
+	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{}), logFile: rec.LogFile, workspace: p.sb.Workspace}
 	e.live.add(lr)
 	if p.sb.Kind != "oneshot" {
 		e.records.touch(p.sb.ID, e.now().UTC())
@@ -258,8 +311,18 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 		status, err = lr.proc.Wait()
 		close(waited)
 	}()
-	timer := time.NewTimer(p.timeout)
-	defer timer.Stop()
+	var timeout <-chan time.Time
+	if p.timeout > 0 {
+		timer := time.NewTimer(p.timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var idle <-chan string
+	if p.idle > 0 {
+		w := e.watchIdle(lr, p.idle)
+		defer w.stop()
+		idle = w.fired
+	}
 	done := ctx.Done()
 	if p.req.Background {
 		done = nil // a background run outlives the request that started it
@@ -271,8 +334,11 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 		select {
 		case <-waited:
 			return status, err
-		case <-timer.C:
+		case <-timeout:
 			lr.kill("timeout")
+		case why := <-idle:
+			lr.kill(why)
+			idle = nil
 		case <-done:
 			lr.kill("cancelled by the caller")
 			done = nil

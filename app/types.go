@@ -199,6 +199,10 @@ type RunRecord struct {
 	Missing    []string `json:"missing,omitempty"`
 	Network    bool     `json:"network"`
 	Background bool     `json:"background,omitempty"`
+	// TTLMs and IdleTTLMs are a background run's deadline and idle TTL
+	// (0: none; it runs until it is stopped).
+	TTLMs     int `json:"ttlMs,omitempty"`
+	IdleTTLMs int `json:"idleTtlMs,omitempty"`
 	// State is "running" for a background run still going, else "done".
 	State     string `json:"state"`
 	ExitCode  *int   `json:"exitCode"`

@@ -90,6 +90,8 @@ func (s *Server) routes() {
 	s.route("PUT /exec-policy", s.putPolicy)
 	s.route("GET /runs", s.listRuns)
 	s.route("GET /runs/{id}", s.getRun)
+	s.route("GET /runs/{id}/log", s.runLog)
+	s.route("POST /runs/{id}/kill", s.killRun)
 	s.route("POST /run-once", s.runOnce)
 	s.route("POST /agent-shell", s.agentShell)
 	s.route("POST /stop-all", func(w http.ResponseWriter, r *http.Request) error {
@@ -173,6 +175,18 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	limit, err := intParam(r, "limit", 50, 1, 5000)
 	if err != nil {
 		return err
+	}
+	switch st := r.URL.Query().Get("state"); st {
+	case "":
+	case "running":
+		runs, err := s.e.BackgroundRuns()
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+		return nil
+	default:
+		return &badRequest{field: "state", msg: "state " + strconv.Quote(st) + ": the only filter is running (the background runs going on now)"}
 	}
 	runs, err := s.e.Runs(r.URL.Query().Get("sandboxId"), limit)
 	if err != nil {

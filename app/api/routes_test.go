@@ -87,6 +87,18 @@ func TestEveryRoute(t *testing.T) {
 	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/runs/" + runID}); status != 200 {
 		t.Errorf("run %s: %d", runID, status)
 	}
+	if status, body := do(t, base, call{method: "POST", path: "/api/sandbox/runs/" + runID + "/kill"}); status != 200 || body["killed"] != false {
+		t.Errorf("kill an ended run: %d %v", status, body)
+	}
+	if status, body := do(t, base, call{method: "GET", path: "/api/sandbox/runs/" + runID + "/log"}); status != 400 || !strings.Contains(mustJSON(body), "not a background run") {
+		t.Errorf("the log of a foreground run: %d %v", status, body)
+	}
+	if status, body := do(t, base, call{method: "GET", path: "/api/sandbox/runs?state=running"}); status != 200 || body["runs"] == nil {
+		t.Errorf("running runs: %d %v", status, body)
+	}
+	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/runs?state=sleeping"}); status != 400 {
+		t.Errorf("an unknown state filter: %d", status)
+	}
 
 	bad := []struct {
 		c     call

@@ -108,6 +108,8 @@ type runBody struct {
 	TimeoutMs  int               `json:"timeoutMs"`
 	Env        map[string]string `json:"env"`
 	Background bool              `json:"background"`
+	TTLMs      int               `json:"ttlMs"`
+	IdleTTLMs  int               `json:"idleTtlMs"`
 	Source     string            `json:"source"`
 	// Trace traces this run even when its sandbox does not.
 	Trace bool `json:"trace"`
@@ -118,7 +120,7 @@ func (b runBody) request(r *http.Request) app.RunRequest {
 	if src == "" {
 		src = app.SourceREST
 	}
-	return app.RunRequest{Source: src, Command: b.Command, Argv: b.Argv, Language: b.Language, Code: b.Code, TimeoutMs: b.TimeoutMs, Env: b.Env, Background: b.Background, Trace: b.Trace}
+	return app.RunRequest{Source: src, Command: b.Command, Argv: b.Argv, Language: b.Language, Code: b.Code, TimeoutMs: b.TimeoutMs, Env: b.Env, Background: b.Background, TTLMs: b.TTLMs, IdleTTLMs: b.IdleTTLMs, Trace: b.Trace}
 }
 
 // RunReply is what a run answers.
@@ -129,10 +131,13 @@ type RunReply struct {
 	Stderr string        `json:"stderr"`
 	// Note says what the backend did not enforce, in words.
 	Note string `json:"note,omitempty"`
+	// Lifetime, for a background run, says how it ends: no deadline
+	// unless it was given a TTL.
+	Lifetime string `json:"lifetime,omitempty"`
 }
 
 func reply(res *app.RunResult) RunReply {
-	return RunReply{Run: res.Record, OK: res.Record.OK(), Stdout: res.Stdout, Stderr: res.Stderr, Note: strings.Join(res.Record.Missing, "; ")}
+	return RunReply{Run: res.Record, OK: res.Record.OK(), Stdout: res.Stdout, Stderr: res.Stderr, Note: strings.Join(res.Record.Missing, "; "), Lifetime: res.Record.Lifetime()}
 }
 
 // streamer writes output chunks as NDJSON lines while a run goes on, for

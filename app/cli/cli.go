@@ -54,6 +54,8 @@ type RunOptions struct {
 	Connect    []int
 	Loopback   []int
 	Background bool
+	TTL        time.Duration
+	IdleTTL    time.Duration
 	Trace      bool
 	JSON       bool
 	Argv       []string
@@ -165,7 +167,16 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 		say(io.Err, "senclaw run: no command given; usage: senclaw run [flags] -- CMD ARGS...")
 		return ExitUsage
 	}
-	body := client.RunBody{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background, Trace: o.Trace}
+	body := client.RunBody{Source: app.SourceCLI, Argv: o.Argv, Background: o.Background, Trace: o.Trace,
+		TTLMs: int(o.TTL / time.Millisecond), IdleTTLMs: int(o.IdleTTL / time.Millisecond)}
+	if (o.Set["ttl"] || o.Set["idle-ttl"]) && !o.Background {
+		say(io.Err, "senclaw run: --ttl and --idle-ttl are for --background runs; a foreground run has --timeout")
+		return ExitUsage
+	}
+	if o.Background && o.Set["timeout"] {
+		say(io.Err, "senclaw run: --timeout does not apply to a --background run, which runs until it is stopped; give --ttl for a deadline")
+		return ExitUsage
+	}
 	var onOutput func(stream, data string)
 	if !o.JSON && !o.Background {
 		onOutput = func(stream, data string) {
@@ -181,7 +192,7 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 	if o.SandboxID != "" {
 		for flag := range o.Set {
 			switch flag {
-			case "sandbox", "env", "timeout", "json", "background", "trace":
+			case "sandbox", "env", "timeout", "json", "background", "trace", "ttl", "idle-ttl":
 			default:
 				say(io.Err, "senclaw run: --%s sets up a one-shot sandbox and cannot be used with --sandbox; the sandbox's own settings apply", flag)
 				return ExitUsage
@@ -225,7 +236,8 @@ func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else if o.Background {
-		say(io.Out, "started run %s in sandbox %s; output goes to %s", rec.ID, rec.SandboxID, rec.LogFile)
+		say(io.Out, "started run %s in sandbox %s; follow its output with: senclaw logs -f %s", rec.ID, rec.SandboxID, rec.ID)
+		say(io.Err, "senclaw: it %s", res.Lifetime)
 	}
 	for _, m := range rec.Missing {
 		say(io.Err, "senclaw: note: %v", m)

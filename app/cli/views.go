@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -106,6 +108,21 @@ func Kill(ctx context.Context, c *client.Client, ids []string, all bool, io IO) 
 	}
 	for _, id := range ids {
 		n, err := c.Stop(ctx, id)
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Status == http.StatusNotFound {
+			// Not a sandbox: perhaps a run (senclaw ps lists them).
+			killed, rerr := c.KillRun(ctx, id)
+			if rerr == nil {
+				if killed {
+					say(io.Out, "run %s: killed", id)
+				} else {
+					say(io.Out, "run %s: not running (it had ended)", id)
+				}
+				continue
+			}
+			say(io.Err, "senclaw kill: %q is neither a sandbox (senclaw ls) nor a run (senclaw ps)", id)
+			return ExitUsage
+		}
 		if err != nil {
 			say(io.Err, "senclaw kill: %v", err)
 			return ExitFailure

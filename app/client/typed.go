@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -98,6 +99,8 @@ type RunBody struct {
 	TimeoutMs  int               `json:"timeoutMs,omitempty"`
 	Env        map[string]string `json:"env,omitempty"`
 	Background bool              `json:"background,omitempty"`
+	TTLMs      int               `json:"ttlMs,omitempty"`
+	IdleTTLMs  int               `json:"idleTtlMs,omitempty"`
 	Source     string            `json:"source,omitempty"`
 	Trace      bool              `json:"trace,omitempty"`
 }
@@ -288,4 +291,64 @@ func (c *Client) LoginURL(ctx context.Context, base string) (string, error) {
 // StopDaemon asks the daemon to shut down.
 func (c *Client) StopDaemon(ctx context.Context) error {
 	return c.Do(ctx, http.MethodPost, "/daemon/stop", nil, nil, nil)
+}
+
+// BackgroundRuns lists the background runs going on now.
+func (c *Client) BackgroundRuns(ctx context.Context) ([]app.RunRecord, error) {
+	var out struct {
+		Runs []app.RunRecord `json:"runs"`
+	}
+	return out.Runs, c.Do(ctx, http.MethodGet, "/runs", url.Values{"state": {"running"}}, nil, &out)
+}
+
+// KillRun kills one run; killed is false when it had ended.
+func (c *Client) KillRun(ctx context.Context, id string) (killed bool, err error) {
+	var out struct {
+		Killed bool `json:"killed"`
+	}
+	return out.Killed, c.Do(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/kill", nil, nil, &out)
+}
+
+// RunLog reads up to limit bytes of a background run's log from offset
+// (negative: from the end).
+func (c *Client) RunLog(ctx context.Context, id string, offset int64, limit int) (*app.RunLog, error) {
+	var out app.RunLog
+	q := url.Values{"offset": {strconv.FormatInt(offset, 10)}, "limit": {strconv.Itoa(limit)}}
+	return &out, c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"/log", q, nil, &out)
+}
+
+// FollowRunLog streams a background run's log from offset to onData as it
+// grows, until the run ends (its record is returned) or ctx ends.
+func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onData func(string)) (*app.RunRecord, error) {
+	q := url.Values{"offset": {strconv.FormatInt(offset, 10)}, "follow": {"1"}}
+	resp, err := c.send(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"/log", q, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return nil, decodeAnswer(resp, nil)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var line struct {
+			Data  *string        `json:"data"`
+			End   *app.RunRecord `json:"end"`
+			Error *Error         `json:"error"`
+		}
+		if err := dec.Decode(&line); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("reading the log stream: %w", err)
+		}
+		switch {
+		case line.Data != nil:
+			onData(*line.Data)
+		case line.End != nil:
+			return line.End, nil
+		case line.Error != nil:
+			return nil, line.Error
+		}
+	}
 }

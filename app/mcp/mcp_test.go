@@ -463,7 +463,7 @@ func TestPersistentSandbox(t *testing.T) {
 		t.Fatalf("sbx_ports: %v", pr.obj)
 	}
 	fails(t, cs, "sbx_ports", map[string]any{"sandboxId": id, "listen": []int{22}}, "listen")
-	bg := ok(t, cs, "sbx_exec", map[string]any{"sandboxId": id, "command": "exec python3 -m http.server " + strconv.Itoa(port) + " --bind 127.0.0.1", "background": true, "timeoutMs": 60000})
+	bg := ok(t, cs, "sbx_exec", map[string]any{"sandboxId": id, "command": "exec python3 -m http.server " + strconv.Itoa(port) + " --bind 127.0.0.1", "background": true, "ttlMs": 60000})
 	bgID, _ := bg.obj["runId"].(string)
 	if bg.obj["state"] != "running" || bg.obj["logPath"] != ".runs/"+bgID+".log" || bg.obj["exitCode"] != nil {
 		t.Fatalf("background sbx_exec: %v", bg.obj)

@@ -38,17 +38,21 @@ type runInArgs struct {
 	SandboxID  string            `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
 	Language   string            `json:"language" jsonschema:"python, node or bash (aliases: python3, py, javascript, js, sh)"`
 	Code       string            `json:"code" jsonschema:"the source to run, non-blank; it runs in the sandbox's folder, where files from sbx_file_write and earlier runs are"`
-	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs. Not for background runs (see ttlMs)"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
-	Background bool              `json:"background,omitempty" jsonschema:"start the run and return at once (for servers and long jobs); the answer has the run id and the log file its output goes to. The timeout still applies"`
+	Background bool              `json:"background,omitempty" jsonschema:"start the run and return at once (for servers and long jobs); the answer has the run id and the log file its output goes to. It runs until it exits, sbx_kill stops it or sbx_delete removes its sandbox, unless ttlMs or idleTtlMs is given"`
+	TTLMs      int               `json:"ttlMs,omitempty" jsonschema:"a background run's deadline in milliseconds, 1000 to 2592000000 (30 days); default none"`
+	IdleTTLMs  int               `json:"idleTtlMs,omitempty" jsonschema:"kill a background run after this many milliseconds without CPU use or output, 1000 to 2592000000"`
 }
 
 type execArgs struct {
 	SandboxID  string            `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
 	Command    string            `json:"command" jsonschema:"shell command line, run with /bin/sh -c in the sandbox's folder"`
-	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs. It applies to background runs too: give a server up to 600000 (10 minutes)"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs. Not for background runs (see ttlMs)"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
-	Background bool              `json:"background,omitempty" jsonschema:"start the command and return at once, e.g. a web server: the answer has the run id and the log file its output goes to. Reach a server from this machine at 127.0.0.1 on a port listed with sbx_ports listen (or listenPorts on sbx_create)"`
+	Background bool              `json:"background,omitempty" jsonschema:"start the command and return at once, e.g. a web server: the answer has the run id and the log file its output goes to. It runs until it exits, sbx_kill stops it or sbx_delete removes its sandbox, unless ttlMs or idleTtlMs is given. Reach a server from this machine at 127.0.0.1 on a port listed with sbx_ports listen (or listenPorts on sbx_create)"`
+	TTLMs      int               `json:"ttlMs,omitempty" jsonschema:"a background run's deadline in milliseconds, 1000 to 2592000000 (30 days); default none"`
+	IdleTTLMs  int               `json:"idleTtlMs,omitempty" jsonschema:"kill a background run after this many milliseconds without CPU use or output, 1000 to 2592000000"`
 }
 
 type installArgs struct {
@@ -89,7 +93,7 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			"Use it for multi-step work; for a one-off calculation use sbx_run. For a shell command use sbx_exec. Returns a RunSummary.",
 		runsCode, inputSchema[runInArgs](),
 		func(ctx context.Context, req *sdk.CallToolRequest, in runInArgs) (*sdk.CallToolResult, RunSummary, error) {
-			body := client.RunBody{Source: app.SourceMCP, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background}
+			body := client.RunBody{Source: app.SourceMCP, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background, TTLMs: in.TTLMs, IdleTTLMs: in.IdleTTLMs}
 			return s.exec(ctx, req, in.SandboxID, body)
 		})
 
@@ -99,7 +103,7 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			"Returns a RunSummary.",
 		runsCode, inputSchema[execArgs](),
 		func(ctx context.Context, req *sdk.CallToolRequest, in execArgs) (*sdk.CallToolResult, RunSummary, error) {
-			body := client.RunBody{Source: app.SourceMCP, Command: in.Command, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background}
+			body := client.RunBody{Source: app.SourceMCP, Command: in.Command, TimeoutMs: in.TimeoutMs, Env: in.Env, Background: in.Background, TTLMs: in.TTLMs, IdleTTLMs: in.IdleTTLMs}
 			if body.Command == "" {
 				// An empty command must not turn into a code run: the
 				// engine names the missing field.

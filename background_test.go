@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+)
+
+// TestREADMEServerLivesPastItsTimeout runs the README's server example,
+// `senclaw create --name web --listen P` and `senclaw run --sandbox ID
+// --background -- python3 -m http.server P`, and checks after 60 s (twice
+// the sandbox's 30 s timeout) that the server still answers; then ps
+// lists it, logs shows its requests, and kill RUN ends it.
+func TestREADMEServerLivesPastItsTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes a minute")
+	}
+	requireTools(t, "bwrap", "python3")
+	data := cliEnv(t)
+	// The forwarder, which a sandbox with a listen port needs, on PATH.
+	t.Setenv("PATH", filepath.Dir(netfwdtest.Path(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	served := serveInProcess(t, data)
+	defer stopServed(t, served)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+
+	code, out, errOut := senclaw(t, "create", "--name", "web", "--listen", port)
+	id := strings.TrimSpace(out)
+	if code != 0 || id == "" {
+		t.Fatalf("create: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = senclaw(t, "run", "--sandbox", id, "--background", "--", "python3", "-m", "http.server", port)
+	if code != 0 || !strings.Contains(out, "started run ") || !strings.Contains(errOut, "runs until it exits") {
+		t.Fatalf("run --background: %d %q %q", code, out, errOut)
+	}
+	runID := strings.Fields(strings.TrimPrefix(out, "started run "))[0]
+	get := func() error {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	for deadline := time.Now().Add(15 * time.Second); get() != nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server does not answer: %v", get())
+		}
+	}
+	time.Sleep(60 * time.Second)
+	if err := get(); err != nil {
+		t.Fatalf("after 60 s the README's server is gone: %v", err)
+	}
+	if code, out, _ := senclaw(t, "ps"); code != 0 || !strings.Contains(out, runID) || !strings.Contains(out, "when stopped") {
+		t.Fatalf("ps: %d %q", code, out)
+	}
+	if code, out, _ := senclaw(t, "logs", runID); code != 0 || !strings.Contains(out, `"GET / HTTP/1.1" 200`) {
+		t.Fatalf("logs: %d %q", code, out)
+	}
+	if code, out, _ := senclaw(t, "kill", runID); code != 0 || !strings.Contains(out, "killed") {
+		t.Fatalf("kill RUN: %d %q", code, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); get() == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server still answers after kill")
+		}
+	}
+	if code, out, _ := senclaw(t, "ps"); code != 0 || strings.Contains(out, runID) {
+		t.Fatalf("ps after kill: %d %q", code, out)
+	}
+}
