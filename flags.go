@@ -43,8 +43,8 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	if cmd == "run" {
 		fs.StringVar(&o.SandboxID, "sandbox", "", "run in the persistent sandbox `ID` instead of a one-shot one")
 		fs.BoolVar(&o.Background, "background", false, "start the run and return; it runs until stopped (senclaw ps, logs, kill), its output in a log")
-		fs.DurationVar(&o.TTL, "ttl", 0, "a --background run's deadline, `DURATION` (1s to 720h; default none)")
-		fs.DurationVar(&o.IdleTTL, "idle-ttl", 0, "kill a --background run after this `DURATION` without CPU use or output")
+		fs.Var(durationFlag{&o.TTL, time.Second}, "ttl", "a --background run's deadline, `DURATION` (1s to 720h; default none)")
+		fs.Var(durationFlag{&o.IdleTTL, time.Second}, "idle-ttl", "kill a --background run after this `DURATION` without CPU use or output")
 		fs.BoolVar(&o.Trace, "trace", false, "record what the run reads, writes, starts and connects to (senclaw events RUN)")
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's `NAME`")
@@ -55,7 +55,8 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	fs.Var((*stringList)(&o.Mounts), "mount", "a host folder under the workspace, `SRC[:TARGET[:ro]]` (repeatable)")
 	fs.BoolVar(&o.Network, "network", false, "allow network access (through the engine's proxy)")
 	fs.Var((*stringList)(&o.Env), "env", "an environment variable, `K=V` (repeatable)")
-	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "kill the run after this `DURATION` (1s to 10m, e.g. 90s, 2m)")
+	o.Timeout = 30 * time.Second
+	fs.Var(durationFlag{&o.Timeout, time.Second}, "timeout", "kill the run after this `DURATION` (1s to 10m, e.g. 90s, 2m)")
 	fs.Float64Var(&o.CPUs, "cpus", 1, "CPU limit in `CORES` (0.1 to 32)")
 	fs.IntVar(&o.MemoryMB, "memory", 512, "memory limit in `MB` (64 to 65536)")
 	fs.IntVar(&o.Pids, "pids", 256, "process count limit, `N` (16 to 8192)")
@@ -71,6 +72,36 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 // the engine's settings rather than from the flags' zero values.
 func collectSet(fs *flag.FlagSet, o *cli.RunOptions) {
 	fs.Visit(func(f *flag.Flag) { o.Set[f.Name] = true })
+}
+
+// durationFlag is a duration that must have a unit and be at least min:
+// "5" is refused with a hint (seconds? milliseconds?), not guessed at, and
+// "0" is refused rather than meaning "no limit".
+type durationFlag struct {
+	v   *time.Duration
+	min time.Duration
+}
+
+func (f durationFlag) String() string {
+	if f.v == nil || *f.v == 0 {
+		return ""
+	}
+	return f.v.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return fmt.Errorf("%q needs a unit: say 5s, 90s, 2m or 1h", s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: say 5s, 90s, 2m or 1h", s)
+	}
+	if d < f.min {
+		return fmt.Errorf("%q is too short: at least %s", s, f.min)
+	}
+	*f.v = d
+	return nil
 }
 
 // onOff is a flag that takes on/off (or true/false).

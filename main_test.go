@@ -105,6 +105,10 @@ func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
 		{"no_command_is_2", []string{"run"}, 2, "", "no command"},
 		{"unknown_sandbox", []string{"run", "--sandbox", "nope", "--", "true"}, 2, "", "nope"},
 		{"caps", []string{"caps"}, 0, "bwrap", ""},
+		{"timeout_needs_a_unit", []string{"run", "--timeout", "5", "--", "true"}, 2, "", "needs a unit"},
+		{"timeout_zero_refused", []string{"run", "--timeout", "0s", "--", "true"}, 2, "", "at least 1s"},
+		{"image_on_bwrap_refused", []string{"run", "--backend", "bwrap", "--image", "python:3.12", "--", "true"}, 2, "", "applies to container backends"},
+		{"ttl_needs_background", []string{"run", "--ttl", "1h", "--", "true"}, 2, "", "--background"},
 		{"url", []string{"url"}, 0, "/login?code=", ""},
 	}
 	for _, tc := range cases {

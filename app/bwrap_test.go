@@ -260,3 +260,34 @@ func TestBwrapMissingOrBrokenIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestAMissingCommandExits127Once: a command that is not in the sandbox
+// exits 127 (126 when it cannot be executed), as a shell's would, with one
+// line saying so, with the network off and on.
+func TestAMissingCommandExits127Once(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	for _, tc := range []struct {
+		name    string
+		network bool
+		argv    []string
+		code    int
+		stderr  string
+	}{
+		{"missing", false, []string{"nosuchcmd", "-x"}, 127, "senclaw: not found in the sandbox: nosuchcmd\n"},
+		{"missing_with_network", true, []string{"nosuchcmd"}, 127, "senclaw: not found in the sandbox: nosuchcmd\n"},
+		{"not_executable", false, []string{"/etc/passwd"}, 126, "senclaw: not executable in the sandbox: /etc/passwd\n"},
+		{"the_command_s_own_output", false, []string{"sh", "-c", "echo 'bwrap: execvp' >&2; exit 3"}, 3, "bwrap: execvp\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.RunOnce(context.Background(), SandboxConfig{Network: ptr(tc.network)}, RunRequest{Argv: tc.argv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Record
+			if r.ExitCode == nil || *r.ExitCode != tc.code || r.Error != "" || res.Stderr != tc.stderr {
+				t.Fatalf("exit %v, error %q, stderr %q; want %d and %q", r.ExitCode, r.Error, res.Stderr, tc.code, tc.stderr)
+			}
+		})
+	}
+}

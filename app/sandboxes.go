@@ -62,6 +62,17 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if sb.Image, err = checkImage("image", *cfg.Image); err != nil {
 			return sb, err
 		}
+		if create && sb.Image != "" {
+			switch sb.Backend {
+			case "", "auto":
+				// An image is a container's: it asks for the container
+				// backend rather than being ignored by another.
+				sb.Backend = "docker"
+			case "docker":
+			default:
+				return sb, badField("image", *cfg.Image, "applies to container backends (docker); this sandbox's backend is %s, which runs this machine's own programs: drop the image, or use the docker backend", sb.Backend)
+			}
+		}
 	}
 	if cfg.FsMode != nil {
 		if sb.FsMode, err = checkFsMode("fsMode", *cfg.FsMode); err != nil {
@@ -350,4 +361,38 @@ func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 		return false, fmt.Errorf("removing the workspace: %w", err)
 	}
 	return true, nil
+}
+
+// ResolveSandbox turns what a person typed, an id or a sandbox's name,
+// into the sandbox's id: an id first, else the one sandbox with that name.
+// A name two sandboxes share is refused with their ids.
+func (e *Engine) ResolveSandbox(idOrName string) (string, error) {
+	var sb Sandbox
+	err := e.store.GetSandbox(idOrName, &sb)
+	if err == nil {
+		return idOrName, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	var ids []string
+	err = e.store.EachSandbox(func(data []byte) error {
+		var s struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(data, &s) == nil && s.Name == idOrName {
+			ids = append(ids, s.ID)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case len(ids) == 1:
+		return ids[0], nil
+	case len(ids) > 1:
+		return "", &ConflictError{Reason: fmt.Sprintf("%d sandboxes are named %q (%s): give an id (senclaw ls lists them)", len(ids), idOrName, strings.Join(ids, ", "))}
+	}
+	return "", &NotFoundError{Kind: "sandbox", ID: idOrName}
 }

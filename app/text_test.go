@@ -76,7 +76,7 @@ func TestStoredTextFollowsOneCharacterPolicy(t *testing.T) {
 		}
 	}
 	for _, ok := range []string{"debian:bookworm-slim", "senclaw-test/busybox:latest", "registry.example.com:5000/team/app@sha256:" + strings.Repeat("a", 64), ""} {
-		if _, err := e.Create(context.Background(), SandboxConfig{Backend: ptr("direct"), Image: ptr(ok)}); err != nil {
+		if _, err := e.Create(context.Background(), SandboxConfig{Image: ptr(ok)}); err != nil {
 			t.Errorf("image %q: %v", ok, err)
 		}
 	}

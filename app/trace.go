@@ -113,6 +113,9 @@ func (e *Engine) Events(q EventQuery) (EventsResult, error) {
 	case q.Limit < 1 || q.Limit > MaxEventsLimit:
 		return res, badField("limit", q.Limit, "must be between 1 and %d", MaxEventsLimit)
 	}
+	if q.KindPrefix != "" && !slices.ContainsFunc(tracer.Kinds, func(k string) bool { return strings.HasPrefix(k, q.KindPrefix) }) {
+		return res, badField("kind", q.KindPrefix, "matches no kind of event; the kinds are %s (a prefix such as file, proc or net works)", strings.Join(tracer.Kinds, ", "))
+	}
 	keep := func(runID string, data []byte) bool {
 		var ev StoredEvent
 		if json.Unmarshal(data, &ev) != nil || !strings.HasPrefix(ev.Kind, q.KindPrefix) {

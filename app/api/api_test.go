@@ -344,3 +344,35 @@ func TestTokenFileIsPrivateAndStable(t *testing.T) {
 var _ = time.Second
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// TestASandboxNameWorksWhereAnIDDoes: every /sandboxes/{id} route takes a
+// unique name too; a shared name is refused with the ids.
+func TestASandboxNameWorksWhereAnIDDoes(t *testing.T) {
+	t.Parallel()
+	e := testEngine(t)
+	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken}))
+	create := func(name string) string {
+		status, body := do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes", body: map[string]any{"name": name, "backend": "direct"}})
+		if status != 201 {
+			t.Fatalf("create %s: %d %v", name, status, body)
+		}
+		return body["sandbox"].(map[string]any)["id"].(string)
+	}
+	web := create("web")
+	status, body := do(t, base, call{method: "GET", path: "/api/sandbox/sandboxes/web"})
+	if status != 200 || body["id"] != web {
+		t.Fatalf("GET by name: %d %v", status, body)
+	}
+	status, body = do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes/web/exec", body: map[string]any{"command": "echo by-name"}})
+	if status != 200 || !strings.Contains(mustJSON(body), "by-name") {
+		t.Fatalf("exec by name: %d %v", status, body)
+	}
+	a, b := create("dup"), create("dup")
+	status, body = do(t, base, call{method: "GET", path: "/api/sandbox/sandboxes/dup"})
+	if status != 409 || !strings.Contains(mustJSON(body), a) || !strings.Contains(mustJSON(body), b) {
+		t.Fatalf("a shared name: %d %v", status, body)
+	}
+	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/sandboxes/nobody"}); status != 404 {
+		t.Fatalf("an unknown name: %d", status)
+	}
+}

@@ -2,6 +2,7 @@ package api
 
 import (
 	_ "embed"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,10 +16,26 @@ import (
 func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.table = append(s.table, method+" /api/sandbox"+path)
+	bySandbox := strings.HasPrefix(path, "/sandboxes/{id}")
 	s.mux.HandleFunc(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
 		if s.e == nil {
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "sandbox engine unavailable: " + errText(s.opts.EngineErr) + " (see the daemon's log)"})
 			return
+		}
+		if bySandbox {
+			// A unique sandbox name works wherever an id does. An id no
+			// sandbox has any more (a one-shot run's, whose events stay)
+			// goes on to the handler as it is.
+			id, err := s.e.ResolveSandbox(r.PathValue("id"))
+			var nf *app.NotFoundError
+			switch {
+			case errors.As(err, &nf):
+			case err != nil:
+				writeError(w, err)
+				return
+			default:
+				r.SetPathValue("id", id)
+			}
 		}
 		if err := h(w, r); err != nil {
 			writeError(w, err)

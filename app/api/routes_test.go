@@ -142,6 +142,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "GET", path: "/api/sandbox/runs?limit=0"}, 400, "limit"},
 		{call{method: "GET", path: "/api/sandbox/runs/nope"}, 404, ""},
 		{call{method: "GET", path: sb + "/events?limit=9999"}, 400, "limit"},
+		{call{method: "GET", path: sb + "/events?kind=bogus"}, 400, "kind"},
 		{call{method: "POST", path: sb + "/trace", body: `{"enabled": "yes"}`}, 400, "enabled"},
 		{call{method: "POST", path: "/api/sandbox/run-once", body: `{"command": "true", "memoryMb": 1}`}, 400, "memoryMb"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: `{"projectDir": "/", "command": "true"}`}, 400, "projectDir"},

@@ -167,7 +167,12 @@ func (p *process) exitStatus(waitErr error, oom bool) (backends.ExitStatus, erro
 		st.Signal = "killed"
 	}
 	// bwrap reports its own failures as exit 1 with "bwrap: ..." before
-	// the command ran (or when the command cannot be executed).
+	// the command ran (or when the command cannot be executed: that one
+	// is the command's failure, told as a shell tells it).
+	p.stderr.finish()
+	if code := p.stderr.failedExec(); code != 0 && st.Code == 1 {
+		return backends.ExitStatus{Code: code}, nil
+	}
 	if msg := p.stderr.head(); st.Code == 1 && strings.HasPrefix(msg, "bwrap: ") {
 		line, _, _ := strings.Cut(msg, "\n")
 		return st, &SetupError{Message: line}

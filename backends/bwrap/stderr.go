@@ -1,18 +1,36 @@
 package bwrap
 
 import (
+	"bytes"
 	"io"
+	"strings"
 	"sync"
 )
 
 // headSize is how much of stderr is kept to recognise bwrap's own errors.
 const headSize = 4096
 
-// headWriter forwards stderr to w (if any) and keeps its first bytes.
+// headWriter forwards stderr to w (if any) and keeps its first bytes, so
+// that bwrap's own errors can be told from the command's.
+//
+// When the stream starts with bwrap's "bwrap: execvp NAME: ..." (the
+// command could not be executed), that one line is replaced with the
+// shell's way of saying it ("senclaw: not found in the sandbox: NAME"),
+// and the run exits 127 (or 126) as a shell's would: the person sees one
+// message, not bwrap's text and then the engine's. (A command that writes
+// that very line first and exits 1 is told the same way; it could as well
+// exit 127 itself, so nothing is gained by it.)
 type headWriter struct {
 	w  io.Writer
 	mu sync.Mutex
 	b  []byte
+	// pending holds the start of the stream while it may still be
+	// bwrap's execvp line.
+	pending []byte
+	decided bool
+	// execFailed is the exit code a failed execvp stands for (127: not
+	// found, 126: not executable), 0 when the command was executed.
+	execFailed int
 }
 
 func (h *headWriter) Write(p []byte) (int, error) {
@@ -20,11 +38,71 @@ func (h *headWriter) Write(p []byte) (int, error) {
 	if n := headSize - len(h.b); n > 0 {
 		h.b = append(h.b, p[:min(n, len(p))]...)
 	}
+	out := p
+	if !h.decided {
+		h.pending = append(h.pending, p...)
+		out = h.decide(false)
+	}
 	h.mu.Unlock()
-	if h.w == nil {
+	if h.w == nil || len(out) == 0 {
 		return len(p), nil
 	}
-	return h.w.Write(p)
+	if _, err := h.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// decide looks at the pending start of the stream and returns what to
+// pass on now; at the end of the stream (final) it passes everything.
+func (h *headWriter) decide(final bool) []byte {
+	const prefix = "bwrap: execvp "
+	pend := h.pending
+	switch {
+	case len(pend) < len(prefix) && strings.HasPrefix(prefix, string(pend)) && !final:
+		return nil // too early to tell
+	case !bytes.HasPrefix(pend, []byte(prefix)):
+	default:
+		nl := bytes.IndexByte(pend, '\n')
+		if nl < 0 && !final && len(pend) < headSize {
+			return nil
+		}
+		if nl < 0 {
+			nl = len(pend)
+		}
+		line := string(pend[len(prefix):nl])
+		name, why, ok := strings.Cut(line, ": ")
+		switch {
+		case ok && why == "No such file or directory":
+			h.execFailed = 127
+			pend = append([]byte("senclaw: not found in the sandbox: "+name+"\n"), pend[min(nl+1, len(pend)):]...)
+		case ok && why == "Permission denied":
+			h.execFailed = 126
+			pend = append([]byte("senclaw: not executable in the sandbox: "+name+"\n"), pend[min(nl+1, len(pend)):]...)
+		}
+	}
+	h.decided, h.pending = true, nil
+	return pend
+}
+
+// finish passes on what is still held back, at the end of the stream.
+func (h *headWriter) finish() {
+	h.mu.Lock()
+	var out []byte
+	if !h.decided {
+		out = h.decide(true)
+	}
+	h.mu.Unlock()
+	if h.w != nil && len(out) > 0 {
+		_, _ = h.w.Write(out)
+	}
+}
+
+// failedExec is the exit code a failed execvp stands for, 0 if none.
+func (h *headWriter) failedExec() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.execFailed
 }
 
 func (h *headWriter) head() string {

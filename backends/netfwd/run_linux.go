@@ -300,7 +300,7 @@ func socksConnectLoopback(c net.Conn, q int) error {
 func runChild(argv []string, stderr io.Writer) int {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "senclaw-netfwd: %s: command not found\n", argv[0])
+		fmt.Fprintf(stderr, "senclaw: not found in the sandbox: %s\n", argv[0])
 		return 127
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
