@@ -107,6 +107,7 @@ func commands() []*command {
 				})
 			},
 		},
+		settingsCommand(),
 		serveCommand(),
 		{
 			name: "sandbox-server", summary: "MCP server over stdio (the sbx_* tools) for agent clients",

@@ -109,6 +109,10 @@ func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
 		{"timeout_zero_refused", []string{"run", "--timeout", "0s", "--", "true"}, 2, "", "at least 1s"},
 		{"image_on_bwrap_refused", []string{"run", "--backend", "bwrap", "--image", "python:3.12", "--", "true"}, 2, "", "applies to container backends"},
 		{"ttl_needs_background", []string{"run", "--ttl", "1h", "--", "true"}, 2, "", "--background"},
+		{"settings_set", []string{"settings", "set", "defaultPids=300", "notifications=off"}, 0, "300", ""},
+		{"settings_show", []string{"settings"}, 0, "process limit of new sandboxes", ""},
+		{"settings_refused", []string{"settings", "set", "defaultCpus=0"}, 2, "", "defaultCpus"},
+		{"settings_unknown", []string{"settings", "set", "colour=blue"}, 2, "", "is not a setting"},
 		{"url", []string{"url"}, 0, "/login?code=", ""},
 	}
 	for _, tc := range cases {

@@ -75,7 +75,7 @@ type eventsResult struct {
 }
 
 // settingsNote says what an agent cannot change, in every answer.
-const settingsNote = "allowDirect, sandboxUid and sandboxGid are shown but only a person can change them (dashboard or CLI)"
+const settingsNote = "allowDirect, sandboxUid and sandboxGid are shown but only a person can change them (senclaw settings set allowDirect=true, or the dashboard's Defaults card)"
 
 func (s *server) addRuleTools(srv *sdk.Server) {
 	addTool(srv, "sbx_fs_mode", "Change what a sandbox may read",
