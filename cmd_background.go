@@ -18,7 +18,7 @@ func psCommand() *command {
 		about:    "A background run (senclaw run --background) runs until it exits, is killed, its sandbox is stopped or deleted, or the engine stops, unless it was given --ttl or --idle-ttl.",
 		examples: []string{"senclaw ps", "senclaw ps --json"},
 		setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
-			jsonOut := jsonFlag(fs)
+			jsonOut := tableFlags(fs, x)
 			return noArgs(x, "ps", func(c *client.Client) int { return cli.PS(x.ctx, c, *jsonOut, x.io) })
 		},
 	}

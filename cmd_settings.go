@@ -21,7 +21,7 @@ func settingsCommand() *command {
 			"senclaw settings set allowlist=/usr/share/dict,/opt/data",
 		},
 		setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
-			jsonOut := jsonFlag(fs)
+			jsonOut := tableFlags(fs, x)
 			return noArgs(x, "settings", func(c *client.Client) int { return cli.Settings(x.ctx, c, nil, *jsonOut, x.io) })
 		},
 		sub: []*command{{

@@ -25,7 +25,7 @@ func commands() []*command {
 			args:     "[--json]",
 			examples: []string{"senclaw ls", "senclaw ls --json | jq '.[].id'"},
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
-				jsonOut := jsonFlag(fs)
+				jsonOut := tableFlags(fs, x)
 				return noArgs(x, "ls", func(c *client.Client) int { return cli.List(x.ctx, c, *jsonOut, x.io) })
 			},
 		},
@@ -62,7 +62,7 @@ func commands() []*command {
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 				sandbox := fs.String("sandbox", "", "only the runs of sandbox `ID`")
 				limit := fs.Int("limit", 30, "how many runs, `N`, newest first (1 to 5000)")
-				jsonOut := jsonFlag(fs)
+				jsonOut := tableFlags(fs, x)
 				return noArgs(x, "runs", func(c *client.Client) int { return cli.Runs(x.ctx, c, *sandbox, *limit, *jsonOut, x.io) })
 			},
 		},
@@ -71,7 +71,7 @@ func commands() []*command {
 			args:     "[--json]",
 			examples: []string{"senclaw caps", "senclaw caps --json"},
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
-				jsonOut := jsonFlag(fs)
+				jsonOut := tableFlags(fs, x)
 				return noArgs(x, "caps", func(c *client.Client) int { return cli.Caps(x.ctx, c, *jsonOut, x.io) })
 			},
 		},
@@ -83,7 +83,7 @@ func commands() []*command {
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 				kind := fs.String("kind", "", "only events whose kind starts with `PREFIX`: file, proc, net or denied")
 				limit := fs.Int("limit", 200, "how many events, `N` (1 to 5000)")
-				jsonOut := jsonFlag(fs)
+				jsonOut := tableFlags(fs, x)
 				return func(args []string) int {
 					if len(args) != 1 {
 						fmt.Fprintln(x.io.Err, "senclaw events: give one run id (senclaw runs lists them); usage: senclaw events [--kind PREFIX] [--limit N] RUN")
@@ -206,6 +206,13 @@ func commands() []*command {
 
 // jsonFlag declares --json.
 func jsonFlag(fs *flag.FlagSet) *bool { return fs.Bool("json", false, "print JSON instead of a table") }
+
+// tableFlags declares --json and --wide for a command that prints a
+// table cut to the terminal's width.
+func tableFlags(fs *flag.FlagSet, x *invocation) *bool {
+	fs.BoolVar(&x.io.Wide, "wide", false, "show every cell whole, however wide the table gets")
+	return jsonFlag(fs)
+}
 
 // noArgs is a client command that takes flags only.
 func noArgs(x *invocation, name string, run func(c *client.Client) int) func([]string) int {

@@ -23,7 +23,7 @@ func PS(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 		say(io.Out, "no background runs (start one with senclaw run --background)")
 		return 0
 	}
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "RUN", "SANDBOX", "STARTED", "ISOLATION", "ENDS", "COMMAND")
 	for _, r := range runs {
 		ends := "when stopped"
@@ -33,7 +33,7 @@ func PS(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 		if r.IdleTTLMs > 0 {
 			ends += ", or " + (time.Duration(r.IdleTTLMs) * time.Millisecond).String() + " idle"
 		}
-		row(tw, r.ID, dash(r.SandboxName), ago(r.StartedAt), r.Isolation, ends, oneLine(r.Command, 60))
+		row(tw, r.ID, dash(r.SandboxName), ago(r.StartedAt), r.Isolation, ends, oneLine(r.Command))
 	}
 	tw.Flush()
 	return 0

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
@@ -33,6 +32,11 @@ const (
 type IO struct {
 	Out io.Writer
 	Err io.Writer
+	// Width is the terminal's width in columns that tables fit in; 0
+	// when Out is not a terminal (nothing is cut).
+	Width int
+	// Wide shows every cell whole (--wide).
+	Wide bool
 }
 
 // RunOptions are the flags of `senclaw run` and `senclaw create`.
@@ -324,8 +328,4 @@ func row(tw io.Writer, cells ...string) {
 		cells[i] = safetext.Escape(c)
 	}
 	fmt.Fprintln(tw, strings.Join(cells, "\t"))
-}
-
-func table(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 }

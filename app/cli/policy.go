@@ -69,7 +69,7 @@ func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int 
 		}
 		return "off"
 	}
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "agent shell", onOff(p.ExecShell), "off: runs directly on the host (recorded as none); on: sandboxed, refused when nothing can isolate")
 	row(tw, "  disk read", string(p.ExecFsMode), "what the sandboxed agent shell may read (strict, allowlist, open)")
 	row(tw, "  network", onOff(p.ExecNetwork), "")

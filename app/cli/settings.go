@@ -69,7 +69,7 @@ func Settings(ctx context.Context, c *client.Client, set []string, jsonOut bool,
 		writeJSON(io.Out, cur)
 		return 0
 	}
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "SETTING", "VALUE", "WHAT IT IS")
 	for _, k := range sortedKeys(cur) {
 		v := strings.TrimSpace(string(cur[k]))

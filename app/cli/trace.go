@@ -47,11 +47,11 @@ func Events(ctx context.Context, c *client.Client, runID, kind string, limit int
 		writeJSON(io.Out, res)
 		return 0
 	}
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "TIME", "PID", "KIND", "TARGET", "DETAIL", "SOURCE")
 	for _, ev := range res.Events {
 		at := time.UnixMilli(ev.TimeMs).Local().Format("15:04:05.000")
-		row(tw, at, strconv.Itoa(ev.Pid), ev.Kind, oneLine(ev.Target, 70), oneLine(ev.Detail, 50), ev.Source)
+		row(tw, at, strconv.Itoa(ev.Pid), ev.Kind, oneLine(ev.Target), oneLine(ev.Detail), ev.Source)
 	}
 	tw.Flush()
 	if res.Note != "" {

@@ -26,7 +26,7 @@ func Caps(ctx context.Context, cl *client.Client, jsonOut bool, io IO) int {
 	say(io.Out, "state: %s", c.State)
 	say(io.Out, "%s", c.Summary)
 	say(io.Out, "")
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "BACKEND", "STATE", "VERSION", "ISOLATES", "ENFORCES", "REASON")
 	for _, b := range c.Backends {
 		row(tw, b.Backend, string(b.State), dash(b.Version), fmt.Sprint(b.Isolates), dash(strings.Join(b.Enforces, ",")), b.Reason)
@@ -52,7 +52,7 @@ func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 		writeJSON(io.Out, all)
 		return 0
 	}
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "ID", "NAME", "BACKEND", "FS", "NETWORK", "LIMITS", "STATE", "LAST USE")
 	for _, s := range all {
 		backend := s.Backend
@@ -143,7 +143,7 @@ func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, js
 		writeJSON(io.Out, runs)
 		return 0
 	}
-	tw := table(io.Out)
+	tw := table(io)
 	row(tw, "RUN", "WHEN", "SOURCE", "SANDBOX", "ISOLATION", "EXIT", "TIME", "COMMAND")
 	for _, r := range runs {
 		exit := "-"
@@ -157,7 +157,7 @@ func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, js
 		case r.ExitCode != nil:
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		row(tw, r.ID, ago(r.StartedAt), r.Source, r.SandboxName, r.Isolation, exit, fmt.Sprintf("%d ms", r.DurationMs), oneLine(r.Command, 60))
+		row(tw, r.ID, ago(r.StartedAt), r.Source, r.SandboxName, r.Isolation, exit, fmt.Sprintf("%d ms", r.DurationMs), oneLine(r.Command))
 	}
 	tw.Flush()
 	return 0
@@ -170,13 +170,9 @@ func dash(s string) string {
 	return s
 }
 
-// oneLine cuts s to n runes; row escapes what it cannot show.
-func oneLine(s string, n int) string {
-	if len([]rune(s)) > n {
-		return string([]rune(s)[:n-1]) + "…"
-	}
-	return s
-}
+// oneLine puts s on one line: row escapes the newlines, and the table
+// cuts what does not fit the terminal.
+func oneLine(s string) string { return strings.TrimSpace(s) }
 
 func ago(t time.Time) string {
 	if t.IsZero() {
