@@ -41,6 +41,7 @@ func commands() []*command {
 				}
 			},
 		},
+		cpCommand(),
 		psCommand(),
 		logsCommand(),
 		{

@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,8 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	fs.Var((*intList)(&o.Connect), "connect", "remote `PORTS` it may dial")
 	fs.Var((*intList)(&o.Loopback), "loopback", "this machine's service `PORTS` it may call")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	fs.BoolVar(&o.Here, "here", false, "make the current directory the sandbox's writable project directory (never purged, no quota)")
+	o.Dir, _ = os.Getwd()
 	return o
 }
 

@@ -261,3 +261,57 @@ func TestHiddenCommandsGetTheirFlags(t *testing.T) {
 		t.Fatalf("senclaw window --socket was refused by the command table: %d %q", code, errOut)
 	}
 }
+
+// TestFilesInAndOut: relative --mount sources resolve against the
+// caller's directory, --here makes it the writable project dir, and cp
+// copies files and folders both ways through the file API.
+func TestFilesInAndOut(t *testing.T) {
+	requireTools(t, "bwrap")
+	data := cliEnv(t)
+	served := serveInProcess(t, data)
+	defer stopServed(t, served)
+	proj := testutil.SandboxDir(t, "senclaw-proj-")
+	if err := os.MkdirAll(filepath.Join(proj, "in", "sub"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "in", "a.txt"), []byte("alpha\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, "in", "sub", "b.bin"), []byte{0, 1, 2, 255}, 0o644)
+	os.Chmod(proj, 0o777) // the sandbox user of a root engine writes here
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(proj); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := senclaw(t, "run", "--mount", "in:data:ro", "--", "cat", "data/a.txt"); code != 0 || out != "alpha\n" {
+		t.Fatalf("a relative --mount: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := senclaw(t, "run", "--here", "--", "sh", "-c", "echo made > here.txt; pwd"); code != 0 || strings.TrimSpace(out) != proj {
+		t.Fatalf("--here: %d %q %q", code, out, errOut)
+	}
+	if got, err := os.ReadFile(filepath.Join(proj, "here.txt")); err != nil || string(got) != "made\n" {
+		t.Fatalf("--here did not write the project dir: %q %v", got, err)
+	}
+	code, out, _ := senclaw(t, "create", "--name", "cp-test")
+	if code != 0 {
+		t.Fatal("create")
+	}
+	if code, _, errOut := senclaw(t, "cp", "in", "cp-test:copied/"); code != 0 || !strings.Contains(errOut, "copied 2 file") {
+		t.Fatalf("cp in: %d %q", code, errOut)
+	}
+	if code, out, _ := senclaw(t, "run", "--sandbox", "cp-test", "--", "sh", "-c", "cat copied/in/a.txt; od -An -tu1 copied/in/sub/b.bin"); code != 0 || !strings.Contains(out, "alpha") || !strings.Contains(out, "0   1   2 255") {
+		t.Fatalf("the copied files in the sandbox: %d %q", code, out)
+	}
+	if code, _, errOut := senclaw(t, "cp", "cp-test:copied/in", "back"); code != 0 {
+		t.Fatalf("cp out: %d %q", code, errOut)
+	}
+	if got, err := os.ReadFile(filepath.Join(proj, "back", "sub", "b.bin")); err != nil || string(got) != "\x00\x01\x02\xff" {
+		t.Fatalf("the copied-out file: %q %v", got, err)
+	}
+	if code, _, errOut := senclaw(t, "cp", "cp-test:../../etc/passwd", "x"); code == 0 || !strings.Contains(errOut, "path") {
+		t.Fatalf("cp of a path outside the sandbox: %d %q", code, errOut)
+	}
+	if code, _, errOut := senclaw(t, "cp", "in/a.txt", "b.txt"); code != 2 || !strings.Contains(errOut, "SANDBOX:PATH") {
+		t.Fatalf("cp with no sandbox side: %d %q", code, errOut)
+	}
+	_ = out
+}

@@ -55,6 +55,19 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 			sb.Backend = name
 		}
 	}
+	if cfg.ProjectDir != nil {
+		if !create {
+			return sb, badField("projectDir", *cfg.ProjectDir, "cannot be changed; create a new sandbox instead")
+		}
+		if cfg.DiskMB != nil {
+			return sb, badField("diskMb", *cfg.DiskMB, "a project dir has no disk quota; drop diskMb")
+		}
+		dir, err := checkHostDir("projectDir", *cfg.ProjectDir, e.paths)
+		if err != nil {
+			return sb, err
+		}
+		sb.Workspace, sb.OwnWorkspace, sb.DiskMB = dir, false, 0
+	}
 	if cfg.Image != nil {
 		if !create && *cfg.Image != sb.Image {
 			return sb, badField("image", *cfg.Image, "cannot be changed; create a new sandbox instead")
@@ -217,7 +230,9 @@ func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error
 		return nil, err
 	}
 	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
-		os.RemoveAll(sb.Workspace)
+		if sb.OwnWorkspace {
+			os.RemoveAll(sb.Workspace)
+		}
 		return nil, fmt.Errorf("saving sandbox: %w", err)
 	}
 	e.log.Info("Sandbox created.", "id", sb.ID, "name", sb.Name, "backend", sb.Backend)
@@ -243,6 +258,9 @@ func (e *Engine) newSandbox(cfg SandboxConfig) (Sandbox, error) {
 // makeWorkspace creates the sandbox's own directory under workspaces/,
 // owned by the sandbox user when the engine is root.
 func (e *Engine) makeWorkspace(sb *Sandbox) error {
+	if sb.Workspace != "" && !sb.OwnWorkspace {
+		return nil // a project dir the caller gave (SandboxConfig.ProjectDir)
+	}
 	dir := filepath.Join(e.workspacesDir(), sb.ID)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the workspace: %w", err)

@@ -81,6 +81,11 @@ type SandboxConfig struct {
 	DiskMB      *int              `json:"diskMb,omitempty"`
 	TimeoutMs   *int              `json:"timeoutMs,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
+	// ProjectDir, on create only, makes a host folder of the caller's the
+	// sandbox's writable workspace (senclaw run --here) instead of a
+	// workspace of its own. It is checked as a read-write mount is, never
+	// purged, and has no disk quota.
+	ProjectDir *string `json:"projectDir,omitempty"`
 }
 
 // Settings hold the defaults for new sandboxes and engine-wide choices.

@@ -252,11 +252,14 @@ type runOnceBody struct {
 	MemoryMB *int             `json:"memoryMb"`
 	Pids     *int             `json:"pids"`
 	DiskMB   *int             `json:"diskMb"`
+	// ProjectDir makes a folder of the caller's the run's workspace.
+	ProjectDir *string `json:"projectDir"`
 }
 
 func (b runOnceBody) config() app.SandboxConfig {
 	return app.SandboxConfig{Name: b.Name, Backend: b.Backend, Image: b.Image, FsMode: b.FsMode, Mounts: b.Mounts, Network: b.Network,
-		Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny, CPUs: b.CPUs, MemoryMB: b.MemoryMB, Pids: b.Pids, DiskMB: b.DiskMB}
+		Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny, CPUs: b.CPUs, MemoryMB: b.MemoryMB, Pids: b.Pids, DiskMB: b.DiskMB,
+		ProjectDir: b.ProjectDir}
 }
 
 func (s *Server) runOnce(w http.ResponseWriter, r *http.Request) error {

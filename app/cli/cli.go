@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,7 +63,12 @@ type RunOptions struct {
 	IdleTTL    time.Duration
 	Trace      bool
 	JSON       bool
-	Argv       []string
+	// Here makes Dir the sandbox's writable project dir (--here).
+	Here bool
+	// Dir is the caller's working directory, against which relative
+	// mount sources and --here resolve.
+	Dir  string
+	Argv []string
 	// Set lists the flags given explicitly, so defaults come from the
 	// engine's settings rather than from flag zero values.
 	Set map[string]bool
@@ -116,7 +122,19 @@ func (o *RunOptions) Config() (app.SandboxConfig, error) {
 		if err != nil {
 			return c, err
 		}
+		if !filepath.IsAbs(mount.Source) && o.Dir != "" {
+			// The CLI sends what the caller meant: a path from where
+			// they are, not from wherever the daemon runs.
+			mount.Source = filepath.Join(o.Dir, mount.Source)
+		}
 		c.Mounts = append(c.Mounts, mount)
+	}
+	if o.Here {
+		if o.Dir == "" {
+			return c, fmt.Errorf("--here: the current directory is not known")
+		}
+		dir := o.Dir
+		c.ProjectDir = &dir
 	}
 	env, err := ParseEnv(o.Env)
 	if err != nil {

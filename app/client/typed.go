@@ -352,3 +352,8 @@ func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onDa
 		}
 	}
 }
+
+// Mkdir makes a folder (and its parents) in a sandbox.
+func (c *Client) Mkdir(ctx context.Context, id, path string) error {
+	return c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/mkdir", nil, map[string]string{"path": path}, nil)
+}
