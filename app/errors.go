@@ -44,9 +44,15 @@ func refused(format string, args ...any) error {
 type NotFoundError struct {
 	Kind string
 	ID   string
+	// Where, when set, names a thing by a path rather than an id: "no
+	// file "x" in the sandbox".
+	Where string
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Where != "" {
+		return fmt.Sprintf("no %s %q %s", e.Kind, e.ID, e.Where)
+	}
 	return fmt.Sprintf("no %s with id %q", e.Kind, e.ID)
 }
 

@@ -60,7 +60,14 @@ type jailed struct {
 // it falls under. It refuses lexical escapes; os.Root refuses the rest.
 func resolve(sb *Sandbox, p string) (jailed, error) {
 	orig := p
-	p = strings.TrimPrefix(p, sb.Workspace)
+	if strings.HasPrefix(p, "/") {
+		// The workspace's own host path is accepted (what the run sees as
+		// its folder); any other absolute path is not the sandbox's.
+		if p != sb.Workspace && !strings.HasPrefix(p, sb.Workspace+"/") {
+			return jailed{}, badField("path", orig, "is absolute: paths of the file API are relative to the sandbox's folder (%s); a file outside it cannot be reached this way", sb.Workspace)
+		}
+		p = strings.TrimPrefix(p, sb.Workspace)
+	}
 	p = strings.TrimLeft(p, "/")
 	if strings.ContainsRune(p, 0) {
 		return jailed{}, badField("path", orig, "contains a NUL byte")
@@ -101,7 +108,7 @@ func (j jailed) open() (*os.Root, error) {
 func fileError(j jailed, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &NotFoundError{Kind: "file", ID: j.rel}
+		return &NotFoundError{Kind: "file", ID: j.rel, Where: "in the sandbox"}
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		return badField("path", j.rel, "leads outside the sandbox (through a symbolic link); refused")
 	case errors.Is(err, fs.ErrPermission):

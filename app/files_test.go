@@ -86,9 +86,17 @@ func TestTheFileAPIIsAJail(t *testing.T) {
 	if _, err := e.WriteFile(sb.ID, "sub/dir/file.txt", []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	fc, err := e.ReadFile(sb.ID, "/sub/dir/file.txt", 0, false)
+	fc, err := e.ReadFile(sb.ID, "sub/dir/file.txt", 0, false)
 	if err != nil || fc.Content != "hello" || fc.Encoding != "utf-8" {
 		t.Fatalf("read back: %+v %v", fc, err)
+	}
+	// The workspace's own host path works; another absolute path is
+	// refused, saying so.
+	if fc, err := e.ReadFile(sb.ID, sb.Workspace+"/sub/dir/file.txt", 0, false); err != nil || fc.Content != "hello" {
+		t.Fatalf("read by the workspace's host path: %+v %v", fc, err)
+	}
+	if _, err := e.ReadFile(sb.ID, "/sub/dir/file.txt", 0, false); err == nil || !strings.Contains(err.Error(), "is absolute") {
+		t.Fatalf("an absolute path: %v", err)
 	}
 	if _, err := e.WriteFile(sb.ID, "rw/out.bin", []byte{0, 1, 2, 255}); err != nil {
 		t.Fatal(err)

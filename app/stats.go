@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,15 +17,16 @@ type ProcessInfo struct {
 	PPid       int     `json:"ppid"`
 	Pgid       int     `json:"pgid"`
 	Command    string  `json:"command"`
-	CPUPercent float64 `json:"cpu"`
+	CPUPercent float64 `json:"cpuPercent"`
 	RSSMB      float64 `json:"rssMb"`
+	RSSBytes   uint64  `json:"rssBytes"`
 	ElapsedSec float64 `json:"elapsedSec"`
 }
 
 // StatsPoint is one point of a sandbox's CPU and memory history.
 type StatsPoint struct {
 	AtMs       int64   `json:"atMs"`
-	CPUPercent float64 `json:"cpu"`
+	CPUPercent float64 `json:"cpuPercent"`
 	RSSMB      float64 `json:"rssMb"`
 }
 
@@ -35,7 +37,7 @@ type Stats struct {
 	Source        string        `json:"source"`
 	Running       bool          `json:"running"`
 	Processes     []ProcessInfo `json:"processes"`
-	CPUPercent    float64       `json:"cpu"`
+	CPUPercent    float64       `json:"cpuPercent"`
 	RSSMB         float64       `json:"rssMb"`
 	MemoryLimitMB int           `json:"memoryLimitMb"`
 	SampledAtMs   int64         `json:"sampledAtMs"`
@@ -94,12 +96,7 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
 		return e.containerStats(ctx, sb, in)
 	}
-	if e.live.count(id) > 0 {
-		if snap := e.sampler.Snapshot(id); snap.SampledAt.IsZero() || e.now().Sub(snap.SampledAt) > 2*e.sampleInterval() {
-			_ = e.sampler.SampleOnce() // a fresh sandbox need not wait for the next tick
-		}
-	}
-	snap := e.sampler.Snapshot(id)
+	snap := e.freshSnapshot(id)
 	st := &Stats{SandboxID: id, Source: "host", Running: e.live.count(id) > 0, MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
 	if !snap.SampledAt.IsZero() {
 		st.SampledAtMs = snap.SampledAt.UnixMilli()
@@ -111,7 +108,7 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 			}
 			st.Processes = append(st.Processes, ProcessInfo{
 				Pid: p.Pid, PPid: p.PPid, Pgid: p.Pgid, Command: p.Command,
-				CPUPercent: round1(p.CPUPercent), RSSMB: mb(p.RSSBytes), ElapsedSec: p.Elapsed.Seconds(),
+				CPUPercent: round1(p.CPUPercent), RSSMB: mb(p.RSSBytes), RSSBytes: p.RSSBytes, ElapsedSec: p.Elapsed.Seconds(),
 			})
 			st.CPUPercent += p.CPUPercent
 			st.RSSMB += mb(p.RSSBytes)
@@ -122,6 +119,38 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 		st.History = append(st.History, StatsPoint{AtMs: h.At.UnixMilli(), CPUPercent: round1(h.CPUPercent), RSSMB: mb(h.RSSBytes)})
 	}
 	return st, nil
+}
+
+// freshSnapshot is the sampler's snapshot of sandbox id, sampled again
+// when a run started after the last sample: a background server asked
+// about at once need not wait for the next tick. A run that started in
+// the last second is given a few looks to show its processes (its
+// command may still be on its way through bwrap and the forwarder).
+func (e *Engine) freshSnapshot(id string) monitor.Snapshot {
+	runs := e.live.runs(id)
+	if len(runs) == 0 {
+		return e.sampler.Snapshot(id)
+	}
+	latest := time.Time{}
+	for _, r := range runs {
+		if r.started.After(latest) {
+			latest = r.started
+		}
+	}
+	snap := e.sampler.Snapshot(id)
+	for try := 0; try < 6; try++ {
+		stale := snap.SampledAt.IsZero() || e.now().Sub(snap.SampledAt) > 2*e.sampleInterval() || snap.SampledAt.Before(latest.Add(100*time.Millisecond))
+		young := time.Since(latest) < time.Second && !slices.ContainsFunc(snap.Processes, func(p monitor.Proc) bool { return !machinery(p.Command) })
+		if !stale && !young {
+			break
+		}
+		if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = e.sampler.SampleOnce()
+		snap = e.sampler.Snapshot(id)
+	}
+	return snap
 }
 
 // Kill kills one process of the sandbox (only one that belongs to it), or

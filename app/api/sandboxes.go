@@ -137,7 +137,9 @@ type RunReply struct {
 }
 
 func reply(res *app.RunResult) RunReply {
-	return RunReply{Run: res.Record, OK: res.Record.OK(), Stdout: res.Stdout, Stderr: res.Stderr, Note: strings.Join(res.Record.Missing, "; "), Lifetime: res.Record.Lifetime()}
+	// A background run that started is ok: it is going as asked.
+	ok := res.Record.OK() || (res.Record.Background && res.Record.State == "running")
+	return RunReply{Run: res.Record, OK: ok, Stdout: res.Stdout, Stderr: res.Stderr, Note: strings.Join(res.Record.Missing, "; "), Lifetime: res.Record.Lifetime()}
 }
 
 // streamer writes output chunks as NDJSON lines while a run goes on, for

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,25 @@ type createArgs struct {
 	ConnectPorts  []int             `json:"connectPorts,omitempty" jsonschema:"remote ports (1 to 65535) it may connect to, e.g. 443; at most 16"`
 	LoopbackPorts []int             `json:"loopbackPorts,omitempty" jsonschema:"ports of this machine's own services it may call at localhost; empty = none; at most 16"`
 	Env           map[string]string `json:"env,omitempty" jsonschema:"environment variables of every run, NAME: value"`
-	Mounts        []backends.Mount  `json:"mounts,omitempty" jsonschema:"host folders to show inside its folder: source (absolute host path), target (relative path inside the sandbox; default: the folder's name), readOnly"`
+	Mounts        []mountArg        `json:"mounts,omitempty" jsonschema:"host folders to show inside its folder: source (absolute host path), target (relative path inside the sandbox; default: the folder's name), readOnly"`
+}
+
+// mountArg is a mount as an agent gives it: only the source is required.
+type mountArg struct {
+	Source   string `json:"source" jsonschema:"absolute path of a folder on this machine"`
+	Target   string `json:"target,omitempty" jsonschema:"relative path inside the sandbox's folder; default: the folder's name"`
+	ReadOnly bool   `json:"readOnly,omitempty" jsonschema:"read-only inside the sandbox; default false"`
+}
+
+func mountsOf(args []mountArg) []backends.Mount {
+	if args == nil {
+		return nil
+	}
+	out := make([]backends.Mount, len(args))
+	for i, m := range args {
+		out[i] = backends.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+	}
+	return out
 }
 
 type createResult struct {
@@ -87,8 +106,8 @@ type sandboxArgs struct {
 type statsResult struct {
 	Source        string            `json:"source" jsonschema:"host (process sampling) or container"`
 	Running       bool              `json:"running"`
-	Processes     []app.ProcessInfo `json:"processes" jsonschema:"its processes: pid, ppid, pgid, command, cpu (percent of one core), rssMb, elapsedSec"`
-	CPUPercent    float64           `json:"cpu" jsonschema:"total CPU, percent of one core"`
+	Processes     []app.ProcessInfo `json:"processes" jsonschema:"its processes: pid, ppid, pgid, command, cpuPercent (percent of one core), rssMb, rssBytes, elapsedSec"`
+	CPUPercent    float64           `json:"cpuPercent" jsonschema:"total CPU, percent of one core"`
 	RSSMB         float64           `json:"rssMb" jsonschema:"total resident memory in MB"`
 	MemoryLimitMB int               `json:"memoryLimitMb"`
 	SampledAtMs   int64             `json:"sampledAtMs"`
@@ -104,6 +123,14 @@ type killResult struct {
 	OK     bool `json:"ok"`
 	Killed *int `json:"killed,omitempty" jsonschema:"the pid killed"`
 	Groups *int `json:"groups,omitempty" jsonschema:"how many runs were stopped, when no pid was given"`
+	// Processes are what ran (and was killed), as sbx_stats saw it.
+	Processes []killedProcess `json:"processes" jsonschema:"the processes that were running and were killed: pid and command"`
+	Message   string          `json:"message" jsonschema:"what was killed, in words"`
+}
+
+type killedProcess struct {
+	Pid     int    `json:"pid"`
+	Command string `json:"command"`
 }
 
 type runsArgs struct {
@@ -126,7 +153,7 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 		changes, inputSchema[createArgs](),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in createArgs) (*sdk.CallToolResult, createResult, error) {
 			cfg := app.SandboxConfig{Network: in.Network, CPUs: in.CPUs, MemoryMB: in.MemoryMB, Pids: in.Pids, DiskMB: in.DiskMB, TimeoutMs: in.TimeoutMs,
-				Listen: in.ListenPorts, Connect: in.ConnectPorts, Loopback: in.LoopbackPorts, Env: in.Env, Mounts: in.Mounts}
+				Listen: in.ListenPorts, Connect: in.ConnectPorts, Loopback: in.LoopbackPorts, Env: in.Env, Mounts: mountsOf(in.Mounts)}
 			for _, f := range []struct {
 				v   string
 				dst **string
@@ -218,11 +245,36 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 		"Kill one process of a sandbox (pid from sbx_stats), or every process it runs when pid is omitted (e.g. a background server). Only the sandbox's own processes can be killed.",
 		killsProcs, inputSchema[killArgs](),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in killArgs) (*sdk.CallToolResult, killResult, error) {
+			// What runs now, to say what the kill ended.
+			before, _ := call(ctx, s, func(c *client.Client) (*app.Stats, error) { return c.SandboxStats(ctx, in.SandboxID) })
 			rep, err := call(ctx, s, func(c *client.Client) (*client.KillReply, error) { return c.KillProcesses(ctx, in.SandboxID, in.Pid) })
 			if err != nil {
 				return nil, killResult{}, err
 			}
-			return nil, killResult{OK: rep.OK, Killed: rep.Killed, Groups: rep.Groups}, nil
+			out := killResult{OK: rep.OK, Killed: rep.Killed, Groups: rep.Groups, Processes: []killedProcess{}}
+			if before != nil {
+				for _, p := range before.Processes {
+					if in.Pid == 0 || p.Pid == in.Pid {
+						out.Processes = append(out.Processes, killedProcess{Pid: p.Pid, Command: p.Command})
+					}
+				}
+			}
+			switch {
+			case in.Pid != 0:
+				out.Message = fmt.Sprintf("killed process %d", in.Pid)
+			case rep.Groups != nil && *rep.Groups == 0:
+				out.Message = "nothing was running"
+			case rep.Groups != nil:
+				out.Message = fmt.Sprintf("stopped %d run(s)", *rep.Groups)
+			}
+			if len(out.Processes) > 0 {
+				var names []string
+				for _, p := range out.Processes {
+					names = append(names, fmt.Sprintf("%d %s", p.Pid, p.Command))
+				}
+				out.Message += ": " + strings.Join(names, ", ")
+			}
+			return textResult(out.Message), out, nil
 		})
 
 	addTool(srv, "sbx_runs", "Recent runs and the isolation each got",

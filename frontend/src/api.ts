@@ -121,14 +121,15 @@ export interface ProcessInfo {
   ppid: number;
   pgid: number;
   command: string;
-  cpu: number;
+  cpuPercent: number;
   rssMb: number;
+  rssBytes: number;
   elapsedSec: number;
 }
 
 export interface StatsPoint {
   atMs: number;
-  cpu: number;
+  cpuPercent: number;
   rssMb: number;
 }
 
@@ -137,7 +138,7 @@ export interface Stats {
   source: string;
   running: boolean;
   processes: ProcessInfo[];
-  cpu: number;
+  cpuPercent: number;
   rssMb: number;
   memoryLimitMb: number;
   sampledAtMs: number;
