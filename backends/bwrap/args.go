@@ -1,6 +1,7 @@
 package bwrap
 
 import (
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -64,13 +65,38 @@ type Host struct {
 	Hidden map[string]PathKind
 }
 
-// Args builds bwrap's argument list for spec. It is a pure function: it
-// reads nothing from the environment or the disk.
+// Args builds bwrap's argument list for spec: Flags, "--", Command. It is
+// a pure function: it reads nothing from the environment or the disk.
 func Args(spec *backends.Spec, host Host, fds FDs) []string {
+	return append(append(Flags(spec, host, fds), "--"), Command(spec)...)
+}
+
+// Command is what bwrap runs inside: spec.Argv, behind the network
+// forwarder when the sandbox has the engine's network plumbing. It is the
+// only part of bwrap's arguments on its command line, which pid 1 inside
+// and every process on the host can read; the options, with their host
+// paths and the run's environment, go through a descriptor (--args).
+func Command(spec *backends.Spec) []string {
+	if spec.Net != nil {
+		return netfwd.Argv(spec.Net, spec.Argv)
+	}
+	return spec.Argv
+}
+
+// Flags builds bwrap's options for spec, everything before "--". It is
+// a pure function.
+func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 	a := []string{
 		"--die-with-parent", "--new-session",
 		"--unshare-user", "--disable-userns",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	}
+	// bwrap itself starts with backends.HelperEnv; the run's environment is
+	// set only for the command it execs.
+	a = append(a, "--clearenv")
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
 	}
 	// Always a network namespace of its own, with only loopback: the way
 	// out, when there is one, is the engine's proxy (spec.Net).
@@ -148,19 +174,31 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, src, target)
 	}
-	argv := spec.Argv
 	if spec.Net != nil {
 		a = append(a,
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
-		argv = netfwd.Argv(spec.Net, spec.Argv)
 	}
-	a = append(a,
+	return append(a,
 		"--seccomp", strconv.Itoa(fds.Seccomp),
 		"--info-fd", strconv.Itoa(fds.Info),
 		"--block-fd", strconv.Itoa(fds.Block),
-		"--chdir", w, "--")
-	return append(a, argv...)
+		"--chdir", w)
+}
+
+// ArgsData encodes options for bwrap's --args descriptor: each one ended
+// by a NUL. An option holding a NUL byte would split into two and let a
+// value (a variable of the run's environment) pass options of its own, so
+// it is refused.
+func ArgsData(opts []string) ([]byte, error) {
+	var b []byte
+	for _, o := range opts {
+		if strings.IndexByte(o, 0) >= 0 {
+			return nil, fmt.Errorf("refusing a bwrap option that holds a NUL byte: %q", o)
+		}
+		b = append(append(b, o...), 0)
+	}
+	return b, nil
 }
 
 // under reports whether p is one of roots or inside one of them.

@@ -38,7 +38,10 @@ func baseSpec(mode backends.FsMode) *backends.Spec {
 		RunID:     "r1",
 		Workspace: "/home/ann/.local/share/sc/workspaces/s1",
 		Argv:      []string{"python3", "-c", "print('hi')"},
-		FsMode:    mode,
+		// A value may hold "=", "--" or nothing: bwrap takes each option
+		// and value as one argument.
+		Env:    []string{"PATH=/usr/bin:/bin", "HOME=/home/ann/.local/share/sc/workspaces/s1", "OPTS=--bind / /x", "EMPTY="},
+		FsMode: mode,
 	}
 }
 
@@ -120,7 +123,7 @@ func TestArgsInvariants(t *testing.T) {
 					t.Errorf("contains %s", bad)
 				}
 			}
-			for _, must := range []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--seccomp"} {
+			for _, must := range []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--seccomp", "--clearenv"} {
 				if !slices.Contains(a, must) {
 					t.Errorf("missing %s", must)
 				}
@@ -202,6 +205,8 @@ func TestValidate(t *testing.T) {
 		{"mount_absolute", func(s *backends.Spec) { s.Mounts = []backends.Mount{{Source: "/x", Target: "/y"}} }, false},
 		{"bad_run_id", func(s *backends.Spec) { s.RunID = "../x" }, false},
 		{"relative_hidden", func(s *backends.Spec) { s.Hidden = []string{"x"} }, false},
+		{"env_without_equals", func(s *backends.Spec) { s.Env = []string{"PATH=/bin", "NOVALUE"} }, false},
+		{"env_without_name", func(s *backends.Spec) { s.Env = []string{"=x"} }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,9 +236,8 @@ func TestArgsBindMountsByHandle(t *testing.T) {
 		"escape":      {"--bind-fd", "8", w + "/escape"},
 	}
 	for _, m := range want {
-		i := slices.Index(byFD, m[2])
-		if i < 2 || byFD[i-2] != m[0] || byFD[i-1] != m[1] {
-			t.Errorf("mount at %s: %q, want %q", m[2], byFD[max(i-2, 0):i+1], m)
+		if indexPair(byFD, m[0], m[1], m[2]) < 0 {
+			t.Errorf("no mount at %s from its handle: %q, want %q", m[2], byFD, m)
 		}
 	}
 	if len(byFD) != len(byPath) {
@@ -271,5 +275,36 @@ func TestArgsOpenModePrivateRun(t *testing.T) {
 		if strings.Contains(a, not) {
 			t.Errorf("argv masks %s inside the private /run:\n%s", not, a)
 		}
+	}
+}
+
+// The run's environment is set for the command only, after --clearenv,
+// one --setenv per variable; bwrap's options travel through --args as NUL
+// ended words, and a NUL in a value (which would pass options of its own)
+// is refused.
+func TestArgsEnvironmentAndArgsData(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec(backends.FsStrict)
+	flags := Flags(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
+	clear := slices.Index(flags, "--clearenv")
+	if clear < 0 {
+		t.Fatal("no --clearenv")
+	}
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		i := indexPair(flags, "--setenv", k, v)
+		if i < clear {
+			t.Errorf("%s is not set after --clearenv: %q", kv, flags)
+		}
+	}
+	if got, want := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), append(append(slices.Clone(flags), "--"), Command(spec)...); !slices.Equal(got, want) {
+		t.Errorf("Args is not Flags, --, Command:\n%q\n%q", got, want)
+	}
+	data, err := ArgsData([]string{"--setenv", "A", "", "--chdir", "/w"})
+	if err != nil || string(data) != "--setenv\x00A\x00\x00--chdir\x00/w\x00" {
+		t.Errorf("ArgsData = %q, %v", data, err)
+	}
+	if _, err := ArgsData([]string{"--setenv", "A", "x\x00--bind\x00/\x00/y"}); err == nil {
+		t.Error("a NUL in a value was accepted")
 	}
 }

@@ -1,0 +1,27 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// `senclaw run --env LD_PRELOAD=/nonexistent.so -- true`: only the
+// command's own ld.so, inside the sandbox, sees the variable; no program
+// the engine starts on the host does (issue #10, finding 1).
+func TestTheRunsEnvironmentReachesOnlyTheCommand(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	for _, traced := range []bool{false, true} {
+		if traced {
+			requireTracing(t)
+		}
+		res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"true"}, Env: map[string]string{"LD_PRELOAD": "/nonexistent.so"}, Trace: traced})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(res.Stderr, "/nonexistent.so"); n != 1 || !res.Record.OK() {
+			t.Errorf("traced=%v: ld.so complained %d times, want once (by the command): %q %+v", traced, n, res.Stderr, res.Record)
+		}
+	}
+}
