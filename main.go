@@ -19,6 +19,7 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/mcp"
+	"github.com/senclaw/sandbox/backends/envexec"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -53,6 +54,11 @@ Run "senclaw SUBCOMMAND -h" for a subcommand's flags.
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == envexec.Arg {
+		// The launcher a traced direct run's command starts through
+		// (backends/envexec); it execs the command or fails.
+		os.Exit(envexec.Main(os.Args[2:], os.Stderr))
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

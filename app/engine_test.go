@@ -54,13 +54,19 @@ func newTestEngine(t *testing.T, bs []backends.Backend, opts ...engineOpt) *Engi
 // output, records) without depending on a sandbox tool.
 func directEngine(t *testing.T) *Engine {
 	t.Helper()
-	e := newTestEngine(t, []backends.Backend{direct.New()})
+	e := newTestEngine(t, []backends.Backend{directBackend(t)})
 	s := e.Settings()
 	s.AllowDirect = true
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// directBackend is the direct backend with this test binary as its
+// launcher (TestMain), as main gives it the senclaw executable.
+func directBackend(t *testing.T) *direct.Backend {
+	return direct.New(direct.Options{Launcher: testutil.Launcher(t)})
 }
 
 func ptr[T any](v T) *T { return &v }
