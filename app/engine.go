@@ -87,6 +87,8 @@ type Engine struct {
 	proxy  *netproxy.Proxy
 	net    netGuard
 	status statusCache
+	// runtimeScan finds the interpreters a switched-off runtime masks.
+	runtimeScan runtimeScan
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 }

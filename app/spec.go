@@ -46,6 +46,11 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	}
 	spec := shapeSpec(sb, user)
 	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
+	if !p.offPath {
+		// A switched-off runtime is masked in every sandbox; only the
+		// documented off path, which has no barrier, runs unmasked.
+		e.maskInterpreters(spec)
+	}
 	switch sb.FsMode {
 	case backends.FsAllowlist:
 		spec.ReadPaths = e.Settings().Allowlist

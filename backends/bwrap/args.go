@@ -63,6 +63,8 @@ type Host struct {
 	Roots []Root
 	// Hidden says what each of spec.Hidden is on the host.
 	Hidden map[string]PathKind
+	// Masked says what each of spec.Masked is on the host.
+	Masked map[string]PathKind
 }
 
 // Args builds bwrap's argument list for spec: Flags, "--", Command. It is
@@ -179,11 +181,43 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
 	}
+	a = append(a, masks(spec, host, exposed)...)
 	return append(a,
 		"--seccomp", strconv.Itoa(fds.Seccomp),
 		"--info-fd", strconv.Itoa(fds.Info),
 		"--block-fd", strconv.Itoa(fds.Block),
 		"--chdir", w)
+}
+
+// masks covers each of spec.Masked (a switched-off interpreter or its
+// library) wherever the sandbox sees it: at its own path when that is in
+// view (exposed, or the workspace), and at every mount target whose source
+// holds it. They come last, so no later bind can show the file again. A
+// file gets /dev/null, bound read-only and so without device access:
+// executing it fails, and so does reading (no copy of it can be made).
+func masks(spec *backends.Spec, host Host, exposed []string) []string {
+	var a []string
+	cover := func(hostPath, at string) {
+		switch host.Masked[hostPath] {
+		case Dir:
+			a = append(a, "--tmpfs", at)
+		case File:
+			a = append(a, "--ro-bind", "/dev/null", at)
+		}
+	}
+	w := spec.Workspace
+	for _, m := range spec.Masked {
+		if under(m, exposed) && (spec.FsMode != backends.FsOpen || !under(m, []string{"/run"})) || under(m, []string{w}) {
+			cover(m, m)
+		}
+		for _, mt := range spec.Mounts {
+			if under(m, []string{mt.Source}) {
+				rel := strings.TrimPrefix(strings.TrimPrefix(m, mt.Source), "/")
+				cover(m, path.Join(w, path.Clean("/"+mt.Target), rel))
+			}
+		}
+	}
+	return a
 }
 
 // ArgsData encodes options for bwrap's --args descriptor: each one ended

@@ -31,6 +31,12 @@ var debianHost = Host{
 		"/srv/not-exposed/.netrc":    File,
 		"/home/ann/.local/share/sc2": Dir,
 	},
+	Masked: map[string]PathKind{
+		"/usr/bin/python3.11":                             File,
+		"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0":  File,
+		"/home/ann/.pyenv/versions/3.12.1/bin/python3.12": File,
+		"/usr/bin/gone":                                   Absent,
+	},
 }
 
 func baseSpec(mode backends.FsMode) *backends.Spec {
@@ -73,10 +79,22 @@ func argsCases() []struct {
 	openNet.Network = true
 	openNet.Hidden = []string{"/home/ann", "/home/ann/.local/share/sc"}
 	openNet.Net = plumbing(nil, nil)
+	// Run Python off: the interpreters are masked where they are in view,
+	// and where a mount shows them again.
+	maskedFiles := []string{"/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", "/home/ann/.pyenv/versions/3.12.1/bin/python3.12", "/usr/bin/gone"}
+	masked := baseSpec(backends.FsStrict)
+	masked.Masked = maskedFiles
+	masked.MaskedRuntimes = []string{backends.RuntimePython}
+	masked.Mounts = []backends.Mount{{Source: "/usr/lib", Target: "syslib", ReadOnly: true}}
+	openMasked := baseSpec(backends.FsOpen)
+	openMasked.Masked = maskedFiles
+	openMasked.MaskedRuntimes = []string{backends.RuntimePython}
 	return []struct {
 		name string
 		spec *backends.Spec
 	}{
+		{"masked_strict", masked},
+		{"masked_open", openMasked},
 		{"strict", baseSpec(backends.FsStrict)},
 		{"allowlist", allow},
 		{"open_hidden", open},
@@ -86,6 +104,17 @@ func argsCases() []struct {
 		{"ports_listed", ports},
 		{"open_network_on", openNet},
 	}
+}
+
+// argsCase is the spec of one of argsCases.
+func argsCase(t *testing.T, name string) *backends.Spec {
+	for _, tc := range argsCases() {
+		if tc.name == name {
+			return tc.spec
+		}
+	}
+	t.Fatalf("no args case %q", name)
+	return nil
 }
 
 func TestArgsGolden(t *testing.T) {
@@ -225,7 +254,7 @@ func TestValidate(t *testing.T) {
 // else changes.
 func TestArgsBindMountsByHandle(t *testing.T) {
 	t.Parallel()
-	spec := argsCases()[3].spec // mounts_rw_ro
+	spec := argsCase(t, "mounts_rw_ro")
 	byPath := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
 	byFD := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Workspace: 9, Mounts: []int{6, 7, 8}})
 	w := spec.Workspace
@@ -306,5 +335,44 @@ func TestArgsEnvironmentAndArgsData(t *testing.T) {
 	}
 	if _, err := ArgsData([]string{"--setenv", "A", "x\x00--bind\x00/\x00/y"}); err == nil {
 		t.Error("a NUL in a value was accepted")
+	}
+}
+
+// A masked interpreter gets /dev/null at its own path when that is in
+// view and at every mount that shows it, after every bind; one out of
+// view or gone gets nothing.
+func TestArgsMasksEveryView(t *testing.T) {
+	t.Parallel()
+	w := baseSpec(backends.FsStrict).Workspace
+	cases := map[string]struct{ want, not []string }{
+		"masked_strict": {
+			want: []string{"/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", w + "/syslib/x86_64-linux-gnu/libpython3.11.so.1.0"},
+			not:  []string{"/home/ann/.pyenv/versions/3.12.1/bin/python3.12", "/usr/bin/gone"},
+		},
+		"masked_open": {
+			want: []string{"/usr/bin/python3.11", "/home/ann/.pyenv/versions/3.12.1/bin/python3.12"},
+			not:  []string{"/usr/bin/gone"},
+		},
+	}
+	for name, c := range cases {
+		a := Args(argsCase(t, name), debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
+		lastBind := 0
+		for i, o := range a {
+			if o == "--bind" || o == "--ro-bind" || o == "--bind-fd" || o == "--ro-bind-fd" {
+				if a[i+1] != "/dev/null" {
+					lastBind = i
+				}
+			}
+		}
+		for _, p := range c.want {
+			if i := indexPair(a, "--ro-bind", "/dev/null", p); i < lastBind {
+				t.Errorf("%s: %s is not masked after every bind (at %d, last bind %d)", name, p, i, lastBind)
+			}
+		}
+		for _, p := range c.not {
+			if slices.Contains(a, p) {
+				t.Errorf("%s: %s is masked, though it is out of view or gone", name, p)
+			}
+		}
 	}
 }

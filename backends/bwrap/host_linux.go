@@ -30,23 +30,33 @@ func DetectHost(spec *backends.Spec) Host {
 		h.Roots = append(h.Roots, r)
 	}
 	for _, p := range spec.Hidden {
-		// Stat follows links, so a hidden symlink masks what it points to
-		// in the sandbox's view of the same path.
-		fi, err := os.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			h.Hidden[p] = Absent
-		case err != nil:
-			// Unknown: mask it as a directory; if that is wrong bwrap fails
-			// and nothing runs.
-			h.Hidden[p] = Dir
-		case fi.IsDir():
-			h.Hidden[p] = Dir
-		default:
-			h.Hidden[p] = File
+		h.Hidden[p] = kindOf(p)
+	}
+	if len(spec.Masked) > 0 {
+		h.Masked = map[string]PathKind{}
+		for _, p := range spec.Masked {
+			h.Masked[p] = kindOf(p)
 		}
 	}
 	return h
+}
+
+// kindOf says what p is for a mask. Stat follows links, so a symlink is
+// masked by what it points to in the sandbox's view of the same path.
+func kindOf(p string) PathKind {
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Absent
+	case err != nil:
+		// Unknown: mask it as a directory; if that is wrong bwrap fails
+		// and nothing runs.
+		return Dir
+	case fi.IsDir():
+		return Dir
+	default:
+		return File
+	}
 }
 
 // randomID returns 16 random hex digits.

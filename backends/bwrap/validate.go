@@ -38,6 +38,11 @@ func validate(spec *backends.Spec) error {
 			return err
 		}
 	}
+	for _, p := range spec.Masked {
+		if err := absClean("masked path", p); err != nil {
+			return err
+		}
+	}
 	for _, m := range spec.Mounts {
 		if err := absClean("mount source", m.Source); err != nil {
 			return err

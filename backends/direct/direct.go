@@ -63,6 +63,10 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command given")
 	}
+	if len(spec.MaskedRuntimes) > 0 || len(spec.Masked) > 0 {
+		// No barrier, no masks: a switched-off runtime would start.
+		return nil, fmt.Errorf("refused: %s is switched off, and the direct backend has no barrier to keep the interpreters from starting; use an isolating backend (bwrap, docker), or turn the switch on", backends.RuntimeSwitches(spec.MaskedRuntimes))
+	}
 	path, err := lookPath(spec.Argv[0], spec.Env)
 	if err != nil {
 		return nil, err
