@@ -88,7 +88,7 @@ type Engine struct {
 	net    netGuard
 	status statusCache
 	// runtimeScan finds the interpreters a switched-off runtime masks.
-	runtimeScan runtimeScan
+	runtimeScan backends.RuntimeScan
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 }

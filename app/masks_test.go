@@ -2,12 +2,10 @@ package app
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -76,7 +74,7 @@ func TestRuntimeFilesAreTheRealInterpreters(t *testing.T) {
 		t.Skip(err)
 	}
 	e := directEngine(t)
-	py := e.runtimeScan.files([]string{backends.RuntimePython}, e.runtimeDirs())
+	py := e.runtimeScan.Files([]string{backends.RuntimePython}, e.runtimeDirs())
 	if !slices.Contains(py, realPython) {
 		t.Errorf("python files %q lack %s", py, realPython)
 	}
@@ -84,37 +82,5 @@ func TestRuntimeFilesAreTheRealInterpreters(t *testing.T) {
 		if backends.RuntimeOfFile(filepath.Base(f)) == backends.RuntimeNode {
 			t.Errorf("python files hold %s", f)
 		}
-	}
-}
-
-// An interpreter installed after a scan is found by the next one, and a
-// link retargeted since is followed to its new file.
-func TestRuntimeScanSeesNewInterpreters(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	write := func(name string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	var scan runtimeScan
-	old := write("python3.11")
-	// The directory is an hour old when first read, so the scan keeps it.
-	hourAgo := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(dir, hourAgo, hourAgo); err != nil {
-		t.Fatal(err)
-	}
-	if got := scan.files([]string{backends.RuntimePython}, []string{dir}); !slices.Equal(got, []string{old}) {
-		t.Fatalf("first scan %q", got)
-	}
-	newer := write("python3.99")
-	if err := os.Symlink(newer, filepath.Join(dir, "python3")); err != nil {
-		t.Fatal(err)
-	}
-	write("nodemon")
-	if got := scan.files([]string{backends.RuntimePython}, []string{dir}); !slices.Equal(got, []string{old, newer}) {
-		t.Fatalf("after installing python3.99: %q", got)
 	}
 }

@@ -11,13 +11,18 @@ import (
 )
 
 // SystemRoots returns the directories that strict and allowlist sandboxes
-// see read-only, so that programs and their libraries work.
+// see read-only, so that programs and their libraries work. /opt is not
+// one: it holds other applications' files; the install prefixes of the
+// interpreters on the sandbox's PATH that live there are (Host.Prefixes).
 func SystemRoots() []string {
 	return []string{
 		"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
-		"/etc", "/opt", "/run/current-system", "/nix/store",
+		"/etc", "/run/current-system", "/nix/store",
 	}
 }
+
+// MaxPrefixes bounds Host.Prefixes.
+const MaxPrefixes = 16
 
 // FDs are the file descriptor numbers, as bwrap sees them, of the seccomp
 // program, the info pipe and the block pipe, and of the mount sources.
@@ -61,6 +66,11 @@ const (
 type Host struct {
 	// Roots are the existing system roots, in SystemRoots order.
 	Roots []Root
+	// Prefixes are the install prefixes under /opt of the interpreters on
+	// the sandbox's PATH (/opt/python3.12 for a /usr/local/bin/python3.12
+	// that leads to /opt/python3.12/bin/python3.12), at most MaxPrefixes:
+	// strict and allowlist sandboxes see them read-only.
+	Prefixes []string
 	// Hidden says what each of spec.Hidden is on the host.
 	Hidden map[string]PathKind
 	// Masked says what each of spec.Masked is on the host.
@@ -132,6 +142,10 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 			}
 			a = append(a, "--ro-bind", r.Path, r.Path)
 			exposed = append(exposed, r.Path)
+		}
+		for _, p := range host.Prefixes {
+			a = append(a, "--ro-bind", p, p)
+			exposed = append(exposed, p)
 		}
 		if spec.FsMode == backends.FsAllowlist {
 			for _, p := range spec.ReadPaths {

@@ -19,8 +19,9 @@ var debianHost = Host{
 	Roots: []Root{
 		{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}, {Path: "/sbin", Symlink: "usr/sbin"},
 		{Path: "/lib", Symlink: "usr/lib"}, {Path: "/lib64", Symlink: "usr/lib64"},
-		{Path: "/etc"}, {Path: "/opt"},
+		{Path: "/etc"},
 	},
+	Prefixes: []string{"/opt/python3.12"},
 	Hidden: map[string]PathKind{
 		"/home/ann":                  Dir,
 		"/home/ann/.local/share/sc":  Dir,

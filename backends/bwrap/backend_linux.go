@@ -19,12 +19,16 @@ import (
 )
 
 // hostFacts are facts about the machine that do not change while the
-// engine runs: where cgroups can be made.
+// engine runs: where cgroups can be made; and scan, which finds the
+// interpreters on the PATH (DetectHost) and remembers the directories.
 type hostFacts struct {
 	cgroups func() cgroupLayout
+	scan    *backends.RuntimeScan
 }
 
-func newHostFacts() hostFacts { return hostFacts{cgroups: sync.OnceValue(detectCgroups)} }
+func newHostFacts() hostFacts {
+	return hostFacts{cgroups: sync.OnceValue(detectCgroups), scan: &backends.RuntimeScan{}}
+}
 
 // extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
 // first ExtraFile is fd 3).
@@ -140,7 +144,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	// bwrap reads its options, with the host paths and the run's
 	// environment, from a memfd: its command line (pid 1's inside, and
 	// what ps shows on the host) is "--args N --" and the command.
-	argsFD, err := argsMemfd(Flags(spec, DetectHost(spec), fds))
+	argsFD, err := argsMemfd(Flags(spec, detectHost(spec, b.host.scan), fds))
 	if err != nil {
 		return nil, err
 	}

@@ -6,14 +6,26 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 )
 
 // DetectHost looks at the disk for what Args needs: which system roots
-// exist and which are symbolic links, and what each hidden path is.
-func DetectHost(spec *backends.Spec) Host {
+// exist and which are symbolic links, the install prefixes of the
+// interpreters on the sandbox's PATH, and what each hidden and masked path
+// is.
+func DetectHost(spec *backends.Spec) Host { return detectHost(spec, &backends.RuntimeScan{}) }
+
+// detectHost is DetectHost with the backend's scan of the PATH, which
+// remembers the directories it read.
+func detectHost(spec *backends.Spec, scan *backends.RuntimeScan) Host {
 	h := Host{Hidden: map[string]PathKind{}}
+	if spec.FsMode != backends.FsOpen {
+		h.Prefixes = installPrefixes(envPath(spec.Env), "/opt", scan)
+	}
 	for _, p := range SystemRoots() {
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -39,6 +51,35 @@ func DetectHost(spec *backends.Spec) Host {
 		}
 	}
 	return h
+}
+
+// installPrefixes finds the interpreters (backends.RuntimeOfFile) in the
+// directories of pathList and returns the install prefixes under opt
+// (/opt) of the files they lead to: opt/<name>, sorted, at most
+// MaxPrefixes.
+func installPrefixes(pathList, opt string, scan *backends.RuntimeScan) []string {
+	var out []string
+	for _, f := range scan.Files([]string{backends.RuntimePython, backends.RuntimeNode}, filepath.SplitList(pathList)) {
+		rest, ok := strings.CutPrefix(f, opt+"/")
+		if !ok {
+			continue
+		}
+		prefix := opt + "/" + strings.SplitN(rest, "/", 2)[0]
+		if !slices.Contains(out, prefix) && len(out) < MaxPrefixes {
+			out = append(out, prefix)
+		}
+	}
+	return out
+}
+
+// envPath is the PATH of env ("" when it has none).
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // kindOf says what p is for a mask. Stat follows links, so a symlink is
