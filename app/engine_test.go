@@ -69,6 +69,14 @@ func directBackend(t *testing.T) *direct.Backend {
 	return direct.New(direct.Options{Launcher: testutil.Launcher(t)})
 }
 
+// chownToSandbox gives path to the sandbox user when the engine is root,
+// as if sandboxed code had made it.
+func (e *Engine) chownToSandbox(path string) {
+	if u := e.sandboxUser(); u != nil {
+		_ = os.Lchown(path, int(u.UID), int(u.GID))
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func directConfig() SandboxConfig { return SandboxConfig{Backend: ptr("direct")} }

@@ -58,9 +58,11 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "GET", path: "/api/sandbox/settings"}, 200, "defaultFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"defaultPids": 128}}, 200, "128"},
 		{call{method: "GET", path: "/api/sandbox/exec-policy"}, 200, "runPython"},
+		// A direct run before Run Node goes off: a backend with no barrier
+		// refuses every run while a runtime is switched off.
+		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": false}}, 200, `"runNode":false`},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=5"}, 200, "runs"},
-		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: map[string]any{"projectDir": mountDir, "command": "pwd"}}, 200, mountDir},
 		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
 		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
