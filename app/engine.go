@@ -207,6 +207,7 @@ func (e *Engine) Settings() Settings {
 	defer e.mu.Unlock()
 	s := e.settings
 	s.Allowlist = append([]string{}, s.Allowlist...)
+	s.MountAllow = append([]string{}, s.MountAllow...)
 	return s
 }
 

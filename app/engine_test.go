@@ -115,10 +115,10 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{"mount_usr", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr"}}}, "mounts[0].source"},
 		{"mount_data_dir", SandboxConfig{Mounts: []backends.Mount{{Source: e.DataDir()}}}, "mounts[0].source"},
 		{"mount_parent_of_data_dir", SandboxConfig{Mounts: []backends.Mount{{Source: filepath.Dir(e.DataDir())}}}, "mounts[0].source"},
-		{"mount_target_dotdot", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "../x"}}}, "mounts[0].target"},
-		{"mount_target_absolute", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "/x"}}}, "mounts[0].target"},
-		{"mount_target_reserved", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: ".runs"}}}, "mounts[0].target"},
-		{"mount_target_twice", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "a"}, {Source: "/usr/lib", Target: "a"}}}, "mounts[1].target"},
+		{"mount_target_dotdot", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "../x", ReadOnly: true}}}, "mounts[0].target"},
+		{"mount_target_absolute", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "/x", ReadOnly: true}}}, "mounts[0].target"},
+		{"mount_target_reserved", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: ".runs", ReadOnly: true}}}, "mounts[0].target"},
+		{"mount_target_twice", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "a", ReadOnly: true}, {Source: "/usr/lib", Target: "a", ReadOnly: true}}}, "mounts[1].target"},
 		{"backend_changed", SandboxConfig{Backend: ptr("bwrap")}, "backend"},
 	}
 	for _, tc := range cases {

@@ -66,7 +66,7 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		}
 	}
 	if cfg.Mounts != nil {
-		if sb.Mounts, err = checkMounts(cfg.Mounts, e.paths); err != nil {
+		if sb.Mounts, err = checkMounts(cfg.Mounts, e.guard()); err != nil {
 			return sb, err
 		}
 	}

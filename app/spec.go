@@ -15,6 +15,9 @@ import (
 // nothing, the paths to hide, the user to run as, the code file written.
 func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	sb := p.sb
+	if err := e.checkStoredDirs(sb); err != nil {
+		return nil, err
+	}
 	user := e.sandboxUser()
 	if p.offPath {
 		user = nil // the documented off path runs as the engine's user

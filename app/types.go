@@ -106,6 +106,14 @@ type Settings struct {
 	DefaultImage string `json:"defaultImage"`
 	// Notifications turns the desktop notifications on or off.
 	Notifications bool `json:"notifications"`
+	// MountAllow are host folders the owner lets sandboxes mount (and
+	// agents use as project dirs, and the allowlist show) although the
+	// mount guard refuses them by default: folders in a system tree,
+	// read-write (/srv/www), or paths of this machine's services (a
+	// Docker data dir). The engine's own dirs, secret folders and other
+	// SenClaw engines' dirs are never given, whatever this says. A
+	// sandbox that uses it says so in its create and update note.
+	MountAllow []string `json:"mountAllow"`
 }
 
 // DefaultSettings are used until settings are saved.
@@ -113,6 +121,7 @@ func DefaultSettings() Settings {
 	return Settings{
 		DefaultFsMode:    backends.FsStrict,
 		Allowlist:        []string{},
+		MountAllow:       []string{},
 		DefaultCPUs:      1,
 		DefaultMemoryMB:  512,
 		DefaultPids:      256,

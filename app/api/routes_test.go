@@ -57,6 +57,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: sb + "/stop"}, 200, "stopped"},
 		{call{method: "GET", path: "/api/sandbox/settings"}, 200, "defaultFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"defaultPids": 128}}, 200, "128"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"mountAllow": []string{"/srv/www"}}}, 200, `"mountAllow":["/srv/www"]`},
 		{call{method: "GET", path: "/api/sandbox/exec-policy"}, 200, "runPython"},
 		// A direct run before Run Node goes off: a backend with no barrier
 		// refuses every run while a runtime is switched off.
@@ -119,6 +120,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: sb + "/fs-mode", body: `{"fsMode": "wide"}`}, 400, "fsMode"},
 		{call{method: "POST", path: sb + "/ports", body: `{"connect": [70000]}`}, 400, "connectPorts"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"defaultCpus": 0}`}, 400, "defaultCpus"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"mountAllow": ["relative"]}`}, 400, "mountAllow[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowlist": ["relative/path"]}`}, 400, "allowlist[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"sandboxUid": 0}`}, 400, "sandboxUid"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execFsMode": "everything"}`}, 400, "execFsMode"},

@@ -55,6 +55,7 @@ export interface Settings {
   sandboxGid: number;
   allowDirect: boolean;
   defaultImage: string;
+  mountAllow: string[];
 }
 
 export interface PortRules {
