@@ -1,6 +1,7 @@
 package jailfs
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -17,43 +18,45 @@ import (
 // Only the calling thread's credentials can change without touching the
 // engine's other threads: setfsuid, setfsgid, setgroups and capset are
 // per thread as system calls (glibc and Go's syscall package make some of
-// them process-wide, so the raw ones of x/sys are used). fn runs on a
-// goroutine locked to its thread; afterwards the thread gets its own
-// credentials back, is checked, and only then is unlocked. The thread is
-// not left to end with the goroutine: a thread that ends kills, by their
-// death signal, the children it forked for other goroutines earlier
-// (bwrap, strace), and Go reuses threads between goroutines. If the
-// credentials cannot be restored, the goroutine keeps the thread forever
-// rather than let other code run with them. fn must not start goroutines
-// for file work: they would run with the engine's credentials.
-func As(cred *backends.Credential, fn func() error) error {
+// them process-wide, so the raw ones of x/sys are used). The calling
+// goroutine is locked to its thread while fn runs; afterwards the thread
+// gets its own credentials back, is checked, and only then is unlocked.
+// The thread is never left to end with a goroutine: a thread that ends
+// kills, by their death signal, the children it forked for other
+// goroutines earlier (bwrap, strace), and Go reuses threads between
+// goroutines.
+//
+// If the credentials cannot be restored (which no kernel does), the thread
+// stays locked to the calling goroutine, with fewer rights than before,
+// and ends with it. fn must not start goroutines for file work: they
+// would run with the engine's credentials.
+func As(cred *backends.Credential, fn func() error) (err error) {
 	if cred == nil {
 		return fn()
 	}
 	if cred.UID == 0 || cred.GID == 0 {
 		return fmt.Errorf("refusing to act for a sandbox as root")
 	}
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := threadCreds()
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- err
+	runtime.LockOSThread()
+	orig, err := threadCreds()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	// Deferred, so that a panic in fn restores the thread too.
+	defer func() {
+		if rerr := orig.restore(); rerr != nil {
+			// The thread stays locked to this goroutine: no other goroutine
+			// ever runs with what it has now; it ends when this one does.
+			err = errors.Join(err, fmt.Errorf("restoring a thread's credentials: %w", rerr))
 			return
 		}
-		err = orig.become(cred)
-		if err == nil {
-			err = fn()
-		}
-		if rerr := orig.restore(); rerr != nil {
-			done <- fmt.Errorf("restoring a thread's credentials: %w", rerr)
-			select {} // keep the thread: nothing else may run on it
-		}
 		runtime.UnlockOSThread()
-		done <- err
 	}()
-	return <-done
+	if err := orig.become(cred); err != nil {
+		return err
+	}
+	return fn()
 }
 
 // creds are a thread's filesystem credentials.

@@ -283,6 +283,16 @@ func TestAsTheSandboxUser(t *testing.T) {
 	if err := As(&backends.Credential{UID: 0, GID: 0}, func() error { return nil }); err == nil {
 		t.Error("As root was allowed")
 	}
+	// A panic in the work restores the thread too.
+	func() {
+		defer func() { _ = recover() }()
+		_ = As(user, func() error { panic("in the work") })
+	}()
+	for range 50 {
+		if _, err := os.ReadFile(private); err != nil {
+			t.Fatalf("after a panic in As, the engine is denied: %v", err)
+		}
+	}
 }
 
 // As never ends a thread: a thread that ends kills, by their death
