@@ -47,16 +47,23 @@ func tree(t *testing.T) (jail, outside string) {
 	return jail, outside
 }
 
+// openJail opens dir as a Dir, closed at the end of the test.
+func openJail(t *testing.T, dir string) *Dir {
+	t.Helper()
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // Both ways of resolving (openat2, and the walk for kernels without it)
 // follow no link and never leave the jail.
 func TestOpenFollowsNoLink(t *testing.T) {
 	t.Parallel()
 	jail, _ := tree(t)
-	d, err := OpenDir(jail)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openJail(t, jail)
 	for _, open := range []struct {
 		name string
 		fn   func(dirfd int, name string, flags int, mode uint32) (int, error)
@@ -114,11 +121,7 @@ func TestOpenDirRefusesALinkInItsPath(t *testing.T) {
 func TestDirOperationsStayInside(t *testing.T) {
 	t.Parallel()
 	jail, outside := tree(t)
-	d, err := OpenDir(jail)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openJail(t, jail)
 	if _, err := d.ReadDir("abs"); !errors.Is(err, ErrLink) {
 		t.Errorf("listing a link: %v", err)
 	}
@@ -173,11 +176,7 @@ func TestDirOperationsStayInside(t *testing.T) {
 func TestSwapsWhileReadingNeverLeadOutside(t *testing.T) {
 	t.Parallel()
 	jail, outside := tree(t)
-	d, err := OpenDir(jail)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openJail(t, jail)
 	dir, tmp := filepath.Join(jail, "swap"), filepath.Join(jail, "swap.tmp")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -229,11 +228,7 @@ func TestAsTheSandboxUser(t *testing.T) {
 	os.Chmod(dir, 0o777)
 	private := filepath.Join(dir, "private")
 	os.WriteFile(private, []byte("root"), 0o600)
-	d, err := OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openJail(t, dir)
 	user := &backends.Credential{UID: 65534, GID: 65534}
 	var stop atomic.Bool
 	var others sync.WaitGroup

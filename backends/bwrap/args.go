@@ -164,12 +164,7 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		if spec.FsMode == backends.FsOpen && under(h, []string{"/run"}) {
 			continue // the private /run has nothing to mask
 		}
-		switch host.Hidden[h] {
-		case Dir:
-			a = append(a, "--tmpfs", h)
-		case File:
-			a = append(a, "--ro-bind", "/dev/null", h)
-		}
+		a = append(a, cover(host.Hidden[h], h)...)
 	}
 	w := spec.Workspace
 	if fds.Workspace > 0 {
@@ -211,27 +206,31 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 // executing it fails, and so does reading (no copy of it can be made).
 func masks(spec *backends.Spec, host Host, exposed []string) []string {
 	var a []string
-	cover := func(hostPath, at string) {
-		switch host.Masked[hostPath] {
-		case Dir:
-			a = append(a, "--tmpfs", at)
-		case File:
-			a = append(a, "--ro-bind", "/dev/null", at)
-		}
-	}
 	w := spec.Workspace
 	for _, m := range spec.Masked {
 		if under(m, exposed) && (spec.FsMode != backends.FsOpen || !under(m, []string{"/run"})) || under(m, []string{w}) {
-			cover(m, m)
+			a = append(a, cover(host.Masked[m], m)...)
 		}
 		for _, mt := range spec.Mounts {
 			if under(m, []string{mt.Source}) {
 				rel := strings.TrimPrefix(strings.TrimPrefix(m, mt.Source), "/")
-				cover(m, path.Join(w, path.Clean("/"+mt.Target), rel))
+				a = append(a, cover(host.Masked[m], path.Join(w, path.Clean("/"+mt.Target), rel))...)
 			}
 		}
 	}
 	return a
+}
+
+// cover masks what is at: an empty tmpfs over a directory, /dev/null
+// (read-only) over anything else, nothing when there is nothing.
+func cover(kind PathKind, at string) []string {
+	switch kind {
+	case Dir:
+		return []string{"--tmpfs", at}
+	case File:
+		return []string{"--ro-bind", "/dev/null", at}
+	}
+	return nil
 }
 
 // ArgsData encodes options for bwrap's --args descriptor: each one ended

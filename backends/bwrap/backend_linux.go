@@ -326,7 +326,7 @@ func (b *Backend) binary() (string, error) {
 
 // seccompMemfd returns a memfd holding prog, positioned at its start.
 func seccompMemfd(prog []byte) (*os.File, error) {
-	m, err := memfdWith("senclaw-seccomp", prog)
+	m, err := backends.Memfd("senclaw-seccomp", prog)
 	if err != nil {
 		return nil, fmt.Errorf("writing seccomp program: %w", err)
 	}
@@ -339,28 +339,9 @@ func argsMemfd(opts []string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
-	m, err := memfdWith("senclaw-bwrap-args", data)
+	m, err := backends.Memfd("senclaw-bwrap-args", data)
 	if err != nil {
 		return nil, fmt.Errorf("writing bwrap's options: %w", err)
-	}
-	return m, nil
-}
-
-// memfdWith returns a close-on-exec memfd holding data, positioned at its
-// start.
-func memfdWith(name string, data []byte) (*os.File, error) {
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("creating a memfd: %w", err)
-	}
-	m := os.NewFile(uintptr(fd), name)
-	if _, err := m.Write(data); err != nil {
-		m.Close()
-		return nil, err
-	}
-	if _, err := m.Seek(0, io.SeekStart); err != nil {
-		m.Close()
-		return nil, err
 	}
 	return m, nil
 }
