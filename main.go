@@ -16,9 +16,15 @@ import (
 	"syscall"
 
 	"github.com/senclaw/sandbox/app/cli"
+	"github.com/senclaw/sandbox/backends/envexec"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == envexec.Arg {
+		// The launcher a traced direct run's command starts through
+		// (backends/envexec); it execs the command or fails.
+		os.Exit(envexec.Main(os.Args[2:], os.Stderr))
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

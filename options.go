@@ -73,7 +73,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 				Owner:        dockerOwner(dataDir),
 				Logger:       logger,
 			}),
-			direct.New(),
+			direct.New(direct.Options{Launcher: selfPath()}),
 		),
 		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
 		Logger:    logger,
@@ -82,16 +82,26 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 	}, nil
 }
 
+// selfPath is this executable's real path ("" when unknown): it is also
+// the envexec launcher (main handles envexec.Arg).
+func selfPath() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		return real
+	}
+	return self
+}
+
 // findForwarder finds senclaw-netfwd, the in-sandbox network forwarder:
 // next to this executable (a build in a clone), in ../lib/senclaw beside
 // it (where make install and the Debian package put it), else on PATH. ""
 // when there is none: the engine then refuses runs that need network and
 // says how to build it.
 func findForwarder() string {
-	if self, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(self); err == nil {
-			self = real
-		}
+	if self := selfPath(); self != "" {
 		dir := filepath.Dir(self)
 		for _, p := range []string{filepath.Join(dir, "senclaw-netfwd"), filepath.Join(dir, "..", "lib", "senclaw", "senclaw-netfwd")} {
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {

@@ -35,7 +35,7 @@ func bwrapEngine(t *testing.T, opts ...engineOpt) *Engine {
 	if os.Geteuid() == 0 {
 		user = &backends.Credential{UID: 65534, GID: 65534}
 	}
-	return newTestEngine(t, []backends.Backend{bwrap.New(bwrap.Options{SandboxUser: user}), direct.New()}, opts...)
+	return newTestEngine(t, []backends.Backend{bwrap.New(bwrap.Options{SandboxUser: user}), directBackend(t)}, opts...)
 }
 
 func TestEngineRunsUnderBwrapAndSaysSo(t *testing.T) {

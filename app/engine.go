@@ -87,6 +87,8 @@ type Engine struct {
 	proxy  *netproxy.Proxy
 	net    netGuard
 	status statusCache
+	// runtimeScan finds the interpreters a switched-off runtime masks.
+	runtimeScan backends.RuntimeScan
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 }
@@ -205,6 +207,7 @@ func (e *Engine) Settings() Settings {
 	defer e.mu.Unlock()
 	s := e.settings
 	s.Allowlist = append([]string{}, s.Allowlist...)
+	s.MountAllow = append([]string{}, s.MountAllow...)
 	return s
 }
 

@@ -54,13 +54,27 @@ func newTestEngine(t *testing.T, bs []backends.Backend, opts ...engineOpt) *Engi
 // output, records) without depending on a sandbox tool.
 func directEngine(t *testing.T) *Engine {
 	t.Helper()
-	e := newTestEngine(t, []backends.Backend{direct.New()})
+	e := newTestEngine(t, []backends.Backend{directBackend(t)})
 	s := e.Settings()
 	s.AllowDirect = true
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// directBackend is the direct backend with this test binary as its
+// launcher (TestMain), as main gives it the senclaw executable.
+func directBackend(t *testing.T) *direct.Backend {
+	return direct.New(direct.Options{Launcher: testutil.Launcher(t)})
+}
+
+// chownToSandbox gives path to the sandbox user when the engine is root,
+// as if sandboxed code had made it.
+func (e *Engine) chownToSandbox(path string) {
+	if u := e.sandboxUser(); u != nil {
+		_ = os.Lchown(path, int(u.UID), int(u.GID))
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -101,10 +115,10 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{"mount_usr", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr"}}}, "mounts[0].source"},
 		{"mount_data_dir", SandboxConfig{Mounts: []backends.Mount{{Source: e.DataDir()}}}, "mounts[0].source"},
 		{"mount_parent_of_data_dir", SandboxConfig{Mounts: []backends.Mount{{Source: filepath.Dir(e.DataDir())}}}, "mounts[0].source"},
-		{"mount_target_dotdot", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "../x"}}}, "mounts[0].target"},
-		{"mount_target_absolute", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "/x"}}}, "mounts[0].target"},
-		{"mount_target_reserved", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: ".runs"}}}, "mounts[0].target"},
-		{"mount_target_twice", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "a"}, {Source: "/usr/lib", Target: "a"}}}, "mounts[1].target"},
+		{"mount_target_dotdot", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "../x", ReadOnly: true}}}, "mounts[0].target"},
+		{"mount_target_absolute", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "/x", ReadOnly: true}}}, "mounts[0].target"},
+		{"mount_target_reserved", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: ".runs", ReadOnly: true}}}, "mounts[0].target"},
+		{"mount_target_twice", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "a", ReadOnly: true}, {Source: "/usr/lib", Target: "a", ReadOnly: true}}}, "mounts[1].target"},
 		{"backend_changed", SandboxConfig{Backend: ptr("bwrap")}, "backend"},
 	}
 	for _, tc := range cases {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -46,9 +47,10 @@ type FileContent struct {
 
 // jailed is a path inside a sandbox resolved to the directory it lives in
 // (the workspace or a mount's source) and the name below it. All access
-// goes through an os.Root on that directory, which refuses to leave it by
-// "..", by symbolic links, or by a link swapped in while we look (it
-// resolves beneath the root fd, not by re-walking the path).
+// goes through jailfs: the directory is opened without following a link
+// anywhere on its path, every name below it is resolved beneath it by
+// descriptor without following a link, and the work is done with the
+// sandbox user's credentials (Engine.inJail).
 type jailed struct {
 	root     string // host directory
 	name     string // relative name under root, "." for the root itself
@@ -96,54 +98,51 @@ func resolve(sb *Sandbox, p string) (jailed, error) {
 	return jailed{root: sb.Workspace, name: rel, rel: rel}, nil
 }
 
-func (j jailed) open() (*os.Root, error) {
-	r, err := os.OpenRoot(j.root)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", j.root, err)
-	}
-	return r, nil
-}
-
-// fileError turns an os error under the jail into a message for people.
-func fileError(j jailed, err error) error {
+// fileError turns an error under the jail into a message for people.
+func (e *Engine) fileError(j jailed, err error) error {
+	var fe *FieldError
 	switch {
+	case errors.As(err, &fe):
+		return err
 	case errors.Is(err, fs.ErrNotExist):
 		return &NotFoundError{Kind: "file", ID: j.rel, Where: "in the sandbox"}
-	case strings.Contains(err.Error(), "path escapes from parent"):
-		return badField("path", j.rel, "leads outside the sandbox (through a symbolic link); refused")
+	case errors.Is(err, jailfs.ErrLink):
+		return badField("path", j.rel, "goes through a symbolic link, which the file API never follows (the sandbox could have planted it); use the link's target path instead")
 	case errors.Is(err, fs.ErrPermission):
+		if u := e.sandboxUser(); u != nil {
+			return badField("path", j.rel, "permission denied: the sandbox user (uid %d) may not do that here, and the file API acts with that user's rights", u.UID)
+		}
 		return badField("path", j.rel, "permission denied")
+	case errors.Is(err, syscall.ENOTDIR):
+		return badField("path", j.rel, "has a part that is not a directory")
+	case errors.Is(err, jailfs.ErrUnsupported):
+		return fmt.Errorf("%s: the file API of an engine running as root acts with the sandbox user's rights, which needs Linux; run the engine as your own user", j.rel)
 	}
 	return fmt.Errorf("%s: %w", j.rel, err)
 }
 
 // Files lists the directory p of the sandbox id.
 func (e *Engine) Files(id, p string) ([]FileEntry, error) {
-	sb, j, root, err := e.openJailed(id, p)
+	sb, j, err := e.jailedPath(id, p, false)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	dir, err := root.Open(j.name)
-	if err != nil {
-		return nil, fileError(j, err)
-	}
-	defer dir.Close()
-	entries, err := dir.ReadDir(-1)
-	if err != nil {
-		return nil, badField("path", j.rel, "is not a directory")
+	var entries []jailfs.Entry
+	if err := e.inJail(sb, j, func(d *jailfs.Dir) (err error) {
+		if fi, err := d.Lstat(j.name); err == nil && fi.Mode&fs.ModeSymlink != 0 {
+			return jailfs.ErrLink
+		} else if err == nil && !fi.Mode.IsDir() {
+			return badField("path", j.rel, "is not a directory")
+		}
+		entries, err = d.ReadDir(j.name)
+		return err
+	}); err != nil {
+		return nil, e.fileError(j, err)
 	}
 	out := make([]FileEntry, 0, len(entries))
 	for _, de := range entries {
-		info, err := de.Info()
-		if err != nil {
-			continue
-		}
-		rel := path.Join(j.rel, de.Name())
-		fe := FileEntry{Name: de.Name(), Path: rel, Dir: de.IsDir(), Size: info.Size(), ModifiedMs: info.ModTime().UnixMilli(), ReadOnly: j.readOnly}
-		if de.Type()&fs.ModeSymlink != 0 {
-			fe.Link, _ = root.Readlink(path.Join(j.name, de.Name()))
-		}
+		rel := path.Join(j.rel, de.Name)
+		fe := FileEntry{Name: de.Name, Path: rel, Dir: de.Mode.IsDir(), Size: de.Size, ModifiedMs: de.ModTime.UnixMilli(), ReadOnly: j.readOnly, Link: de.Link}
 		for _, m := range sb.Mounts {
 			if m.Target == rel {
 				fe.Dir, fe.ReadOnly = true, m.ReadOnly
@@ -171,33 +170,38 @@ func (e *Engine) ReadFile(id, p string, limit int64, asBase64 bool) (*FileConten
 	if limit <= 0 || limit > MaxFileRead {
 		limit = MaxFileRead
 	}
-	_, j, root, err := e.openJailed(id, p)
+	sb, j, err := e.jailedPath(id, p, false)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	// O_NONBLOCK: a FIFO planted by sandboxed code must not hang us.
-	f, err := root.OpenFile(j.name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	var data []byte
+	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
+		// O_NONBLOCK: a FIFO planted by sandboxed code must not hang us.
+		f, err := d.Open(j.name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return badField("path", j.rel, "is not a regular file")
+		}
+		if info.Size() > limit {
+			return badField("path", j.rel, "is %d bytes, more than the %d a read returns", info.Size(), limit)
+		}
+		if data, err = io.ReadAll(io.LimitReader(f, limit+1)); err != nil {
+			return err
+		}
+		if int64(len(data)) > limit {
+			return badField("path", j.rel, "grew past %d bytes while it was read", limit)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fileError(j, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fileError(j, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, badField("path", j.rel, "is not a regular file")
-	}
-	if info.Size() > limit {
-		return nil, badField("path", j.rel, "is %d bytes, more than the %d a read returns", info.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fileError(j, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, badField("path", j.rel, "grew past %d bytes while it was read", limit)
+		return nil, e.fileError(j, err)
 	}
 	fc := &FileContent{Path: j.rel, Size: int64(len(data)), Encoding: "utf-8", Content: string(data)}
 	if asBase64 || !isText(data) {
@@ -216,115 +220,111 @@ func (e *Engine) WriteFile(id, p string, data []byte) (*FileEntry, error) {
 	if len(data) > MaxFileWrite {
 		return nil, badField("content", nil, "is %d bytes, more than the %d a write takes", len(data), MaxFileWrite)
 	}
-	sb, j, root, err := e.writable(id, p)
+	sb, j, err := e.jailedPath(id, p, true)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
 	if j.name == "." {
 		return nil, badField("path", j.rel, "names the sandbox's folder itself, not a file")
 	}
-	if dir := path.Dir(j.name); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, fileError(j, err)
+	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
+		if dir := path.Dir(j.name); dir != "." {
+			if err := d.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
 		}
-		e.chownTree(sb, j, root, dir)
-	}
-	f, err := root.OpenFile(j.name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+		f, err := d.Open(j.name, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+			return badField("path", j.rel, "is not a regular file")
+		}
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		return f.Close()
+	})
 	if err != nil {
-		return nil, fileError(j, err)
-	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		f.Close()
-		return nil, badField("path", j.rel, "is not a regular file")
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, fileError(j, err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fileError(j, err)
-	}
-	if j.root == sb.Workspace {
-		if u := e.sandboxUser(); u != nil {
-			_ = root.Lchown(j.name, int(u.UID), int(u.GID))
-		}
+		return nil, e.fileError(j, err)
 	}
 	return &FileEntry{Name: path.Base(j.rel), Path: j.rel, Size: int64(len(data)), ModifiedMs: time.Now().UnixMilli()}, nil
 }
 
 // Mkdir creates the folder p and its parents.
 func (e *Engine) Mkdir(id, p string) error {
-	sb, j, root, err := e.writable(id, p)
+	sb, j, err := e.jailedPath(id, p, true)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	if err := root.MkdirAll(j.name, 0o755); err != nil {
-		return fileError(j, err)
+	if err := e.inJail(sb, j, func(d *jailfs.Dir) error { return d.MkdirAll(j.name, 0o755) }); err != nil {
+		return e.fileError(j, err)
 	}
-	e.chownTree(sb, j, root, j.name)
 	return nil
 }
 
 // DeleteFile removes the file or folder p (a folder with its contents).
 // The workspace itself and mount points cannot be deleted.
 func (e *Engine) DeleteFile(id, p string) error {
-	_, j, root, err := e.writable(id, p)
+	sb, j, err := e.jailedPath(id, p, true)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
 	if j.name == "." {
 		return badField("path", j.rel, "is the sandbox's folder or a mount point; delete the sandbox or unmount instead")
 	}
-	if _, err := root.Lstat(j.name); err != nil {
-		return fileError(j, err)
-	}
-	if err := root.RemoveAll(j.name); err != nil {
-		return fileError(j, err)
+	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
+		if _, err := d.Lstat(j.name); err != nil {
+			return err
+		}
+		return d.RemoveAll(j.name)
+	})
+	if err != nil {
+		return e.fileError(j, err)
 	}
 	return nil
 }
 
-// openJailed resolves p in the sandbox id and opens the root it lives
-// under; the caller closes the root.
-func (e *Engine) openJailed(id, p string) (*Sandbox, jailed, *os.Root, error) {
+// jailedPath resolves p in the sandbox id; for a write, a path inside a
+// read-only mount is refused.
+func (e *Engine) jailedPath(id, p string, write bool) (*Sandbox, jailed, error) {
 	sb, err := e.Get(id)
 	if err != nil {
-		return nil, jailed{}, nil, err
+		return nil, jailed{}, err
 	}
 	j, err := resolve(sb, p)
 	if err != nil {
-		return nil, j, nil, err
+		return nil, j, err
 	}
-	root, err := j.open()
+	if write && j.readOnly {
+		return nil, j, badField("path", j.rel, "is inside a read-only mount; writes are refused")
+	}
+	return sb, j, nil
+}
+
+// inJail runs fn on the directory j lives under, as the sandbox user
+// (the engine's own user when that is who sandboxes run as). The
+// directory is opened by the engine, without following a link on its
+// path: it is the directory the backend binds for the sandbox (the
+// workspace of one of the engine's own sandboxes is opened by its real
+// path: the data dir above it is the owner's, out of every sandbox's
+// reach). Everything below it is resolved and done as the sandbox user.
+func (e *Engine) inJail(sb *Sandbox, j jailed, fn func(d *jailfs.Dir) error) error {
+	root := j.root
+	if root == sb.Workspace && sb.OwnWorkspace {
+		root = canonical(root)
+	}
+	d, err := jailfs.OpenDir(root)
 	if err != nil {
-		return nil, j, nil, err
+		if errors.Is(err, jailfs.ErrLink) {
+			return badField("path", j.rel, "lies in %s, which now goes through a symbolic link (one was put in its path since it was checked); nothing was done. Remove the link, or give the folder again", j.root)
+		}
+		return err
 	}
-	return sb, j, root, nil
-}
-
-// writable is openJailed for a write: read-only mounts are refused.
-func (e *Engine) writable(id, p string) (*Sandbox, jailed, *os.Root, error) {
-	sb, j, root, err := e.openJailed(id, p)
-	if err == nil && j.readOnly {
-		root.Close()
-		return nil, j, nil, badField("path", j.rel, "is inside a read-only mount; writes are refused")
-	}
-	return sb, j, root, err
-}
-
-// chownTree gives the folders of dir (relative to root) to the sandbox user
-// when the engine is root, so sandboxed code can write into them. Only in
-// the workspace: a mounted folder of the user keeps its owners.
-func (e *Engine) chownTree(sb *Sandbox, j jailed, root *os.Root, dir string) {
-	u := e.sandboxUser()
-	if u == nil || j.root != sb.Workspace {
-		return
-	}
-	for d := dir; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-		_ = root.Lchown(d, int(u.UID), int(u.GID))
-	}
+	defer d.Close()
+	return jailfs.As(e.sandboxUser(), func() error { return fn(d) })
 }

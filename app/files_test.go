@@ -22,6 +22,11 @@ func TestTheFileAPIIsAJail(t *testing.T) {
 		t.Fatal(err)
 	}
 	roDir, rwDir := testDir(t), testDir(t)
+	// A read-write mount the sandbox user may write (the file API acts
+	// with its rights).
+	if err := os.Chmod(rwDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	sb, err := e.Create(context.Background(), SandboxConfig{Backend: ptr("direct"), Mounts: []backends.Mount{
 		{Source: roDir, Target: "ro", ReadOnly: true},
 		{Source: rwDir, Target: "rw"},

@@ -80,8 +80,10 @@ var (
 
 // runtimeOf says whether p runs Python or Node code: a code run in that
 // language, or a command whose first word is one of their interpreters or
-// package managers. A shell line that starts Python deeper inside is not
-// recognised; the switch governs code runs and direct interpreter calls.
+// package managers. It only gives the early, clear refusal: a shell line
+// that starts Python deeper inside is not recognised here, and is stopped
+// in the sandbox, where the switched-off interpreters are masked
+// (masks.go, Spec.Masked).
 func runtimeOf(p *plan) string {
 	switch p.req.Language {
 	case "python":

@@ -97,6 +97,8 @@ func (e *Engine) Recreate(ctx context.Context, id string) (string, error) {
 // what a backend keeps (recreate, drift checks).
 func (e *Engine) specFor(ctx context.Context, sb *Sandbox) (*backends.Spec, error) {
 	spec := shapeSpec(sb, e.sandboxUser())
+	// The masked interpreters shape a container too (its masks).
+	e.maskInterpreters(spec)
 	if wantsNetwork(sb) && e.opts.Forwarder != "" {
 		// The plumbing's paths are part of a container's shape; a run
 		// binds them (network.go), and a status check must see the same.

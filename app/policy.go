@@ -73,6 +73,19 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 			return Settings{}, err
 		}
 	}
+	for i, path := range s.MountAllow {
+		if err := checkText(fmt.Sprintf("mountAllow[%d]", i), path); err != nil {
+			return Settings{}, err
+		}
+	}
+	allow, err := e.checkMountAllow(s.MountAllow)
+	if err != nil {
+		return Settings{}, err
+	}
+	s.MountAllow = allow
+	// The allowlist is a read-only view: the mount guard for a read-only
+	// mount applies, under the mountAllow being saved.
+	g := hostDirGuard{paths: e.paths, allow: allow}
 	var list []string
 	for i, path := range s.Allowlist {
 		field := fmt.Sprintf("allowlist[%d]", i)
@@ -83,10 +96,8 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		if real == "/" {
 			return Settings{}, badField(field, path, "is the whole disk; use the open fs mode instead")
 		}
-		for _, p := range e.paths.protected() {
-			if within(real, p) || within(p, real) {
-				return Settings{}, badField(field, path, "is or contains %s, which is private and never given to a sandbox", p)
-			}
+		if why, _ := g.why(real, false); why != "" {
+			return Settings{}, badField(field, path, "%s", why)
 		}
 		if !slices.Contains(list, real) {
 			list = append(list, real)
@@ -96,7 +107,6 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		list = []string{}
 	}
 	s.Allowlist = list
-	var err error
 	if s.DefaultImage, err = checkImage("defaultImage", s.DefaultImage); err != nil {
 		return Settings{}, err
 	}
@@ -107,6 +117,31 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	e.settings = s
 	e.mu.Unlock()
 	return s, nil
+}
+
+// checkMountAllow validates the mountAllow setting: absolute folders,
+// canonical and deduplicated; never the whole disk or what the guard
+// refuses whatever the settings say (hostDirGuard.private).
+func (e *Engine) checkMountAllow(paths []string) ([]string, error) {
+	g := hostDirGuard{paths: e.paths}
+	out := []string{}
+	for i, path := range paths {
+		field := fmt.Sprintf("mountAllow[%d]", i)
+		if !filepath.IsAbs(path) {
+			return nil, badField(field, path, "must be an absolute path")
+		}
+		real := canonical(path)
+		if real == "/" || slices.Contains(systemRoots, real) {
+			return nil, badField(field, path, "is the whole disk or a system root; name the folder you mean (for example /srv/www), not a whole tree")
+		}
+		if why := g.private(real); why != "" {
+			return nil, badField(field, path, "%s; the mountAllow setting cannot change that", why)
+		}
+		if !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out, nil
 }
 
 // AgentShellRequest is one command of an agent's shell tool.
@@ -127,7 +162,9 @@ type AgentShellRequest struct {
 // available, it is refused.
 func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunResult, error) {
 	pol := e.Policy()
-	dir, err := checkHostDir("projectDir", req.ProjectDir, e.paths)
+	// The agent's shell writes its project dir: the guard for a
+	// read-write mount applies.
+	dir, err := checkHostDir("projectDir", req.ProjectDir, e.guard(), true)
 	if err != nil {
 		return nil, err
 	}

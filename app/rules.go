@@ -180,16 +180,25 @@ func (e *Engine) CreateNote(ctx context.Context, sb *Sandbox) string {
 	if sb.Backend == "docker" {
 		start = "the container starts on the first run"
 	}
-	return start + "; " + e.networkNote(ctx, sb)
+	note := start + "; " + e.networkNote(ctx, sb)
+	if w := e.widenedNote(sb); w != "" {
+		note += "; " + w
+	}
+	return note
 }
 
 // ChangeNote says when a configuration change takes effect.
 func (e *Engine) ChangeNote(sb *Sandbox) string { return e.changeNote(sb) }
 
-// changeNote says when a configuration change takes effect.
+// changeNote says when a configuration change takes effect, and which
+// folders only the mountAllow setting lets the sandbox have.
 func (e *Engine) changeNote(sb *Sandbox) string {
+	note := "takes effect on the next run; runs already going keep what they started with"
 	if sb.Backend == "docker" {
-		return "the container is recreated before its next run (workspace files are kept); network rules other than the switch never need that"
+		note = "the container is recreated before its next run (workspace files are kept); network rules other than the switch never need that"
 	}
-	return "takes effect on the next run; runs already going keep what they started with"
+	if w := e.widenedNote(sb); w != "" {
+		note += "; " + w
+	}
+	return note
 }

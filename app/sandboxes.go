@@ -62,7 +62,7 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if cfg.DiskMB != nil {
 			return sb, badField("diskMb", *cfg.DiskMB, "a project dir has no disk quota; drop diskMb")
 		}
-		dir, err := checkHostDir("projectDir", *cfg.ProjectDir, e.paths)
+		dir, err := checkHostDir("projectDir", *cfg.ProjectDir, e.guard(), true)
 		if err != nil {
 			return sb, err
 		}
@@ -98,7 +98,7 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 				return sb, err
 			}
 		}
-		if sb.Mounts, err = checkMounts(cfg.Mounts, e.paths); err != nil {
+		if sb.Mounts, err = checkMounts(cfg.Mounts, e.guard()); err != nil {
 			return sb, err
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -13,6 +15,9 @@ import (
 // nothing, the paths to hide, the user to run as, the code file written.
 func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	sb := p.sb
+	if err := e.checkStoredDirs(sb); err != nil {
+		return nil, err
+	}
 	user := e.sandboxUser()
 	if p.offPath {
 		user = nil // the documented off path runs as the engine's user
@@ -46,6 +51,11 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	}
 	spec := shapeSpec(sb, user)
 	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
+	if !p.offPath {
+		// A switched-off runtime is masked in every sandbox; only the
+		// documented off path, which has no barrier, runs unmasked.
+		e.maskInterpreters(spec)
+	}
 	switch sb.FsMode {
 	case backends.FsAllowlist:
 		spec.ReadPaths = e.Settings().Allowlist
@@ -129,71 +139,57 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	return env, nil
 }
 
-// engineDir makes dir name inside the workspace, owned by the sandbox
-// user, and returns its path.
+// engineDir makes dir name inside the workspace, as the sandbox user,
+// and returns its path.
 func (e *Engine) engineDir(sb *Sandbox, name string) (string, error) {
-	root, err := os.OpenRoot(sb.Workspace)
+	err := e.inWorkspace(sb, func(d *jailfs.Dir) error { return engineDirIn(d, name) })
 	if err != nil {
-		return "", fmt.Errorf("opening the workspace: %w", err)
-	}
-	defer root.Close()
-	if err := e.engineDirIn(root, name); err != nil {
 		return "", err
 	}
 	return filepath.Join(sb.Workspace, name), nil
 }
 
-// engineDirIn makes sure the directory name exists in the workspace root
-// (the sandbox user's, when the engine is root). Everything goes through
-// root, so a symlink the sandboxed code left in the workspace cannot lead
-// the engine out of it.
-func (e *Engine) engineDirIn(root *os.Root, name string) error {
-	fi, err := root.Lstat(name)
+// engineDirIn makes sure the directory name exists in the workspace d.
+func engineDirIn(d *jailfs.Dir, name string) error {
+	fi, err := d.Lstat(name)
 	switch {
-	case err == nil && !fi.IsDir():
+	case err == nil && !fi.Mode.IsDir():
 		return fmt.Errorf("%s in the workspace is not a directory; remove it", name)
 	case err == nil:
 		return nil
 	}
-	if err := root.Mkdir(name, 0o700); err != nil && !os.IsExist(err) {
+	if err := d.MkdirAll(name, 0o700); err != nil {
 		return fmt.Errorf("creating %s in the workspace: %w", name, err)
-	}
-	if u := e.sandboxUser(); u != nil {
-		_ = root.Lchown(name, int(u.UID), int(u.GID))
 	}
 	return nil
 }
 
 // createInWorkspace creates the new file dir/name in the workspace for
-// the engine (a run's code, a background run's log), given to the sandbox
-// user when the engine is root. The file is created through an os.Root of
-// the workspace, exclusively, and chowned by its descriptor: sandboxed
-// code that swaps dir for a symlink, even while the engine works, cannot
-// make it write or chown anything outside the workspace.
+// the engine (a run's code, a background run's log), exclusively, as the
+// sandbox user (so it is that user's file, as if the run had made it).
+// It goes through jailfs like the file API: sandboxed code that swaps
+// dir, or the workspace's own path, for a symlink, even while the engine
+// works, cannot make it create anything elsewhere.
 func (e *Engine) createInWorkspace(sb *Sandbox, dir, name string) (*os.File, error) {
-	root, err := os.OpenRoot(sb.Workspace)
-	if err != nil {
-		return nil, fmt.Errorf("opening the workspace: %w", err)
-	}
-	defer root.Close()
-	if err := e.engineDirIn(root, dir); err != nil {
-		return nil, err
-	}
-	f, err := root.OpenFile(dir+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if u := e.sandboxUser(); u != nil {
-		_ = f.Chown(int(u.UID), int(u.GID))
-	}
-	return f, nil
+	var f *os.File
+	err := e.inWorkspace(sb, func(d *jailfs.Dir) error {
+		if err := engineDirIn(d, dir); err != nil {
+			return err
+		}
+		var err error
+		f, err = d.Open(dir+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		return err
+	})
+	return f, err
 }
 
-// chownToSandbox gives path to the sandbox user when the engine is root.
-func (e *Engine) chownToSandbox(path string) {
-	if u := e.sandboxUser(); u != nil {
-		_ = os.Lchown(path, int(u.UID), int(u.GID))
+// inWorkspace runs fn in sb's workspace as the sandbox user (inJail).
+func (e *Engine) inWorkspace(sb *Sandbox, fn func(d *jailfs.Dir) error) error {
+	err := e.inJail(sb, jailed{root: sb.Workspace, name: ".", rel: "."}, fn)
+	if err != nil && !strings.Contains(err.Error(), "workspace") {
+		return fmt.Errorf("in the workspace: %w", err)
 	}
+	return err
 }
 
 // reachable checks that user can walk down to path: a root engine runs

@@ -37,7 +37,7 @@ func TestStoredTextFollowsOneCharacterPolicy(t *testing.T) {
 		{"image_newline", SandboxConfig{Image: ptr("debian\nx")}, "image"},
 		{"image_not_a_reference", SandboxConfig{Image: ptr("Debian:Latest")}, "image"},
 		{"image_spaces_inside", SandboxConfig{Image: ptr("debian bookworm")}, "image"},
-		{"mount_target_cr", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "x\ry"}}}, "mounts[0].target"},
+		{"mount_target_cr", SandboxConfig{Mounts: []backends.Mount{{Source: "/usr/share", Target: "x\ry", ReadOnly: true}}}, "mounts[0].target"},
 		{"mount_source_esc", SandboxConfig{Mounts: []backends.Mount{{Source: "/tmp/\x1b[2J"}}}, "mounts[0].source"},
 		{"env_key_bidi", SandboxConfig{Env: map[string]string{"A\u202e": "b"}}, "env"},
 	}

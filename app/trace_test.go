@@ -42,7 +42,7 @@ func traceEngine(t *testing.T) *Engine {
 	if os.Geteuid() == 0 {
 		user = &backends.Credential{UID: 65534, GID: 65534}
 	}
-	return newTestEngine(t, []backends.Backend{bwrap.New(bwrap.Options{SandboxUser: user}), direct.New()})
+	return newTestEngine(t, []backends.Backend{bwrap.New(bwrap.Options{SandboxUser: user}), directBackend(t)})
 }
 
 // tracedSandbox creates a sandbox from cfg with tracing on.

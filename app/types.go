@@ -117,6 +117,14 @@ type Settings struct {
 	// McpMaxSessions is how many MCP-over-HTTP sessions one token may
 	// hold at once (1 to 1000); the next is answered 429.
 	McpMaxSessions int `json:"mcpMaxSessions"`
+	// MountAllow are host folders the owner lets sandboxes mount (and
+	// agents use as project dirs, and the allowlist show) although the
+	// mount guard refuses them by default: folders in a system tree,
+	// read-write (/srv/www), or paths of this machine's services (a
+	// Docker data dir). The engine's own dirs, secret folders and other
+	// SenClaw engines' dirs are never given, whatever this says. A
+	// sandbox that uses it says so in its create and update note.
+	MountAllow []string `json:"mountAllow"`
 }
 
 // DefaultSettings are used until settings are saved.
@@ -124,6 +132,7 @@ func DefaultSettings() Settings {
 	return Settings{
 		DefaultFsMode:         backends.FsStrict,
 		Allowlist:             []string{},
+		MountAllow:            []string{},
 		DefaultCPUs:           1,
 		DefaultMemoryMB:       512,
 		DefaultPids:           256,

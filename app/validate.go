@@ -167,11 +167,14 @@ func checkImage(field, v string) (string, error) {
 }
 
 // checkHostDir validates a host directory a sandbox is given (a mount
-// source or an agent project dir) and returns its canonical path. It must
-// be absolute and existing; it must not be the whole disk, a system root,
-// the home directory itself, the engine's own dirs, a secret folder, or an
-// ancestor of one of those (mounting ~/.config would expose ~/.config/gcloud).
-func checkHostDir(field, path string, paths enginePaths) (string, error) {
+// source, an allowlist entry, an agent project dir; writable when the
+// sandbox may write it) and returns its canonical path. It must be
+// absolute and existing; it must not be the whole disk, a system root, the
+// home directory itself, or anything the guard refuses (hostDirGuard.why:
+// the engine's own dirs, secret folders, other engines' dirs, the host's
+// services, and for writing the system trees), nor an ancestor of those
+// (mounting ~/.config would expose ~/.config/gcloud).
+func checkHostDir(field, path string, g hostDirGuard, writable bool) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", badField(field, path, "must be an absolute path")
 	}
@@ -186,16 +189,11 @@ func checkHostDir(field, path string, paths enginePaths) (string, error) {
 	if slices.Contains(systemRoots, real) {
 		return "", badField(field, path, "is a system directory; give a folder of your own")
 	}
-	if paths.home != "" && real == canonical(paths.home) {
+	if g.paths.home != "" && real == canonical(g.paths.home) {
 		return "", badField(field, path, "is your whole home directory; give a folder inside it")
 	}
-	for _, p := range paths.protected() {
-		if within(real, p) {
-			return "", badField(field, path, "is private to you or to senclaw (%s) and is never given to a sandbox", p)
-		}
-		if within(p, real) {
-			return "", badField(field, path, "contains %s, which is private and never given to a sandbox; give a narrower folder", p)
-		}
+	if why, _ := g.why(real, writable); why != "" {
+		return "", badField(field, path, "%s", why)
 	}
 	return real, nil
 }
@@ -203,14 +201,14 @@ func checkHostDir(field, path string, paths enginePaths) (string, error) {
 // reservedTargets are workspace names the engine uses itself.
 var reservedTargets = []string{".runs", ".tmp", ".senclaw"}
 
-func checkMounts(mounts []backends.Mount, paths enginePaths) ([]backends.Mount, error) {
+func checkMounts(mounts []backends.Mount, g hostDirGuard) ([]backends.Mount, error) {
 	if len(mounts) > MaxMounts {
 		return nil, badField("mounts", len(mounts), "at most %d mounts", MaxMounts)
 	}
 	out := make([]backends.Mount, 0, len(mounts))
 	seen := map[string]bool{}
 	for i, m := range mounts {
-		src, err := checkHostDir("mounts["+strconv.Itoa(i)+"].source", m.Source, paths)
+		src, err := checkHostDir("mounts["+strconv.Itoa(i)+"].source", m.Source, g, !m.ReadOnly)
 		if err != nil {
 			return nil, err
 		}

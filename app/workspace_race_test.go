@@ -32,6 +32,7 @@ func TestEngineWritesStayInTheWorkspace(t *testing.T) {
 		// atomically, again and again.
 		alt := runs + ".alt"
 		os.Mkdir(runs, 0o700)
+		e.chownToSandbox(runs) // as the engine or the sandbox would make it
 		os.Symlink(outside, alt)
 		for !stop.Load() {
 			unix.Renameat2(unix.AT_FDCWD, runs, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)

@@ -116,7 +116,13 @@ type Spec struct {
 	// the Run Python / Run Node switches are off. A backend that cannot
 	// mask them refuses the run rather than start it with them visible.
 	Masked []string
-	Mounts []Mount
+	// MaskedRuntimes are the runtimes (RuntimePython, RuntimeNode) whose
+	// switch is off, the reason for Masked. A backend that runs programs
+	// other than the host's (a container's image) masks these runtimes'
+	// programs and libraries in what it runs, and refuses the run when it
+	// cannot.
+	MaskedRuntimes []string
+	Mounts         []Mount
 
 	Network bool
 	Ports   PortRules

@@ -61,10 +61,13 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: sb + "/stop"}, 200, "stopped"},
 		{call{method: "GET", path: "/api/sandbox/settings"}, 200, "defaultFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"defaultPids": 128}}, 200, "128"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"mountAllow": []string{"/srv/www"}}}, 200, `"mountAllow":["/srv/www"]`},
 		{call{method: "GET", path: "/api/sandbox/exec-policy"}, 200, "runPython"},
+		// A direct run before Run Node goes off: a backend with no barrier
+		// refuses every run while a runtime is switched off.
+		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": false}}, 200, `"runNode":false`},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=5"}, 200, "runs"},
-		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: map[string]any{"projectDir": mountDir, "command": "pwd"}}, 200, mountDir},
 		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
 		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
@@ -135,6 +138,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: sb + "/fs-mode", body: `{"fsMode": "wide"}`}, 400, "fsMode"},
 		{call{method: "POST", path: sb + "/ports", body: `{"connect": [70000]}`}, 400, "connectPorts"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"defaultCpus": 0}`}, 400, "defaultCpus"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"mountAllow": ["relative"]}`}, 400, "mountAllow[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowlist": ["relative/path"]}`}, 400, "allowlist[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"sandboxUid": 0}`}, 400, "sandboxUid"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execFsMode": "everything"}`}, 400, "execFsMode"},

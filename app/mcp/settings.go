@@ -33,6 +33,9 @@ var protectedSettings = map[string]string{
 	"allowdirect": "allowDirect",
 	"sandboxuid":  "sandboxUid",
 	"sandboxgid":  "sandboxGid",
+	// mountAllow widens the mount guard: the agent must not give itself
+	// a system folder to write.
+	"mountallow": "mountAllow",
 }
 
 // parseSettingsPatch decodes the arguments of sbx_settings into the patch

@@ -27,6 +27,8 @@ func TestParseSettingsPatch(t *testing.T) {
 		{"allow_direct_false", `{"allowDirect": false}`, "", "allowDirect cannot be changed"},
 		{"allow_direct_case", `{"ALLOWDIRECT": true}`, "", "allowDirect cannot be changed"},
 		{"sandbox_uid", `{"defaultPids": 64, "sandboxUid": 0}`, "", "sandboxUid cannot be changed"},
+		{"mount_allow", `{"mountAllow": ["/etc"]}`, "", "mountAllow cannot be changed"},
+		{"mount_allow_case", `{"MountAllow": ["/etc"]}`, "", "mountAllow cannot be changed"},
 		{"sandbox_gid", `{"SandboxGid": 0}`, "", "sandboxGid cannot be changed"},
 		{"case_variant", `{"DefaultPids": 64}`, "", `unknown setting "DefaultPids"`},
 		{"unknown", `{"theme": "dark"}`, "", `unknown setting "theme"`},
@@ -59,7 +61,8 @@ func TestParseSettingsPatch(t *testing.T) {
 }
 
 // FuzzParseSettingsPatch checks that no argument object, however spelled,
-// yields a patch that changes allowDirect, sandboxUid or sandboxGid once
+// yields a patch that changes allowDirect, sandboxUid, sandboxGid or
+// mountAllow once
 // the engine decodes it (encoding/json, which matches names without
 // regard to case), and that a patch names only settable fields.
 func FuzzParseSettingsPatch(f *testing.F) {
@@ -67,7 +70,7 @@ func FuzzParseSettingsPatch(f *testing.F) {
 		``, `{}`, `null`, `{"defaultPids": 64}`, `{"allowDirect": true}`, `{"AllowDirect": true}`,
 		`{"allowlist": ["/a", "/b"], "defaultFsMode": "open"}`, `{"sandboxUid": 0, "sandboxGid": 0}`,
 		`{"defaultCpus": 1.5, "defaultCpus": "x"}`, `{"allowDirect\u0000": true}`, `{"ALLOWDİRECT": true}`,
-		`{"defaultImage": "x", "defaultTimeoutMs": 1000}`, `[]`, `"str"`, `{"a":`,
+		`{"defaultImage": "x", "defaultTimeoutMs": 1000}`, `[]`, `"str"`, `{"a":`, `{"mountAllow": ["/etc"]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -89,7 +92,7 @@ func FuzzParseSettingsPatch(f *testing.F) {
 		if err := json.Unmarshal(data, &st); err != nil {
 			return // the engine refuses it as a whole
 		}
-		if st.AllowDirect || st.SandboxUID != 65534 || st.SandboxGID != 65534 {
+		if st.AllowDirect || st.SandboxUID != 65534 || st.SandboxGID != 65534 || len(st.MountAllow) > 0 {
 			t.Fatalf("%s changed a protected setting: %+v", raw, st)
 		}
 	})

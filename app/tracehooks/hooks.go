@@ -5,9 +5,11 @@
 // inside, so the traced code can forge or suppress it; events are
 // labelled tracer.SourceHooks.
 //
-// Every file operation goes through an os.Root on the workspace: the
-// workspace belongs to the sandboxed code, which may have planted links
-// to make the engine write or read elsewhere.
+// Every file operation goes through jailfs: the workspace belongs to the
+// sandboxed code, which may have planted links (in it, or in the path of
+// an agent's project dir) to make the engine write or read elsewhere, or
+// read, as root, a file of the workspace it may not read itself. No link
+// is followed.
 package tracehooks
 
 import (
@@ -21,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/tracer"
 )
@@ -55,26 +58,31 @@ func TraceFile(runID string) string { return traceDir + "/" + runID + ".ndjson" 
 // run's environment: PYTHONPATH and NODE_OPTIONS are only set when the
 // run does not set them itself.
 func Install(workspace, runID string, owner *backends.Credential, env []string) (map[string]string, error) {
-	root, err := os.OpenRoot(workspace)
+	d, err := jailfs.OpenDir(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("opening the workspace: %w", err)
 	}
-	defer root.Close()
-	for _, d := range []string{Dir, hooksDir, traceDir} {
-		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("creating %s in the workspace: %w", d, err)
+	defer d.Close()
+	for _, dir := range []string{Dir, hooksDir, traceDir} {
+		if err := d.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s in the workspace: %w", dir, err)
 		}
 	}
+	td, err := d.Open(traceDir, os.O_RDONLY|dirOnly, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", traceDir, err)
+	}
+	defer td.Close()
 	if owner != nil {
-		if err := root.Lchown(traceDir, int(owner.UID), int(owner.GID)); err != nil {
+		if err := td.Chown(int(owner.UID), int(owner.GID)); err != nil {
 			return nil, fmt.Errorf("giving %s to the sandbox user: %w", traceDir, err)
 		}
 	}
-	if err := root.Chmod(traceDir, 0o700); err != nil {
+	if err := td.Chmod(0o700); err != nil {
 		return nil, fmt.Errorf("protecting %s: %w", traceDir, err)
 	}
 	for name, data := range map[string][]byte{"sitecustomize.py": sitecustomize, "senclaw_trace.cjs": nodePreload} {
-		if err := root.WriteFile(hooksDir+"/"+name, data, 0o644); err != nil {
+		if err := writeFile(d, hooksDir+"/"+name, data); err != nil {
 			return nil, fmt.Errorf("writing the %s hook: %w", name, err)
 		}
 	}
@@ -103,14 +111,14 @@ func hasVar(env []string, name string) bool {
 // maxTraceBytes, skips lines longer than maxTraceLine and goes on, and
 // says so in markers. It returns how many events it passed on.
 func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error) {
-	root, err := os.OpenRoot(workspace)
+	d, err := jailfs.OpenDir(workspace)
 	if err != nil {
 		return 0, fmt.Errorf("opening the workspace: %w", err)
 	}
-	defer root.Close()
+	defer d.Close()
 	name := TraceFile(runID)
-	defer root.Remove(name)
-	f, err := root.OpenFile(name, os.O_RDONLY|nonBlock, 0)
+	defer d.RemoveAll(name)
+	f, err := d.Open(name, os.O_RDONLY|nonBlock, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -158,10 +166,29 @@ func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error
 
 // Discard removes runID's trace file (a run that did not start).
 func Discard(workspace, runID string) {
-	if root, err := os.OpenRoot(workspace); err == nil {
-		_ = root.Remove(TraceFile(runID))
-		root.Close()
+	if d, err := jailfs.OpenDir(workspace); err == nil {
+		_ = d.RemoveAll(TraceFile(runID))
+		d.Close()
 	}
+}
+
+// writeFile replaces name in d with data (a regular file, never a link).
+func writeFile(d *jailfs.Dir, name string, data []byte) error {
+	f, err := d.Open(name, os.O_WRONLY|os.O_CREATE|nonBlock, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", name)
+	}
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // hookKind: the hooks report actions, never markers.

@@ -3,3 +3,5 @@
 package tracehooks
 
 const nonBlock = 0
+
+const dirOnly = 0

@@ -1,6 +1,7 @@
 package bwrap
 
 import (
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -10,13 +11,18 @@ import (
 )
 
 // SystemRoots returns the directories that strict and allowlist sandboxes
-// see read-only, so that programs and their libraries work.
+// see read-only, so that programs and their libraries work. /opt is not
+// one: it holds other applications' files; the install prefixes of the
+// interpreters on the sandbox's PATH that live there are (Host.Prefixes).
 func SystemRoots() []string {
 	return []string{
 		"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
-		"/etc", "/opt", "/run/current-system", "/nix/store",
+		"/etc", "/run/current-system", "/nix/store",
 	}
 }
+
+// MaxPrefixes bounds Host.Prefixes.
+const MaxPrefixes = 16
 
 // FDs are the file descriptor numbers, as bwrap sees them, of the seccomp
 // program, the info pipe and the block pipe, and of the mount sources.
@@ -60,17 +66,49 @@ const (
 type Host struct {
 	// Roots are the existing system roots, in SystemRoots order.
 	Roots []Root
+	// Prefixes are the install prefixes under /opt of the interpreters on
+	// the sandbox's PATH (/opt/python3.12 for a /usr/local/bin/python3.12
+	// that leads to /opt/python3.12/bin/python3.12), at most MaxPrefixes:
+	// strict and allowlist sandboxes see them read-only.
+	Prefixes []string
 	// Hidden says what each of spec.Hidden is on the host.
 	Hidden map[string]PathKind
+	// Masked says what each of spec.Masked is on the host.
+	Masked map[string]PathKind
 }
 
-// Args builds bwrap's argument list for spec. It is a pure function: it
-// reads nothing from the environment or the disk.
+// Args builds bwrap's argument list for spec: Flags, "--", Command. It is
+// a pure function: it reads nothing from the environment or the disk.
 func Args(spec *backends.Spec, host Host, fds FDs) []string {
+	return append(append(Flags(spec, host, fds), "--"), Command(spec)...)
+}
+
+// Command is what bwrap runs inside: spec.Argv, behind the network
+// forwarder when the sandbox has the engine's network plumbing. It is the
+// only part of bwrap's arguments on its command line, which pid 1 inside
+// and every process on the host can read; the options, with their host
+// paths and the run's environment, go through a descriptor (--args).
+func Command(spec *backends.Spec) []string {
+	if spec.Net != nil {
+		return netfwd.Argv(spec.Net, spec.Argv)
+	}
+	return spec.Argv
+}
+
+// Flags builds bwrap's options for spec, everything before "--". It is
+// a pure function.
+func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 	a := []string{
 		"--die-with-parent", "--new-session",
 		"--unshare-user", "--disable-userns",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	}
+	// bwrap itself starts with backends.HelperEnv; the run's environment is
+	// set only for the command it execs.
+	a = append(a, "--clearenv")
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
 	}
 	// Always a network namespace of its own, with only loopback: the way
 	// out, when there is one, is the engine's proxy (spec.Net).
@@ -105,6 +143,10 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 			a = append(a, "--ro-bind", r.Path, r.Path)
 			exposed = append(exposed, r.Path)
 		}
+		for _, p := range host.Prefixes {
+			a = append(a, "--ro-bind", p, p)
+			exposed = append(exposed, p)
+		}
 		if spec.FsMode == backends.FsAllowlist {
 			for _, p := range spec.ReadPaths {
 				a = append(a, "--ro-bind-try", p, p)
@@ -122,12 +164,7 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		if spec.FsMode == backends.FsOpen && under(h, []string{"/run"}) {
 			continue // the private /run has nothing to mask
 		}
-		switch host.Hidden[h] {
-		case Dir:
-			a = append(a, "--tmpfs", h)
-		case File:
-			a = append(a, "--ro-bind", "/dev/null", h)
-		}
+		a = append(a, cover(host.Hidden[h], h)...)
 	}
 	w := spec.Workspace
 	if fds.Workspace > 0 {
@@ -148,19 +185,67 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, src, target)
 	}
-	argv := spec.Argv
 	if spec.Net != nil {
 		a = append(a,
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
-		argv = netfwd.Argv(spec.Net, spec.Argv)
 	}
-	a = append(a,
+	a = append(a, masks(spec, host, exposed)...)
+	return append(a,
 		"--seccomp", strconv.Itoa(fds.Seccomp),
 		"--info-fd", strconv.Itoa(fds.Info),
 		"--block-fd", strconv.Itoa(fds.Block),
-		"--chdir", w, "--")
-	return append(a, argv...)
+		"--chdir", w)
+}
+
+// masks covers each of spec.Masked (a switched-off interpreter or its
+// library) wherever the sandbox sees it: at its own path when that is in
+// view (exposed, or the workspace), and at every mount target whose source
+// holds it. They come last, so no later bind can show the file again. A
+// file gets /dev/null, bound read-only and so without device access:
+// executing it fails, and so does reading (no copy of it can be made).
+func masks(spec *backends.Spec, host Host, exposed []string) []string {
+	var a []string
+	w := spec.Workspace
+	for _, m := range spec.Masked {
+		if under(m, exposed) && (spec.FsMode != backends.FsOpen || !under(m, []string{"/run"})) || under(m, []string{w}) {
+			a = append(a, cover(host.Masked[m], m)...)
+		}
+		for _, mt := range spec.Mounts {
+			if under(m, []string{mt.Source}) {
+				rel := strings.TrimPrefix(strings.TrimPrefix(m, mt.Source), "/")
+				a = append(a, cover(host.Masked[m], path.Join(w, path.Clean("/"+mt.Target), rel))...)
+			}
+		}
+	}
+	return a
+}
+
+// cover masks what is at: an empty tmpfs over a directory, /dev/null
+// (read-only) over anything else, nothing when there is nothing.
+func cover(kind PathKind, at string) []string {
+	switch kind {
+	case Dir:
+		return []string{"--tmpfs", at}
+	case File:
+		return []string{"--ro-bind", "/dev/null", at}
+	}
+	return nil
+}
+
+// ArgsData encodes options for bwrap's --args descriptor: each one ended
+// by a NUL. An option holding a NUL byte would split into two and let a
+// value (a variable of the run's environment) pass options of its own, so
+// it is refused.
+func ArgsData(opts []string) ([]byte, error) {
+	var b []byte
+	for _, o := range opts {
+		if strings.IndexByte(o, 0) >= 0 {
+			return nil, fmt.Errorf("refusing a bwrap option that holds a NUL byte: %q", o)
+		}
+		b = append(append(b, o...), 0)
+	}
+	return b, nil
 }
 
 // under reports whether p is one of roots or inside one of them.

@@ -19,8 +19,9 @@ var debianHost = Host{
 	Roots: []Root{
 		{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}, {Path: "/sbin", Symlink: "usr/sbin"},
 		{Path: "/lib", Symlink: "usr/lib"}, {Path: "/lib64", Symlink: "usr/lib64"},
-		{Path: "/etc"}, {Path: "/opt"},
+		{Path: "/etc"},
 	},
+	Prefixes: []string{"/opt/python3.12"},
 	Hidden: map[string]PathKind{
 		"/home/ann":                  Dir,
 		"/home/ann/.local/share/sc":  Dir,
@@ -31,6 +32,12 @@ var debianHost = Host{
 		"/srv/not-exposed/.netrc":    File,
 		"/home/ann/.local/share/sc2": Dir,
 	},
+	Masked: map[string]PathKind{
+		"/usr/bin/python3.11":                             File,
+		"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0":  File,
+		"/home/ann/.pyenv/versions/3.12.1/bin/python3.12": File,
+		"/usr/bin/gone":                                   Absent,
+	},
 }
 
 func baseSpec(mode backends.FsMode) *backends.Spec {
@@ -38,7 +45,10 @@ func baseSpec(mode backends.FsMode) *backends.Spec {
 		RunID:     "r1",
 		Workspace: "/home/ann/.local/share/sc/workspaces/s1",
 		Argv:      []string{"python3", "-c", "print('hi')"},
-		FsMode:    mode,
+		// A value may hold "=", "--" or nothing: bwrap takes each option
+		// and value as one argument.
+		Env:    []string{"PATH=/usr/bin:/bin", "HOME=/home/ann/.local/share/sc/workspaces/s1", "OPTS=--bind / /x", "EMPTY="},
+		FsMode: mode,
 	}
 }
 
@@ -70,10 +80,22 @@ func argsCases() []struct {
 	openNet.Network = true
 	openNet.Hidden = []string{"/home/ann", "/home/ann/.local/share/sc"}
 	openNet.Net = plumbing(nil, nil)
+	// Run Python off: the interpreters are masked where they are in view,
+	// and where a mount shows them again.
+	maskedFiles := []string{"/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", "/home/ann/.pyenv/versions/3.12.1/bin/python3.12", "/usr/bin/gone"}
+	masked := baseSpec(backends.FsStrict)
+	masked.Masked = maskedFiles
+	masked.MaskedRuntimes = []string{backends.RuntimePython}
+	masked.Mounts = []backends.Mount{{Source: "/usr/lib", Target: "syslib", ReadOnly: true}}
+	openMasked := baseSpec(backends.FsOpen)
+	openMasked.Masked = maskedFiles
+	openMasked.MaskedRuntimes = []string{backends.RuntimePython}
 	return []struct {
 		name string
 		spec *backends.Spec
 	}{
+		{"masked_strict", masked},
+		{"masked_open", openMasked},
 		{"strict", baseSpec(backends.FsStrict)},
 		{"allowlist", allow},
 		{"open_hidden", open},
@@ -83,6 +105,17 @@ func argsCases() []struct {
 		{"ports_listed", ports},
 		{"open_network_on", openNet},
 	}
+}
+
+// argsCase is the spec of one of argsCases.
+func argsCase(t *testing.T, name string) *backends.Spec {
+	for _, tc := range argsCases() {
+		if tc.name == name {
+			return tc.spec
+		}
+	}
+	t.Fatalf("no args case %q", name)
+	return nil
 }
 
 func TestArgsGolden(t *testing.T) {
@@ -120,7 +153,7 @@ func TestArgsInvariants(t *testing.T) {
 					t.Errorf("contains %s", bad)
 				}
 			}
-			for _, must := range []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--seccomp"} {
+			for _, must := range []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--seccomp", "--clearenv"} {
 				if !slices.Contains(a, must) {
 					t.Errorf("missing %s", must)
 				}
@@ -202,6 +235,8 @@ func TestValidate(t *testing.T) {
 		{"mount_absolute", func(s *backends.Spec) { s.Mounts = []backends.Mount{{Source: "/x", Target: "/y"}} }, false},
 		{"bad_run_id", func(s *backends.Spec) { s.RunID = "../x" }, false},
 		{"relative_hidden", func(s *backends.Spec) { s.Hidden = []string{"x"} }, false},
+		{"env_without_equals", func(s *backends.Spec) { s.Env = []string{"PATH=/bin", "NOVALUE"} }, false},
+		{"env_without_name", func(s *backends.Spec) { s.Env = []string{"=x"} }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +255,7 @@ func TestValidate(t *testing.T) {
 // else changes.
 func TestArgsBindMountsByHandle(t *testing.T) {
 	t.Parallel()
-	spec := argsCases()[3].spec // mounts_rw_ro
+	spec := argsCase(t, "mounts_rw_ro")
 	byPath := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
 	byFD := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Workspace: 9, Mounts: []int{6, 7, 8}})
 	w := spec.Workspace
@@ -231,9 +266,8 @@ func TestArgsBindMountsByHandle(t *testing.T) {
 		"escape":      {"--bind-fd", "8", w + "/escape"},
 	}
 	for _, m := range want {
-		i := slices.Index(byFD, m[2])
-		if i < 2 || byFD[i-2] != m[0] || byFD[i-1] != m[1] {
-			t.Errorf("mount at %s: %q, want %q", m[2], byFD[max(i-2, 0):i+1], m)
+		if indexPair(byFD, m[0], m[1], m[2]) < 0 {
+			t.Errorf("no mount at %s from its handle: %q, want %q", m[2], byFD, m)
 		}
 	}
 	if len(byFD) != len(byPath) {
@@ -270,6 +304,76 @@ func TestArgsOpenModePrivateRun(t *testing.T) {
 	for _, not := range []string{"/run/user", "/run/docker.sock"} {
 		if strings.Contains(a, not) {
 			t.Errorf("argv masks %s inside the private /run:\n%s", not, a)
+		}
+	}
+}
+
+// The run's environment is set for the command only, after --clearenv,
+// one --setenv per variable; bwrap's options travel through --args as NUL
+// ended words, and a NUL in a value (which would pass options of its own)
+// is refused.
+func TestArgsEnvironmentAndArgsData(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec(backends.FsStrict)
+	flags := Flags(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
+	clear := slices.Index(flags, "--clearenv")
+	if clear < 0 {
+		t.Fatal("no --clearenv")
+	}
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		i := indexPair(flags, "--setenv", k, v)
+		if i < clear {
+			t.Errorf("%s is not set after --clearenv: %q", kv, flags)
+		}
+	}
+	if got, want := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), append(append(slices.Clone(flags), "--"), Command(spec)...); !slices.Equal(got, want) {
+		t.Errorf("Args is not Flags, --, Command:\n%q\n%q", got, want)
+	}
+	data, err := ArgsData([]string{"--setenv", "A", "", "--chdir", "/w"})
+	if err != nil || string(data) != "--setenv\x00A\x00\x00--chdir\x00/w\x00" {
+		t.Errorf("ArgsData = %q, %v", data, err)
+	}
+	if _, err := ArgsData([]string{"--setenv", "A", "x\x00--bind\x00/\x00/y"}); err == nil {
+		t.Error("a NUL in a value was accepted")
+	}
+}
+
+// A masked interpreter gets /dev/null at its own path when that is in
+// view and at every mount that shows it, after every bind; one out of
+// view or gone gets nothing.
+func TestArgsMasksEveryView(t *testing.T) {
+	t.Parallel()
+	w := baseSpec(backends.FsStrict).Workspace
+	cases := map[string]struct{ want, not []string }{
+		"masked_strict": {
+			want: []string{"/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", w + "/syslib/x86_64-linux-gnu/libpython3.11.so.1.0"},
+			not:  []string{"/home/ann/.pyenv/versions/3.12.1/bin/python3.12", "/usr/bin/gone"},
+		},
+		"masked_open": {
+			want: []string{"/usr/bin/python3.11", "/home/ann/.pyenv/versions/3.12.1/bin/python3.12"},
+			not:  []string{"/usr/bin/gone"},
+		},
+	}
+	for name, c := range cases {
+		a := Args(argsCase(t, name), debianHost, FDs{Seccomp: 3, Info: 4, Block: 5})
+		lastBind := 0
+		for i, o := range a {
+			if o == "--bind" || o == "--ro-bind" || o == "--bind-fd" || o == "--ro-bind-fd" {
+				if a[i+1] != "/dev/null" {
+					lastBind = i
+				}
+			}
+		}
+		for _, p := range c.want {
+			if i := indexPair(a, "--ro-bind", "/dev/null", p); i < lastBind {
+				t.Errorf("%s: %s is not masked after every bind (at %d, last bind %d)", name, p, i, lastBind)
+			}
+		}
+		for _, p := range c.not {
+			if slices.Contains(a, p) {
+				t.Errorf("%s: %s is masked, though it is out of view or gone", name, p)
+			}
 		}
 	}
 }

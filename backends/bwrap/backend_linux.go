@@ -19,12 +19,16 @@ import (
 )
 
 // hostFacts are facts about the machine that do not change while the
-// engine runs: where cgroups can be made.
+// engine runs: where cgroups can be made; and scan, which finds the
+// interpreters on the PATH (DetectHost) and remembers the directories.
 type hostFacts struct {
 	cgroups func() cgroupLayout
+	scan    *backends.RuntimeScan
 }
 
-func newHostFacts() hostFacts { return hostFacts{cgroups: sync.OnceValue(detectCgroups)} }
+func newHostFacts() hostFacts {
+	return hostFacts{cgroups: sync.OnceValue(detectCgroups), scan: &backends.RuntimeScan{}}
+}
 
 // extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
 // first ExtraFile is fd 3).
@@ -137,11 +141,20 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
 	}
+	// bwrap reads its options, with the host paths and the run's
+	// environment, from a memfd: its command line (pid 1's inside, and
+	// what ps shows on the host) is "--args N --" and the command.
+	argsFD, err := argsMemfd(Flags(spec, detectHost(spec, b.host.scan), fds))
+	if err != nil {
+		return nil, err
+	}
+	childEnds = append(childEnds, argsFD)
 	stderr := &headWriter{w: spec.Stderr}
-	cmd := exec.Command(bin, Args(spec, DetectHost(spec), fds)...)
-	// bwrap's own environment is what pid 1 inside shows in
-	// /proc/1/environ: it must be exactly the sandbox's, never the engine's.
-	cmd.Env = append([]string{}, spec.Env...)
+	cmd := exec.Command(bin, append([]string{"--args", strconv.Itoa(2 + len(childEnds)), "--"}, Command(spec)...)...)
+	// bwrap runs on the host, outside every namespace it makes: it starts
+	// with the fixed helper environment (also what pid 1 inside shows in
+	// /proc/1/environ), and only the command gets the run's, by --setenv.
+	cmd.Env = backends.HelperEnv()
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, stderr
 	cmd.ExtraFiles = childEnds
@@ -313,18 +326,22 @@ func (b *Backend) binary() (string, error) {
 
 // seccompMemfd returns a memfd holding prog, positioned at its start.
 func seccompMemfd(prog []byte) (*os.File, error) {
-	fd, err := unix.MemfdCreate("senclaw-seccomp", unix.MFD_CLOEXEC)
+	m, err := backends.Memfd("senclaw-seccomp", prog)
 	if err != nil {
-		return nil, fmt.Errorf("creating seccomp memfd: %w", err)
-	}
-	m := os.NewFile(uintptr(fd), "seccomp")
-	if _, err := m.Write(prog); err != nil {
-		m.Close()
 		return nil, fmt.Errorf("writing seccomp program: %w", err)
 	}
-	if _, err := m.Seek(0, io.SeekStart); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("writing seccomp program: %w", err)
+	return m, nil
+}
+
+// argsMemfd returns a memfd holding bwrap's options for --args.
+func argsMemfd(opts []string) (*os.File, error) {
+	data, err := ArgsData(opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting bwrap: %w", err)
+	}
+	m, err := backends.Memfd("senclaw-bwrap-args", data)
+	if err != nil {
+		return nil, fmt.Errorf("writing bwrap's options: %w", err)
 	}
 	return m, nil
 }

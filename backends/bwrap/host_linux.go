@@ -6,14 +6,26 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 )
 
 // DetectHost looks at the disk for what Args needs: which system roots
-// exist and which are symbolic links, and what each hidden path is.
-func DetectHost(spec *backends.Spec) Host {
+// exist and which are symbolic links, the install prefixes of the
+// interpreters on the sandbox's PATH, and what each hidden and masked path
+// is.
+func DetectHost(spec *backends.Spec) Host { return detectHost(spec, &backends.RuntimeScan{}) }
+
+// detectHost is DetectHost with the backend's scan of the PATH, which
+// remembers the directories it read.
+func detectHost(spec *backends.Spec, scan *backends.RuntimeScan) Host {
 	h := Host{Hidden: map[string]PathKind{}}
+	if spec.FsMode != backends.FsOpen {
+		h.Prefixes = installPrefixes(envPath(spec.Env), "/opt", scan)
+	}
 	for _, p := range SystemRoots() {
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -30,23 +42,62 @@ func DetectHost(spec *backends.Spec) Host {
 		h.Roots = append(h.Roots, r)
 	}
 	for _, p := range spec.Hidden {
-		// Stat follows links, so a hidden symlink masks what it points to
-		// in the sandbox's view of the same path.
-		fi, err := os.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			h.Hidden[p] = Absent
-		case err != nil:
-			// Unknown: mask it as a directory; if that is wrong bwrap fails
-			// and nothing runs.
-			h.Hidden[p] = Dir
-		case fi.IsDir():
-			h.Hidden[p] = Dir
-		default:
-			h.Hidden[p] = File
+		h.Hidden[p] = kindOf(p)
+	}
+	if len(spec.Masked) > 0 {
+		h.Masked = map[string]PathKind{}
+		for _, p := range spec.Masked {
+			h.Masked[p] = kindOf(p)
 		}
 	}
 	return h
+}
+
+// installPrefixes finds the interpreters (backends.RuntimeOfFile) in the
+// directories of pathList and returns the install prefixes under opt
+// (/opt) of the files they lead to: opt/<name>, sorted, at most
+// MaxPrefixes.
+func installPrefixes(pathList, opt string, scan *backends.RuntimeScan) []string {
+	var out []string
+	for _, f := range scan.Files([]string{backends.RuntimePython, backends.RuntimeNode}, filepath.SplitList(pathList)) {
+		rest, ok := strings.CutPrefix(f, opt+"/")
+		if !ok {
+			continue
+		}
+		prefix := opt + "/" + strings.SplitN(rest, "/", 2)[0]
+		if !slices.Contains(out, prefix) && len(out) < MaxPrefixes {
+			out = append(out, prefix)
+		}
+	}
+	return out
+}
+
+// envPath is the PATH of env ("" when it has none).
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// kindOf says what p is for a mask. Stat follows links, so a symlink is
+// masked by what it points to in the sandbox's view of the same path.
+func kindOf(p string) PathKind {
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Absent
+	case err != nil:
+		// Unknown: mask it as a directory; if that is wrong bwrap fails
+		// and nothing runs.
+		return Dir
+	case fi.IsDir():
+		return Dir
+	default:
+		return File
+	}
 }
 
 // randomID returns 16 random hex digits.

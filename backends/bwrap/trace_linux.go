@@ -18,15 +18,16 @@ func (b *Backend) TracesFromOutside() (bool, string) { return tracer.Available()
 // traceCommand puts strace in front of bwrap when spec asks for a trace.
 // strace runs as the engine's user (root for a root engine) outside the
 // sandbox, its cgroups and its rlimits; setpriv drops to the sandbox user
-// right before bwrap. bwrap's own exec counts as a launcher, so the trace
-// starts at the sandboxed command's execve. It returns nil when spec is
-// not traced.
+// right before bwrap. Both, like bwrap, start with the fixed helper
+// environment (bwrap sets the run's for the command), so no launcher is
+// needed. bwrap's own exec counts as a launcher, so the trace starts at
+// the sandboxed command's execve. It returns nil when spec is not traced.
 func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
 	if spec.Trace == nil {
 		return nil, nil
 	}
 	if spec.Net == nil {
-		return tracer.Wrap(cmd, spec.Trace, 1)
+		return tracer.Wrap(cmd, spec.Trace, 1, "")
 	}
 	// The forwarder's exec is a launcher too, and its relays to the proxy
 	// are machinery: the sandboxed program's own connect is what the trace
@@ -37,5 +38,5 @@ func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
 			return
 		}
 		emit(ev)
-	}, 2)
+	}, 2, "")
 }

@@ -23,6 +23,11 @@ func validate(spec *backends.Spec) error {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return fmt.Errorf("invalid argv %q: empty command", spec.Argv)
 	}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("invalid environment entry %q: must be NAME=value", kv)
+		}
+	}
 	for _, p := range spec.ReadPaths {
 		if err := absClean("read path", p); err != nil {
 			return err
@@ -30,6 +35,11 @@ func validate(spec *backends.Spec) error {
 	}
 	for _, p := range spec.Hidden {
 		if err := absClean("hidden path", p); err != nil {
+			return err
+		}
+	}
+	for _, p := range spec.Masked {
+		if err := absClean("masked path", p); err != nil {
 			return err
 		}
 	}

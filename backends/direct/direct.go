@@ -17,12 +17,30 @@ import (
 )
 
 // Backend is the no-isolation backend.
-type Backend struct{}
+type Backend struct {
+	opts Options
+}
+
+// Options configure a Backend.
+type Options struct {
+	// Launcher is the envexec launcher (the engine's own executable; main
+	// handles envexec.Arg): a traced run's command gets its environment
+	// from it, while strace runs with a fixed one. Without it a traced run
+	// runs untraced and its record says so.
+	Launcher string
+}
 
 var _ backends.Backend = (*Backend)(nil)
 
-// New returns the direct backend.
-func New() *Backend { return &Backend{} }
+// New returns the direct backend, configured by opts when given (at most
+// one).
+func New(opts ...Options) *Backend {
+	b := &Backend{}
+	if len(opts) > 0 {
+		b.opts = opts[0]
+	}
+	return b
+}
 
 // Name is "direct".
 func (*Backend) Name() string { return "direct" }
@@ -45,6 +63,10 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command given")
 	}
+	if len(spec.MaskedRuntimes) > 0 || len(spec.Masked) > 0 {
+		// No barrier, no masks: a switched-off runtime would start.
+		return nil, fmt.Errorf("refused: %s is switched off, and the direct backend has no barrier to keep the interpreters from starting; use an isolating backend (bwrap, docker), or turn the switch on", backends.RuntimeSwitches(spec.MaskedRuntimes))
+	}
 	path, err := lookPath(spec.Argv[0], spec.Env)
 	if err != nil {
 		return nil, err
@@ -60,7 +82,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		SysProcAttr: sysProcAttr(spec.User),
 	}
 	// trace (issue #7): with spec.Trace, strace runs the command (trace*.go).
-	tr, err := traceCommand(cmd, spec)
+	tr, err := b.traceCommand(cmd, spec)
 	if err != nil {
 		return nil, err
 	}

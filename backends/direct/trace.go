@@ -15,10 +15,11 @@ var _ tracer.Outside = (*Backend)(nil)
 func (*Backend) TracesFromOutside() (bool, string) { return tracer.Available() }
 
 // traceCommand puts strace in front of the command when spec asks for a
-// trace; it returns nil otherwise.
-func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
+// trace; it returns nil otherwise. strace starts with a fixed environment
+// and the launcher gives the command its own.
+func (b *Backend) traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
 	if spec.Trace == nil {
 		return nil, nil
 	}
-	return tracer.Wrap(cmd, spec.Trace, 0)
+	return tracer.Wrap(cmd, spec.Trace, 0, b.opts.Launcher)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/tracer"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func TestTracedCommandEndsLikeAnUntracedOne(t *testing.T) {
@@ -37,7 +38,7 @@ func TestTracedCommandEndsLikeAnUntracedOne(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	p, err := New().Start(context.Background(), spec)
+	p, err := New(Options{Launcher: testutil.Launcher(t)}).Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestTracedShortCommandsEndTogether(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := New().Start(context.Background(), &backends.Spec{
+			p, err := New(Options{Launcher: testutil.Launcher(t)}).Start(context.Background(), &backends.Spec{
 				Workspace: ws,
 				Argv:      []string{"/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & exit 3"},
 				Env:       []string{"PATH=/usr/bin:/bin"},

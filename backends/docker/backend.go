@@ -92,6 +92,8 @@ type Backend struct {
 	sandboxes map[string]*sandboxState
 
 	pool *pool
+	// scans remembers the images' interpreters (masks.go).
+	scans imageScans
 	// started is when New ran: containers labelled as created before it
 	// belong to an earlier engine.
 	started time.Time

@@ -128,5 +128,5 @@ func mountsOf(s shape) []mount.Mount {
 			mount.Mount{Type: mount.TypeBind, Source: s.NetDir, Target: netfwd.MountDir},
 			mount.Mount{Type: mount.TypeBind, Source: s.Forwarder, Target: netfwd.BinaryPath, ReadOnly: true})
 	}
-	return ms
+	return append(ms, maskMounts(s.Masked)...)
 }

@@ -49,6 +49,10 @@ type shape struct {
 	Pids      int    `json:"pids"`
 	DiskMB    int    `json:"diskMb"`
 	User      string `json:"user"`
+	// Masked are the container paths /dev/null is bound over (a
+	// switched-off runtime's files, masks.go), sorted; none for most
+	// sandboxes, which then hash as before.
+	Masked []string `json:"masked,omitempty"`
 	// WorkspaceExact is spec.WorkspaceExact: the workspace path must be
 	// its real path when the container is made. It does not shape the
 	// container, so it is not hashed.

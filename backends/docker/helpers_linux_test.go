@@ -68,6 +68,12 @@ func ensureTestImage(ctx context.Context, cli *client.Client) error {
 	if _, err := cli.ImageInspect(ctx, testImage); err == nil {
 		return nil
 	}
+	return importBusybox(ctx, cli, testImage, nil)
+}
+
+// importBusybox imports a busybox rootfs, with what extra writes into it,
+// as the image tag.
+func importBusybox(ctx context.Context, cli *client.Client, tag string, extra func(*tar.Writer)) error {
 	list, err := exec.Command("/bin/busybox", "--list").Output()
 	if err != nil {
 		return err
@@ -96,10 +102,13 @@ func ensureTestImage(ctx context.Context, cli *client.Client) error {
 		_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body))})
 		_, _ = tw.Write([]byte(body))
 	}
+	if extra != nil {
+		extra(tw)
+	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: &buf, SourceName: "-"}, testImage, image.ImportOptions{Changes: []string{"ENV PATH=/bin"}})
+	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: &buf, SourceName: "-"}, tag, image.ImportOptions{Changes: []string{"ENV PATH=/bin"}})
 	if err != nil {
 		return err
 	}

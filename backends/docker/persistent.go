@@ -26,6 +26,9 @@ func (b *Backend) prepare(spec *backends.Spec) (shape, *client.Client, error) {
 	if err != nil {
 		return shape{}, nil, err
 	}
+	if s.Masked, err = b.masksFor(spec, s, cli); err != nil {
+		return shape{}, nil, err
+	}
 	return s, cli, nil
 }
 

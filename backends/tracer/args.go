@@ -1,6 +1,11 @@
 package tracer
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/envexec"
+)
 
 // Syscalls are the system calls strace is asked to stop on: the ones that
 // name files, start programs or open connections. A "?" prefix lets strace
@@ -36,14 +41,20 @@ type Command struct {
 	// Drop, when set, runs the command as this user (strace stays root,
 	// so that the traced code can neither signal nor ptrace it).
 	Drop *Credential
+	// Launcher, when set, is the envexec launcher (the engine's own
+	// executable) that gives the command its environment, read from
+	// descriptor EnvFD, and drops to Drop in setpriv's place.
+	Launcher string
+	EnvFD    int
 	// Argv is the command to trace; Argv[0] is an absolute path.
 	Argv []string
 }
 
 // LauncherExecs is how many successful execve calls at the start of the
-// output belong to the launch (setpriv) rather than to Argv.
+// output belong to the launch (setpriv or the envexec launcher) rather
+// than to Argv.
 func (c Command) LauncherExecs() int {
-	if c.Drop != nil {
+	if c.Drop != nil || c.Launcher != "" {
 		return 1
 	}
 	return 0
@@ -67,6 +78,13 @@ func StraceArgs(c Command) []string {
 	a := []string{
 		"-f", "--seccomp-bpf", "-qq", "-e", "signal=none", "-e", trace,
 		"-ttt", "-yy", "-s", strconv.Itoa(StringSize), "-o", c.Output, "--",
+	}
+	if c.Launcher != "" {
+		var drop *backends.Credential
+		if c.Drop != nil {
+			drop = &backends.Credential{UID: c.Drop.UID, GID: c.Drop.GID}
+		}
+		return append(a, envexec.Argv(c.Launcher, c.EnvFD, drop, c.Argv)...)
 	}
 	if c.Drop != nil {
 		a = append(a, c.Setpriv,

@@ -231,6 +231,24 @@ func TestStraceArgs(t *testing.T) {
 	}
 }
 
+// With the envexec launcher, it drops to the user in setpriv's place and
+// gives the command its environment from a descriptor: strace's own
+// command line holds none of it.
+func TestStraceArgsWithTheLauncher(t *testing.T) {
+	t.Parallel()
+	for _, drop := range []*Credential{nil, {65534, 65533}} {
+		c := Command{Setpriv: "/usr/bin/setpriv", Launcher: "/opt/senclaw/senclaw", EnvFD: 3, Output: "/proc/1/fd/9", Drop: drop, Argv: []string{"/bin/sh", "-c", "env"}}
+		got := strings.Join(StraceArgs(c), " ")
+		want := "-o /proc/1/fd/9 -- /opt/senclaw/senclaw __senclaw-envexec --env-fd 3 -- /bin/sh -c env"
+		if drop != nil {
+			want = "-o /proc/1/fd/9 -- /opt/senclaw/senclaw __senclaw-envexec --env-fd 3 --uid 65534 --gid 65533 -- /bin/sh -c env"
+		}
+		if !strings.HasSuffix(got, want) || strings.Contains(got, "setpriv") || c.LauncherExecs() != 1 {
+			t.Errorf("strace args %q, want the end %q and one launcher exec (%d)", got, want, c.LauncherExecs())
+		}
+	}
+}
+
 func TestFoldRoot(t *testing.T) {
 	t.Parallel()
 	for p, want := range map[string]string{"/usr/lib/x.so": "/usr", "/etc": "/etc", "/proc/self/status": "/proc", "/usrlocal/x": "", "/work/usr/x": ""} {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ func Available() (bool, string) {
 // it, and nothing of it exists in the sandbox's view.
 type Session struct {
 	r, w     *os.File
+	env      *os.File // the launcher's environment, until strace has it
 	closeW   sync.Once
 	started  chan struct{} // closed when strace's first line arrives
 	root     int           // the pid of strace's child, once started
@@ -49,32 +51,60 @@ const WaitDrain = 10 * time.Second
 // Wrap rewrites cmd (not yet started) to run under strace and report to
 // emit. skipExecs counts the programs that exec between the launch and
 // the traced command (1 for bwrap, 0 when cmd runs the command itself).
+//
+// strace runs on the host, outside the sandbox, so it starts with
+// backends.HelperEnv, never the run's environment. cmd.Env is what the
+// command gets: a command that sets the sandbox's environment itself
+// (bwrap) has HelperEnv already; any other gets its own from launcher
+// (the envexec launcher, the engine's executable), which reads it from a
+// descriptor and drops to the user in setpriv's place. With no launcher
+// such a command is not traced.
+//
 // When cmd has a Credential and the engine is root, strace stays root and
-// setpriv drops to the user, so the traced code cannot signal or ptrace
-// its tracer. When strace cannot run here, the command is left as it is
-// and the Session marks the run untraced (Enforcement.Missing gets
-// NoOutsideTracer): tracing never decides whether a run happens.
-func Wrap(cmd *exec.Cmd, emit func(backends.TraceEvent), skipExecs int) (*Session, error) {
+// setpriv (or the launcher) drops to the user, so the traced code cannot
+// signal or ptrace its tracer. When strace cannot run here, the command
+// is left as it is and the Session marks the run untraced
+// (Enforcement.Missing gets NoOutsideTracer): tracing never decides
+// whether a run happens.
+func Wrap(cmd *exec.Cmd, emit func(backends.TraceEvent), skipExecs int, launcher string) (*Session, error) {
 	if ok, why := Available(); !ok {
 		return &Session{untraced: why}, nil
+	}
+	ownEnv := !slices.Equal(cmd.Env, backends.HelperEnv())
+	if ownEnv && launcher == "" {
+		return &Session{untraced: "no launcher is configured to give the traced command its environment while strace runs with a fixed one"}, nil
 	}
 	straceBin, _ := exec.LookPath("strace")
 	c := Command{Strace: straceBin, Argv: append([]string{cmd.Path}, cmd.Args[1:]...)}
 	if !filepath.IsAbs(cmd.Path) {
 		c.Argv[0] = filepath.Join(cmd.Dir, cmd.Path)
 	}
-	if c.Drop = takeCredential(cmd); c.Drop != nil {
-		c.Setpriv, _ = exec.LookPath("setpriv")
-		skipExecs += c.LauncherExecs()
+	var envFile *os.File
+	if ownEnv {
+		var err error
+		if envFile, err = envMemfd(cmd.Env); err != nil {
+			return nil, fmt.Errorf("passing the traced command its environment: %w", err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, envFile)
+		c.Launcher, c.EnvFD = launcher, 2+len(cmd.ExtraFiles)
 	}
+	cmd.Env = backends.HelperEnv()
+	c.Drop = takeCredential(cmd)
+	if c.Drop != nil && c.Launcher == "" {
+		c.Setpriv, _ = exec.LookPath("setpriv")
+	}
+	skipExecs += c.LauncherExecs()
 	r, w, err := os.Pipe()
 	if err != nil {
+		if envFile != nil {
+			envFile.Close()
+		}
 		return nil, fmt.Errorf("creating the trace pipe: %w", err)
 	}
 	c.Output = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.Fd())
 	cmd.Path = straceBin
 	cmd.Args = append([]string{straceBin}, StraceArgs(c)...)
-	s := &Session{r: r, w: w, started: make(chan struct{}), done: make(chan struct{})}
+	s := &Session{r: r, w: w, env: envFile, started: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer r.Close()
@@ -125,7 +155,12 @@ func (s *Session) Release() {
 	if s == nil || s.w == nil {
 		return
 	}
-	s.closeW.Do(func() { s.w.Close() })
+	s.closeW.Do(func() {
+		s.w.Close()
+		if s.env != nil {
+			s.env.Close()
+		}
+	})
 }
 
 // Process wraps p so that Wait returns only once the trace is read to its

@@ -57,6 +57,7 @@ export interface Settings {
   sandboxGid: number;
   allowDirect: boolean;
   defaultImage: string;
+  mountAllow: string[];
 }
 
 export interface PortRules {

@@ -171,11 +171,19 @@ describe('dashboard', { concurrency: false }, () => {
     assert.match(await page.locator('[data-field=allowlist]').innerText(), /absolute/);
 
     await page.locator('#allowlist').fill('/usr/share');
+    // The mount guard's widening: refused for what is never given.
+    await page.locator('#mountAllow').fill('/');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    await page.locator('[data-field=mountAllow]').waitFor();
+    assert.match(await page.locator('[data-field=mountAllow]').innerText(), /mountAllow\[0\]/);
+
+    await page.locator('#mountAllow').fill('/srv/www');
     await page.locator('#defaultMemoryMb').fill('1024');
     await page.getByRole('button', { name: 'Save defaults' }).click();
     await waitFor(async () => (await engine.api('GET', '/settings')).defaultMemoryMb === 1024, 'defaultMemoryMb = 1024');
     const saved = await engine.api('GET', '/settings');
     assert.deepEqual(saved.allowlist, ['/usr/share']);
+    assert.deepEqual(saved.mountAllow, ['/srv/www']);
     assert.equal(saved.defaultCpus, before.defaultCpus, 'an untouched field changed');
     assert.equal(await page.locator('[data-field]').count(), 0, 'an error stayed after a good save');
   });

@@ -1,0 +1,65 @@
+// Package jailfs is how the engine touches files on a sandbox's behalf
+// (the file API): never more than the sandboxed code itself could do.
+//
+// A Dir is a directory the engine checked (a workspace, a mount source),
+// opened without following any symbolic link on its path. Every name
+// under it is resolved beneath it, component by component, by descriptor
+// (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has
+// it), never following a link: sandboxed code can plant links and swap
+// directories for them while the engine works, and a link it planted must
+// not take the engine anywhere, even inside the sandbox's own tree
+// (where the sandbox's view, with its mounts, differs from the host's).
+//
+// As runs the work with the sandbox user's filesystem credentials (a root
+// engine's sandboxes run as an unprivileged user): what that user may not
+// read, write or delete, the file API may not either.
+package jailfs
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+)
+
+// Entry is one entry of a directory listing.
+type Entry struct {
+	Name    string
+	Mode    fs.FileMode
+	Size    int64
+	ModTime time.Time
+	// Link is a symbolic link's target ("" for anything else).
+	Link string
+}
+
+// ErrLink is returned for a name that goes through a symbolic link (or
+// would leave its Dir): such names are refused, not followed.
+var ErrLink = errors.New("goes through a symbolic link")
+
+// ErrUnsupported is returned by As where the credentials of one thread
+// cannot be changed (anything but Linux).
+var ErrUnsupported = errors.New("acting as another user needs Linux")
+
+// components splits a relative, clean name into its parts; "." is none.
+// A name that is absolute, unclean or holds ".." is refused: callers
+// clean names first, so such a name is a bug or an attack.
+func components(name string) ([]string, error) {
+	if name == "." || name == "" {
+		return nil, nil
+	}
+	if path.IsAbs(name) || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.ContainsRune(name, 0) {
+		return nil, &fs.PathError{Op: "resolve", Path: name, Err: fs.ErrInvalid}
+	}
+	return strings.Split(name, "/"), nil
+}
+
+// split is name's parent and last component ("." and name for a name of
+// one component).
+func split(name string) (string, string) {
+	dir, base := path.Split(name)
+	if dir == "" {
+		return ".", base
+	}
+	return strings.TrimSuffix(dir, "/"), base
+}
