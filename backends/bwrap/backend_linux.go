@@ -15,16 +15,17 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
 
 // hostFacts are facts about the machine that do not change while the
 // engine runs: where cgroups can be made.
 type hostFacts struct {
-	cgroups func() cgroupLayout
+	cgroups func() limits.Layout
 }
 
-func newHostFacts() hostFacts { return hostFacts{cgroups: sync.OnceValue(detectCgroups)} }
+func newHostFacts() hostFacts { return hostFacts{cgroups: sync.OnceValue(limits.Detect)} }
 
 // extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
 // first ExtraFile is fd 3).
@@ -54,9 +55,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	}
 	runID := spec.RunID
 	if runID == "" {
-		runID = "run-" + randomID()
+		runID = "run-" + limits.RandomID()
 	}
-	layout := cgroupLayout{}
+	layout := limits.Layout{}
 	if !b.noCgroups {
 		layout = b.host.cgroups()
 	}
@@ -64,16 +65,16 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	// waits on the block pipe before anything of the sandbox runs, and
 	// nothing goes on without the plan.
 	type planned struct {
-		plan *limitPlan
+		plan *limits.Plan
 		err  error
 	}
 	ready := make(chan planned, 1)
 	go func() {
-		plan, err := planLimits(layout, runID, spec.Limits)
+		plan, err := limits.NewPlan(layout, runID, spec.Limits)
 		ready <- planned{plan, err}
 	}()
-	var plan *limitPlan
-	wait := func() (*limitPlan, error) {
+	var plan *limits.Plan
+	wait := func() (*limits.Plan, error) {
 		r := <-ready
 		plan = r.plan
 		return r.plan, r.err
@@ -84,9 +85,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 			// launch failed before it waited for the plan.
 			plan, _ = wait()
 		}
-		if plan != nil && plan.cg != nil {
-			_ = plan.cg.killAll()
-			_ = plan.cg.remove()
+		if plan != nil && plan.Cgroups != nil {
+			_ = plan.Cgroups.KillAll()
+			_ = plan.Cgroups.Remove()
 		}
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 // launch starts bwrap, waits for its child, applies the limits and lets it
 // go on.
 func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, prog []byte,
-	cred *syscall.Credential, limits func() (*limitPlan, error)) (backends.Process, error) {
+	cred *syscall.Credential, limits func() (*limits.Plan, error)) (backends.Process, error) {
 	// The child's ends are closed here once bwrap has them (or on error).
 	var childEnds []*os.File
 	defer func() { closeAll(childEnds) }()
@@ -175,7 +176,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		p.watchChild(childPid)
 		// Only the child needs the limits: everything the sandbox runs
 		// descends from it, while the outer bwrap only waits for it.
-		err = plan.apply(childPid)
+		err = plan.Apply(childPid)
 	}
 	if err == nil {
 		// The command and bwrap's init are forked only after this byte,

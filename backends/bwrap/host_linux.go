@@ -1,8 +1,6 @@
 package bwrap
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -47,11 +45,4 @@ func DetectHost(spec *backends.Spec) Host {
 		}
 	}
 	return h
-}
-
-// randomID returns 16 random hex digits.
-func randomID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 // Probe checks that bwrap is installed and that a trial sandbox of the
@@ -55,9 +56,9 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 
 	user := b.sandboxUser()
 	c.Details["user"] = fmt.Sprintf("%d:%d", user.UID, user.GID)
-	layout := detectCgroups()
-	writable := layout.writable()
-	c.Details["cgroup"] = layout.name()
+	layout := limits.Detect()
+	writable := layout.Writable()
+	c.Details["cgroup"] = layout.Name()
 	c.Details["cgroup_writable"] = yesNo(writable)
 	c.Details["seccomp"] = "no"
 
@@ -86,7 +87,7 @@ func (b *Backend) trial(ctx context.Context, user *backends.Credential) error {
 	}
 	var stderr bytes.Buffer
 	spec := &backends.Spec{
-		RunID:     "probe-" + randomID(),
+		RunID:     "probe-" + limits.RandomID(),
 		Workspace: dir,
 		Argv:      []string{"sh", "-c", `grep -q "^Seccomp:[[:space:]]*2" /proc/self/status`},
 		Env:       []string{"PATH=/usr/bin:/bin"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +20,7 @@ import (
 // the whole tree is gone and removes the cgroups; Wait only waits for it.
 type process struct {
 	cmd    *exec.Cmd
-	plan   *limitPlan
+	plan   *limits.Plan
 	stderr *headWriter
 	enf    backends.Enforcement
 	killed atomic.Bool
@@ -35,9 +36,9 @@ type process struct {
 
 var _ backends.Process = (*process)(nil)
 
-func newProcess(cmd *exec.Cmd, plan *limitPlan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
+func newProcess(cmd *exec.Cmd, plan *limits.Plan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
 	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{}), log: log}
-	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.applied, Missing: plan.missing}
+	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.Applied, Missing: plan.Missing}
 	if spec.Net != nil {
 		p.enf.Limits = append(p.enf.Limits, netProxied)
 		p.enf.Missing = append(p.enf.Missing, netUDP)
@@ -80,8 +81,8 @@ func (p *process) Kill() error {
 	default:
 	}
 	p.killed.Store(true)
-	if p.plan.cg != nil {
-		p.plan.cg.signal()
+	if p.plan.Cgroups != nil {
+		p.plan.Cgroups.Signal()
 	}
 	p.mu.Lock()
 	if p.childFD >= 0 {
@@ -103,10 +104,10 @@ func (p *process) Pids() []int {
 		return nil
 	default:
 	}
-	if p.plan.cg != nil {
-		return p.plan.cg.procs()
+	if p.plan.Cgroups != nil {
+		return p.plan.Cgroups.Procs()
 	}
-	return descendants(p.cmd.Process.Pid)
+	return limits.Descendants(p.cmd.Process.Pid)
 }
 
 func (p *process) reap() {
@@ -123,10 +124,10 @@ func (p *process) reap() {
 	}
 	p.mu.Unlock()
 	oom := false
-	cg := p.plan.cg
+	cg := p.plan.Cgroups
 	if cg != nil {
-		errs = append(errs, cg.killAll())
-		oom = cg.oomKilled()
+		errs = append(errs, cg.KillAll())
+		oom = cg.OOMKilled()
 	}
 	p.status, p.err = p.exitStatus(waitErr, oom)
 	if p.err == nil {
@@ -136,7 +137,7 @@ func (p *process) reap() {
 	// cgroups are removed (the kernel can take a while to release them).
 	close(p.done)
 	if cg != nil {
-		if err := cg.remove(); err != nil {
+		if err := cg.Remove(); err != nil {
 			p.log.Warn("A run's cgroups could not be removed.", "err", err)
 		}
 	}

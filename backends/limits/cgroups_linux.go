@@ -1,4 +1,4 @@
-package bwrap
+package limits
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// cgroupLayout is how cgroups are mounted on this machine.
-type cgroupLayout struct {
+// Layout is how cgroups are mounted on this machine.
+type Layout struct {
 	// version is 1 (per-controller hierarchies), 2 (unified) or 0 (none).
 	version int
 	// v1 maps a controller (memory, pids, cpu, freezer) to its hierarchy's
@@ -24,17 +24,17 @@ type cgroupLayout struct {
 	v2 string
 }
 
-// detectCgroups reads /proc/self/mountinfo and /proc/self/cgroup. As root,
+// Detect reads /proc/self/mountinfo and /proc/self/cgroup. As root,
 // run cgroups go under each hierarchy's root; otherwise under the engine's
 // own cgroup, which only works when that subtree is delegated to it.
-func detectCgroups() cgroupLayout {
+func Detect() Layout {
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return cgroupLayout{}
+		return Layout{}
 	}
 	own := ownCgroups()
 	root := os.Geteuid() == 0
-	l := cgroupLayout{v1: map[string]string{}}
+	l := Layout{v1: map[string]string{}}
 	var unified string
 	for _, line := range strings.Split(string(mounts), "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
@@ -97,21 +97,22 @@ func ownCgroups() map[string]string {
 	return m
 }
 
-// writable reports whether run cgroups can be created, by creating and
+// Writable reports whether run cgroups can be created, by creating and
 // removing one. It is what the probe shows as "cgroup_writable".
-func (l cgroupLayout) writable() bool {
+func (l Layout) Writable() bool {
 	if l.version == 0 {
 		return false
 	}
-	cg, err := l.create("probe-"+randomID(), nil)
+	cg, err := l.Create("probe-"+RandomID(), nil)
 	if cg == nil || err != nil {
 		return false
 	}
-	cg.remove()
+	cg.Remove()
 	return true
 }
 
-func (l cgroupLayout) name() string {
+// Name is the cgroup version as the probe shows it: "v1", "v2" or "none".
+func (l Layout) Name() string {
 	switch l.version {
 	case 1:
 		return "v1"
@@ -121,22 +122,22 @@ func (l cgroupLayout) name() string {
 	return "none"
 }
 
-// runCgroups are the cgroups of one run.
-type runCgroups struct {
+// Cgroups are the cgroups of one run.
+type Cgroups struct {
 	version int
 	// dirs maps a controller to the run's directory; on v2 the only key is "".
 	dirs map[string]string
 }
 
-// errNoCgroups means the engine may not create cgroups here; the caller
+// ErrNoCgroups means the engine may not create cgroups here; the caller
 // falls back to rlimits.
-var errNoCgroups = errors.New("cgroups are not writable")
+var ErrNoCgroups = errors.New("cgroups are not writable")
 
-// create makes the run's cgroups for the controllers listed in want (nil:
-// a tracking cgroup only). It returns errNoCgroups when the parent is not
+// Create makes the run's cgroups for the controllers listed in want (nil:
+// a tracking cgroup only). It returns ErrNoCgroups when the parent is not
 // writable; any other failure is an error and nothing is left behind.
-func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
-	cg := &runCgroups{version: l.version, dirs: map[string]string{}}
+func (l Layout) Create(runID string, want []string) (*Cgroups, error) {
+	cg := &Cgroups{version: l.version, dirs: map[string]string{}}
 	switch l.version {
 	case 1:
 		// pids tracks every process of the run; freezer lets Kill stop a
@@ -147,7 +148,7 @@ func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
 			}
 			dir, err := mkRunDir(l.v1[c], runID)
 			if err != nil {
-				cg.remove()
+				cg.Remove()
 				return nil, err
 			}
 			cg.dirs[c] = dir
@@ -170,10 +171,10 @@ func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
 		}
 		cg.dirs[""] = dir
 	default:
-		return nil, errNoCgroups
+		return nil, ErrNoCgroups
 	}
 	if len(cg.dirs) == 0 {
-		return nil, errNoCgroups
+		return nil, ErrNoCgroups
 	}
 	return cg, nil
 }
@@ -208,10 +209,10 @@ func mkRunDir(base, runID string) (string, error) {
 	return dir, nil
 }
 
-// noCgroups turns permission problems into errNoCgroups.
+// noCgroups turns permission problems into ErrNoCgroups.
 func noCgroups(err error) error {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EROFS) {
-		return errNoCgroups
+		return ErrNoCgroups
 	}
 	return fmt.Errorf("creating cgroup: %w", err)
 }
@@ -221,9 +222,7 @@ func noCgroups(err error) error {
 // processes cannot be removed (the kernel refuses), so runs going on are
 // never touched; and only cgroups of runs that began more than an hour ago
 // are tried, so one that another engine has just made, still empty, stays.
-func (b *Backend) Sweep() int {
-	now := time.Now()
-	l := b.host.cgroups()
+func (l Layout) Sweep(now time.Time) int {
 	var bases []string
 	switch l.version {
 	case 1:
@@ -245,9 +244,6 @@ func (b *Backend) Sweep() int {
 				n++
 			}
 		}
-	}
-	if n > 0 {
-		b.log.Info("Empty run cgroups left by an earlier engine were removed.", "count", n)
 	}
 	return n
 }
