@@ -70,7 +70,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	}
 	ready := make(chan planned, 1)
 	go func() {
-		plan, err := limits.NewPlan(layout, runID, spec.Limits)
+		plan, err := limits.NewPlan(layout, spec.SandboxID, runID, spec.Limits)
 		ready <- planned{plan, err}
 	}()
 	var plan *limits.Plan

@@ -29,9 +29,12 @@ func cgroupDirsGone(t *testing.T, runID string) {
 	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
-		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/senclaw/" + runID)
-		v2, _ := filepath.Glob("/sys/fs/cgroup/senclaw/" + runID)
-		if left = append(dirs, v2...); len(left) == 0 || time.Now().After(deadline) {
+		left = nil
+		for _, pattern := range []string{"/sys/fs/cgroup/*/senclaw/", "/sys/fs/cgroup/senclaw/", "/sys/fs/cgroup/*/senclaw/*/", "/sys/fs/cgroup/senclaw/*/"} {
+			dirs, _ := filepath.Glob(pattern + runID)
+			left = append(left, dirs...)
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 // validate checks what Args relies on. Anything ambiguous is an error: the
@@ -50,26 +51,13 @@ func validate(spec *backends.Spec) error {
 			return err
 		}
 	}
-	if spec.RunID != "" && !validRunID(spec.RunID) {
+	if spec.RunID != "" && !limits.ValidName(spec.RunID) {
 		return fmt.Errorf("invalid run id %q", spec.RunID)
 	}
+	if spec.SandboxID != "" && !limits.ValidName(spec.SandboxID) {
+		return fmt.Errorf("invalid sandbox id %q", spec.SandboxID)
+	}
 	return nil
-}
-
-// validRunID keeps run ids safe to use as a cgroup directory name: letters,
-// digits, '.', '_' and '-', not starting with '.'.
-func validRunID(id string) bool {
-	if len(id) > 128 || id[0] == '.' {
-		return false
-	}
-	for _, r := range id {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			r == '.' || r == '_' || r == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 func absClean(what, p string) error {

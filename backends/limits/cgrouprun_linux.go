@@ -16,19 +16,42 @@ import (
 // cpuPeriodUs is the CFS period; the quota is CPUs times this.
 const cpuPeriodUs = 100000
 
-// SetLimits writes lim into the run's cgroups and returns what applied and
-// what did not. A failed write is an error: the caller fails closed.
+// SharedLimits is the line of Plan.Applied that says the limits are the
+// sandbox's, for all of its runs together.
+const SharedLimits = "limits: one budget for all of the sandbox's runs at once (the sandbox's cgroup holds them; each run's sits below it)"
+
+// SetLimits writes lim into the cgroups of the run's sandbox (into the
+// run's own for a run of no sandbox) and returns what applied and what
+// did not. A failed write is an error: the caller fails closed. Every run
+// writes them again, so a sandbox's changed limits hold from its next run.
 func (cg *Cgroups) SetLimits(lim backends.Limits) (applied, missing []string, err error) {
+	if cg.sandbox != nil {
+		applied, missing, err = cg.sandbox.SetLimits(lim)
+		if err == nil && (lim.MemoryMB > 0 || lim.Pids > 0 || lim.CPUs > 0) {
+			applied = append(applied, SharedLimits)
+		}
+		return applied, missing, err
+	}
 	v := "cgroup v" + strconv.Itoa(cg.version)
 	if lim.MemoryMB > 0 {
 		bytes := strconv.FormatInt(int64(lim.MemoryMB)<<20, 10)
 		what := fmt.Sprintf("memory %d MiB", lim.MemoryMB)
 		if cg.version == 1 {
-			if err := cg.write("memory", "memory.limit_in_bytes", bytes); err != nil {
+			// memsw is memory plus swap: equal to the limit means no swap.
+			// It may never be below the memory limit, so when a sandbox's
+			// limit grows, memsw goes first.
+			memsw := cg.has("memory", "memory.memsw.limit_in_bytes")
+			err := cg.write("memory", "memory.limit_in_bytes", bytes)
+			if err != nil && memsw && errors.Is(err, syscall.EINVAL) {
+				err = cg.write("memory", "memory.memsw.limit_in_bytes", bytes)
+				if err == nil {
+					err = cg.write("memory", "memory.limit_in_bytes", bytes)
+				}
+			}
+			if err != nil {
 				return nil, nil, err
 			}
-			// memsw is memory plus swap: equal to the limit means no swap.
-			if cg.has("memory", "memory.memsw.limit_in_bytes") {
+			if memsw {
 				if err := cg.write("memory", "memory.memsw.limit_in_bytes", bytes); err != nil {
 					return nil, nil, err
 				}
@@ -184,8 +207,19 @@ func (cg *Cgroups) OOMKilled() bool {
 }
 
 // Remove deletes the run's cgroups, retrying while the kernel finishes
-// tearing down exited processes.
+// tearing down exited processes, and then its sandbox's when no other run
+// of the sandbox is in them.
 func (cg *Cgroups) Remove() error {
+	err := cg.removeOwn()
+	if cg.sandbox != nil && err == nil {
+		for _, d := range cg.sandbox.dirs {
+			_ = os.Remove(d) // refused while another run's cgroup is in it
+		}
+	}
+	return err
+}
+
+func (cg *Cgroups) removeOwn() error {
 	var errs []error
 	for _, d := range cg.dirs {
 		var err error

@@ -103,7 +103,7 @@ func (l Layout) Writable() bool {
 	if l.version == 0 {
 		return false
 	}
-	cg, err := l.Create("probe-"+RandomID(), nil)
+	cg, err := l.Create("", "probe-"+RandomID(), nil)
 	if cg == nil || err != nil {
 		return false
 	}
@@ -122,22 +122,47 @@ func (l Layout) Name() string {
 	return "none"
 }
 
-// Cgroups are the cgroups of one run.
+// Cgroups are the cgroups of one run. They sit under the cgroups of its
+// sandbox, which hold the sandbox's limits for all of its runs together:
+// N runs at once share one memory, pids and CPU budget rather than get N
+// times it.
 type Cgroups struct {
 	version int
 	// dirs maps a controller to the run's directory; on v2 the only key is "".
 	dirs map[string]string
+	// sandbox has the same shape for the sandbox's cgroups (nil for a run
+	// of no sandbox, whose cgroups sit right under senclaw/).
+	sandbox *Cgroups
 }
 
 // ErrNoCgroups means the engine may not create cgroups here; the caller
 // falls back to rlimits.
 var ErrNoCgroups = errors.New("cgroups are not writable")
 
+// sandboxPrefix starts the name of a sandbox's cgroup under senclaw/; run
+// cgroups are named by their run id, which never starts so.
+const sandboxPrefix = "sb-"
+
 // Create makes the run's cgroups for the controllers listed in want (nil:
-// a tracking cgroup only). It returns ErrNoCgroups when the parent is not
-// writable; any other failure is an error and nothing is left behind.
-func (l Layout) Create(runID string, want []string) (*Cgroups, error) {
+// a tracking cgroup only), below those of sandboxID (made when they are
+// not there; "" puts the run right under senclaw/). It returns
+// ErrNoCgroups when the parent is not writable; any other failure is an
+// error and nothing is left behind.
+func (l Layout) Create(sandboxID, runID string, want []string) (*Cgroups, error) {
+	if sandboxID != "" && !ValidName(sandboxID) {
+		return nil, fmt.Errorf("creating cgroup: invalid sandbox id %q", sandboxID)
+	}
+	if !ValidName(runID) {
+		return nil, fmt.Errorf("creating cgroup: invalid run id %q", runID)
+	}
+	group := ""
+	if sandboxID != "" {
+		group = sandboxPrefix + sandboxID
+	}
 	cg := &Cgroups{version: l.version, dirs: map[string]string{}}
+	if group != "" {
+		cg.sandbox = &Cgroups{version: l.version, dirs: map[string]string{}}
+	}
 	switch l.version {
 	case 1:
 		// pids tracks every process of the run; freezer lets Kill stop a
@@ -146,12 +171,15 @@ func (l Layout) Create(runID string, want []string) (*Cgroups, error) {
 			if _, done := cg.dirs[c]; done || l.v1[c] == "" {
 				continue
 			}
-			dir, err := mkRunDir(l.v1[c], runID)
+			sbDir, dir, err := mkRunDir(l.v1[c], group, runID, nil)
 			if err != nil {
 				cg.Remove()
 				return nil, err
 			}
 			cg.dirs[c] = dir
+			if cg.sandbox != nil {
+				cg.sandbox.dirs[c] = sbDir
+			}
 		}
 	case 2:
 		parent := filepath.Join(l.v2, "senclaw")
@@ -165,11 +193,14 @@ func (l Layout) Create(runID string, want []string) (*Cgroups, error) {
 				return nil, noCgroups(err)
 			}
 		}
-		dir, err := mkRunDir(l.v2, runID)
+		sbDir, dir, err := mkRunDir(l.v2, group, runID, enableControllers)
 		if err != nil {
 			return nil, err
 		}
 		cg.dirs[""] = dir
+		if cg.sandbox != nil {
+			cg.sandbox.dirs[""] = sbDir
+		}
 	default:
 		return nil, ErrNoCgroups
 	}
@@ -193,20 +224,44 @@ func enableControllers(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(ctl, " ")), 0o644)
 }
 
-// mkRunDir creates base/senclaw/runID.
-func mkRunDir(base, runID string) (string, error) {
+// mkRunDir creates base/senclaw/group/runID (base/senclaw/runID when
+// group is ""), and returns the group's directory and the run's. When the
+// group's cgroup is made, setup (if any) runs on it first. The run of
+// another sandbox's last run may remove an empty group directory at any
+// time (Remove), so a group that vanishes before the run's directory is
+// in it is made again; once the run's is there, the kernel keeps it.
+func mkRunDir(base, group, runID string, setup func(dir string) error) (groupDir, dir string, err error) {
 	parent := filepath.Join(base, "senclaw")
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", noCgroups(err)
+		return "", "", noCgroups(err)
 	}
-	dir := filepath.Join(parent, runID)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("creating cgroup %s: a run with this id exists", dir)
+	groupDir = parent
+	if group != "" {
+		groupDir = filepath.Join(parent, group)
+	}
+	dir = filepath.Join(groupDir, runID)
+	for try := 0; ; try++ {
+		if group != "" {
+			if err := os.Mkdir(groupDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return "", "", noCgroups(err)
+			}
+			if setup != nil {
+				if err := setup(groupDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return "", "", noCgroups(err)
+				}
+			}
 		}
-		return "", noCgroups(err)
+		err := os.Mkdir(dir, 0o755)
+		switch {
+		case err == nil:
+			return groupDir, dir, nil
+		case errors.Is(err, fs.ErrExist):
+			return "", "", fmt.Errorf("creating cgroup %s: a run with this id exists", dir)
+		case errors.Is(err, fs.ErrNotExist) && group != "" && try < 10:
+			continue // the group went between the two mkdirs
+		}
+		return "", "", noCgroups(err)
 	}
-	return dir, nil
 }
 
 // noCgroups turns permission problems into ErrNoCgroups.
@@ -218,10 +273,13 @@ func noCgroups(err error) error {
 }
 
 // Sweep removes the empty run cgroups a previous engine left behind when
-// it died before cleaning up, and returns how many went. A cgroup with
-// processes cannot be removed (the kernel refuses), so runs going on are
-// never touched; and only cgroups of runs that began more than an hour ago
-// are tried, so one that another engine has just made, still empty, stays.
+// it died before cleaning up, and the sandbox cgroups left empty, and
+// returns how many went. A cgroup with processes or child cgroups cannot
+// be removed (the kernel refuses), so runs going on are never touched;
+// only cgroups of runs that began more than an hour ago are tried, so one
+// that another engine has just made, still empty, stays; and a sandbox
+// cgroup that goes just before a run makes its own in it is made again
+// (mkRunDir).
 func (l Layout) Sweep(now time.Time) int {
 	var bases []string
 	switch l.version {
@@ -233,14 +291,24 @@ func (l Layout) Sweep(now time.Time) int {
 		bases = []string{l.v2}
 	}
 	n := 0
-	for _, base := range bases {
-		parent := filepath.Join(base, "senclaw")
-		entries, err := os.ReadDir(parent)
+	sweepRuns := func(dir string) {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			continue
+			return
 		}
 		for _, e := range entries {
-			if e.IsDir() && staleRun(e.Name(), now) && os.Remove(filepath.Join(parent, e.Name())) == nil {
+			if e.IsDir() && staleRun(e.Name(), now) && os.Remove(filepath.Join(dir, e.Name())) == nil {
+				n++
+			}
+		}
+	}
+	for _, base := range bases {
+		parent := filepath.Join(base, "senclaw")
+		sweepRuns(parent)
+		groups, _ := filepath.Glob(filepath.Join(parent, sandboxPrefix+"*"))
+		for _, g := range groups {
+			sweepRuns(g)
+			if os.Remove(g) == nil {
 				n++
 			}
 		}

@@ -47,12 +47,13 @@ func Controllers(lim backends.Limits) []string {
 	return c
 }
 
-// NewPlan creates the run's cgroups (when layout allows) and decides the
-// rlimits. Only "cgroups are not available" degrades to rlimits; any other
-// failure is returned and the run must not start.
-func NewPlan(layout Layout, runID string, lim backends.Limits) (*Plan, error) {
+// NewPlan creates the run's cgroups (when layout allows), below those of
+// its sandbox, which hold the limits for all the sandbox's runs together,
+// and decides the rlimits. Only "cgroups are not available" degrades to
+// rlimits; any other failure is returned and the run must not start.
+func NewPlan(layout Layout, sandboxID, runID string, lim backends.Limits) (*Plan, error) {
 	p := &Plan{}
-	cg, err := layout.Create(runID, Controllers(lim))
+	cg, err := layout.Create(sandboxID, runID, Controllers(lim))
 	switch {
 	case errors.Is(err, ErrNoCgroups):
 		cg = nil
