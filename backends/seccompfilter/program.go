@@ -46,6 +46,10 @@ type Options struct {
 	// NoListen refuses listen(2): with InetStreamOnly, a listening socket
 	// would be open on every address of the host.
 	NoListen bool
+	// NoSockets refuses socket(2) whatever its arguments (socketpair
+	// stays): a sandbox without a network namespace and with the network
+	// off needs none.
+	NoSockets bool
 }
 
 // ProgramFor is Program for the variant o.

@@ -204,6 +204,19 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 			}
 		})
 	}
+	off, err := InstructionsFor(Options{InetStreamOnly: true, NoSockets: true, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovm, _ := bpf.NewVM(off)
+	for _, data := range [][]byte{seccompData(nr("socket"), id, afInet, sockStream, 0), seccompData(nr("socket"), id, afUnix, sockStream, 0)} {
+		if got, _ := ovm.Run(data); uint32(got) != deny {
+			t.Errorf("NoSockets lets a socket through: %#x", got)
+		}
+	}
+	if got, _ := ovm.Run(seccompData(nr("socketpair"), id, afUnix, sockStream, 0)); uint32(got) != allow {
+		t.Errorf("NoSockets refuses socketpair: %#x", got)
+	}
 	// The bwrap filter (its own network namespace) keeps every socket.
 	plain, err := Instructions()
 	if err != nil {

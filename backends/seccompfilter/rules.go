@@ -103,6 +103,10 @@ func RulesFor(o Options) []Rule {
 		rules = append(rules, Rule{Syscall: "socketcall", Errno: ENOSYS,
 			Why: "socketcall hides socket(2)'s arguments in memory; libc falls back to socket"})
 	}
+	if o.NoSockets {
+		rules = append(rules, Rule{Syscall: "socket", Errno: EACCES,
+			Why: "with the network off and no namespace of its own, any socket reaches the host's network"})
+	}
 	if o.NoListen {
 		rules = append(rules, Rule{Syscall: "listen", Errno: EACCES,
 			Why: "a listening socket in the host's network is open on every address"})
