@@ -19,6 +19,7 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/mcp"
+	"github.com/senclaw/sandbox/backends/landlock"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -57,6 +58,9 @@ func main() {
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == landlock.HelperCommand {
+		return landlock.RunHelper() // the engine's Landlock helper: first, before any flag
+	}
 	global := flag.NewFlagSet("senclaw", flag.ContinueOnError)
 	global.SetOutput(stderr)
 	global.Usage = func() { fmt.Fprint(stderr, usage) }

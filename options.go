@@ -4,7 +4,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
@@ -65,6 +64,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		HomeDir:    home,
 		Backends: []backends.Backend{
 			bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser}),
+			landlock.New(landlock.Options{Logger: logger, SandboxUser: sandboxUser}),
 			docker.New(docker.Options{
 				Getenv:       os.Getenv,
 				HomeDir:      home,
@@ -75,7 +75,6 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 			}),
 			direct.New(),
 		},
-		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
 		Logger:    logger,
 		EUID:      euid,
 		Forwarder: findForwarder(),

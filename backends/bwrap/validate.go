@@ -3,7 +3,6 @@ package bwrap
 import (
 	"fmt"
 	"path"
-	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
@@ -12,57 +11,17 @@ import (
 // validate checks what Args relies on. Anything ambiguous is an error: the
 // run is refused rather than guessed at.
 func validate(spec *backends.Spec) error {
-	if !spec.FsMode.Valid() {
-		return fmt.Errorf("invalid fs mode %q", spec.FsMode)
-	}
-	if err := absClean("workspace", spec.Workspace); err != nil {
+	if err := backends.ValidateSpec(spec); err != nil {
 		return err
 	}
-	if spec.Workspace == "/" {
-		return fmt.Errorf("invalid workspace %q: the root cannot be the workspace", spec.Workspace)
-	}
-	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return fmt.Errorf("invalid argv %q: empty command", spec.Argv)
-	}
-	for _, p := range spec.ReadPaths {
-		if err := absClean("read path", p); err != nil {
-			return err
-		}
-	}
-	for _, p := range spec.Hidden {
-		if err := absClean("hidden path", p); err != nil {
-			return err
-		}
-	}
-	for _, m := range spec.Mounts {
-		if err := absClean("mount source", m.Source); err != nil {
-			return err
-		}
-		t := m.Target
-		if t == "" || path.IsAbs(t) || path.Clean(t) != t || t == ".." || strings.HasPrefix(t, "../") {
-			return fmt.Errorf("invalid mount target %q: must be a clean path inside the workspace", t)
-		}
-	}
-	if n := spec.Net; n != nil {
-		if err := absClean("network directory", n.Dir); err != nil {
-			return err
-		}
-		if err := absClean("forwarder", n.Forwarder); err != nil {
-			return err
-		}
+	if n := spec.Net; n != nil && (n.Forwarder == "" || !path.IsAbs(n.Forwarder) || path.Clean(n.Forwarder) != n.Forwarder) {
+		return fmt.Errorf("invalid forwarder %q: must be an absolute, clean path", n.Forwarder)
 	}
 	if spec.RunID != "" && !limits.ValidName(spec.RunID) {
 		return fmt.Errorf("invalid run id %q", spec.RunID)
 	}
 	if spec.SandboxID != "" && !limits.ValidName(spec.SandboxID) {
 		return fmt.Errorf("invalid sandbox id %q", spec.SandboxID)
-	}
-	return nil
-}
-
-func absClean(what, p string) error {
-	if p == "" || !path.IsAbs(p) || path.Clean(p) != p {
-		return fmt.Errorf("invalid %s %q: must be an absolute, clean path", what, p)
 	}
 	return nil
 }

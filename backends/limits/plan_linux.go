@@ -90,6 +90,24 @@ func NewPlan(layout Layout, sandboxID, runID string, lim backends.Limits) (*Plan
 	return p, nil
 }
 
+// Rlimit is one resource limit of a Plan: a RLIMIT_* resource and the
+// value that is both its soft and its hard limit.
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+}
+
+// Rlimits returns the plan's rlimits, for a run whose first process sets
+// them on itself right before it execs the command (Apply sets them from
+// outside instead).
+func (p *Plan) Rlimits() []Rlimit {
+	out := make([]Rlimit, len(p.rlimits))
+	for i, r := range p.rlimits {
+		out[i] = Rlimit{r.resource, r.value}
+	}
+	return out
+}
+
 func (p *Plan) addRlimit(resource int, v uint64) {
 	p.rlimits = append(p.rlimits, rlimit{resource, v})
 }

@@ -54,6 +54,7 @@ export interface Settings {
   sandboxUid: number;
   sandboxGid: number;
   allowDirect: boolean;
+  landlockListen: boolean;
   defaultImage: string;
 }
 
