@@ -3,6 +3,7 @@ package landlock
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,3 +147,8 @@ func py(t *testing.T, b *Backend, spec *backends.Spec, prog string) result {
 }
 
 func trimLines(s string) []string { return strings.Fields(s) }
+
+func isRefused(err error) bool {
+	var re *RefusedError
+	return errors.As(err, &re)
+}
