@@ -1,0 +1,211 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/bwrap"
+	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/landlock"
+	"github.com/senclaw/sandbox/internal/testutil"
+)
+
+// TestMain makes the test binary the Landlock helper when it is started as
+// one, as main does for senclaw.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == landlock.HelperCommand {
+		os.Exit(landlock.RunHelper())
+	}
+	os.Exit(m.Run())
+}
+
+// requireLandlock skips without a usable Landlock, except under CI.
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	abi, err := landlock.ABIVersion()
+	if err == nil && abi < landlock.MinABI {
+		err = fmt.Errorf("landlock ABI %d is too old", abi)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("landlock is required under CI: %v", err)
+		}
+		t.Skip(err)
+	}
+}
+
+func sandboxCredential() *backends.Credential {
+	if os.Geteuid() == 0 {
+		return &backends.Credential{UID: 65534, GID: 65534}
+	}
+	return nil
+}
+
+// landlockEngine is an engine whose only isolating backend is Landlock,
+// as on a machine where bubblewrap cannot start.
+func landlockEngine(t *testing.T, opts ...engineOpt) *Engine {
+	t.Helper()
+	requireLandlock(t)
+	return newTestEngine(t, []backends.Backend{landlock.New(landlock.Options{SandboxUser: sandboxCredential()}), direct.New()}, opts...)
+}
+
+func TestEngineRunsUnderLandlockAndSaysSo(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	caps := e.Capabilities(context.Background(), true)
+	if caps.State != Isolated || caps.Recommended != "landlock" {
+		t.Fatalf("a machine with only Landlock: %+v", caps)
+	}
+	res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Command: "id -u; echo out; echo err >&2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Record
+	if r.Isolation != "landlock" || r.Backend != "landlock" || !r.OK() {
+		t.Fatalf("record %+v", r)
+	}
+	if os.Geteuid() == 0 && strings.HasPrefix(res.Stdout, "0\n") {
+		t.Fatal("sandboxed code ran as root")
+	}
+	joined := strings.Join(r.Enforced, "; ")
+	for _, want := range []string{"Landlock ABI", "seccomp", "disk"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("enforced %q lacks %s", joined, want)
+		}
+	}
+	if !strings.Contains(strings.Join(r.Missing, "; "), "/proc lists every process") {
+		t.Errorf("missing %q does not say that processes are visible", r.Missing)
+	}
+}
+
+// TestAutoPrefersBwrapThenLandlock: a run with no backend named gets
+// bwrap where it works and Landlock where it does not.
+func TestAutoPrefersBwrapThenLandlock(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	requireLandlock(t)
+	user := sandboxCredential()
+	cases := []struct {
+		name string
+		bin  string
+		want string
+	}{{"bwrap_works", "", "bwrap"}, {"bwrap_cannot_start", "/nonexistent/bwrap", "landlock"}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEngine(t, []backends.Backend{
+				bwrap.New(bwrap.Options{Binary: tc.bin, SandboxUser: user}),
+				landlock.New(landlock.Options{SandboxUser: user}),
+				direct.New(),
+			})
+			res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"true"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Record.Isolation != tc.want {
+				t.Fatalf("isolation %q, want %q", res.Record.Isolation, tc.want)
+			}
+			if caps := e.Capabilities(context.Background(), false); caps.State != Isolated || caps.Recommended != tc.want {
+				t.Fatalf("caps %+v", caps)
+			}
+		})
+	}
+}
+
+func TestTheEnginesOwnFilesAreInvisibleUnderLandlock(t *testing.T) {
+	t.Setenv("SENCLAW_TEST_SECRET", "hunter2")
+	for _, mode := range []string{"strict", "allowlist", "open"} {
+		t.Run(mode, func(t *testing.T) { checkEngineFilesInvisible(t, landlockEngine(t), mode) })
+	}
+}
+
+func TestLandlockTimeoutKeepsOutputAndKillsTheTree(t *testing.T) {
+	t.Parallel()
+	checkTimeoutKeepsOutput(t, landlockEngine(t))
+}
+
+func TestLandlockStatsAndKill(t *testing.T) {
+	t.Parallel()
+	checkStatsAndKill(t, landlockEngine(t))
+}
+
+// TestLandlockNetworkGoesThroughTheProxy: with the network on, a Landlock
+// sandbox reaches this machine's service named in its loopback rule
+// through the engine's real proxy, and nothing else: not another
+// loopback port, not the service directly.
+func TestLandlockNetworkGoesThroughTheProxy(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	named := localHTTP(t)
+	other := localHTTP(t)
+	script := fmt.Sprintf(`curl -s -o /dev/null -w "named %%{http_code}\n" http://127.0.0.1:%d/
+curl -s -o /dev/null -w "other %%{http_code}\n" http://127.0.0.1:%d/
+curl -s --noproxy '*' -o /dev/null -w "direct %%{http_code}\n" http://127.0.0.1:%d/ || echo direct refused`, named, other, named)
+	res, err := e.RunOnce(context.Background(), SandboxConfig{Network: ptr(true), Loopback: []int{named}}, RunRequest{Command: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"named 200", "other 403", "direct 000"} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("want %q in %q (stderr %q)", want, res.Stdout, res.Stderr)
+		}
+	}
+	if res.Record.Isolation != "landlock" || !strings.Contains(strings.Join(res.Record.Missing, "; "), "ports, not addresses") {
+		t.Errorf("record %+v", res.Record)
+	}
+}
+
+// TestLandlockListenNeedsTheSetting: listen ports under Landlock bind in
+// the host's network and are refused, with the reason, unless the
+// landlockListen setting allows them.
+func TestLandlockListenNeedsTheSetting(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	port := testutil.FreePort(t)
+	cfg := SandboxConfig{Listen: []int{port}}
+	_, err := e.RunOnce(context.Background(), cfg, RunRequest{Argv: []string{"true"}})
+	if err == nil || !strings.Contains(err.Error(), "landlockListen") {
+		t.Fatalf("listen ports under landlock: %v", err)
+	}
+	s := e.Settings()
+	s.LandlockListen = true
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.RunOnce(context.Background(), cfg, RunRequest{Command: fmt.Sprintf(`python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", %d)); s.listen(1); print("listening")
+t = socket.socket()
+try:
+    t.bind(("127.0.0.1", %d)); print("other port bound")
+except OSError as e:
+    print("other port refused")'`, port, testutil.FreePort(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "listening") || !strings.Contains(res.Stdout, "other port refused") {
+		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	if !strings.Contains(strings.Join(res.Record.Missing, "; "), "reachable from the LAN") {
+		t.Errorf("the record does not say where the port is open: %q", res.Record.Missing)
+	}
+}
+
+// localHTTP serves 200 on 127.0.0.1 and returns its port.
+func localHTTP(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().(*net.TCPAddr).Port
+}
