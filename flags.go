@@ -50,7 +50,7 @@ func parseRunFlags(cmd string, args []string, stderr io.Writer) (*cli.RunOptions
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's name")
 	}
-	fs.StringVar(&o.Backend, "backend", "", "bwrap, docker or direct (default: the best available)")
+	fs.StringVar(&o.Backend, "backend", "", "bwrap, landlock, docker or direct (default: the best available)")
 	fs.StringVar(&o.Image, "image", "", "container image (docker)")
 	fs.StringVar(&o.FsMode, "fs", "", "what it may read: strict, allowlist or open")
 	fs.Var(&mounts, "mount", "SRC[:TARGET[:ro]], a host folder under the workspace (repeatable)")

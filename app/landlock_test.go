@@ -209,3 +209,33 @@ func localHTTP(t *testing.T) int {
 	t.Cleanup(func() { srv.Close() })
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestLandlockNetworkNote: the note of a landlock sandbox says what its
+// network rules get there, not what a namespace would give.
+func TestLandlockNetworkNote(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	cases := []struct {
+		name string
+		cfg  SandboxConfig
+		want []string
+	}{
+		{"off", SandboxConfig{}, []string{"network off (enforced by landlock)", "no socket can be made"}},
+		{"on", SandboxConfig{Network: ptr(true), Loopback: []int{5432}}, []string{"enforced by landlock and the engine's proxy", "ports, not addresses", "ports [5432] at 127.0.0.1 and ::1 only, through the proxy"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sb, err := e.Create(context.Background(), tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			note := e.CreateNote(context.Background(), sb)
+			for _, w := range tc.want {
+				if !strings.Contains(note, w) {
+					t.Errorf("note %q lacks %q", note, w)
+				}
+			}
+		})
+	}
+}

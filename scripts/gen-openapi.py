@@ -47,7 +47,7 @@ obj = {"type":"object"}
 schemas = {
  "Error":{"type":"object","required":["error"],"properties":{"error":{"type":"string","description":"what was refused, why, and what to do"},"field":{"type":"string","description":"the bad input's field"},"refused":{"type":"boolean","description":"a run refused by policy or missing isolation"},"run":{"$ref":"#/components/schemas/RunRecord"}}},
  "SandboxConfig":{"type":"object","additionalProperties":False,"properties":{
-   "name":{"type":"string"},"backend":{"type":"string","description":"bwrap, docker, direct or auto"},"image":{"type":"string"},
+   "name":{"type":"string"},"backend":{"type":"string","description":"bwrap, landlock, docker, direct or auto"},"image":{"type":"string"},
    "fsMode":{"type":"string","enum":["strict","allowlist","open"]},
    "mounts":{"type":"array","items":{"$ref":"#/components/schemas/Mount"}},"network":{"type":"boolean"},
    "listenPorts":{"type":"array","items":{"type":"integer","minimum":1024,"maximum":65535},"maxItems":16},
@@ -59,7 +59,7 @@ schemas = {
  "Mount":{"type":"object","required":["source"],"properties":{"source":{"type":"string"},"target":{"type":"string"},"readOnly":{"type":"boolean"}}},
  "Sandbox":obj,"SandboxReply":{"type":"object","properties":{"sandbox":{"$ref":"#/components/schemas/Sandbox"},"note":{"type":"string"}}},
  "RunBody":{"type":"object","properties":{"command":{"type":"string"},"argv":{"type":"array","items":{"type":"string"}},"language":{"type":"string","enum":["python","node","bash"]},"code":{"type":"string"},"timeoutMs":{"type":"integer","minimum":1000,"maximum":600000},"env":{"type":"object","additionalProperties":{"type":"string"}},"background":{"type":"boolean"}}},
- "RunRecord":{"type":"object","properties":{"id":{"type":"string"},"sandboxId":{"type":"string"},"source":{"type":"string"},"kind":{"type":"string"},"command":{"type":"string"},"isolation":{"type":"string","description":"what was really applied: bwrap, docker, none, none (degraded), refused: <reason>"},"exitCode":{"type":["integer","null"]},"timedOut":{"type":"boolean"},"truncated":{"type":"boolean"},"durationMs":{"type":"integer"}}},
+ "RunRecord":{"type":"object","properties":{"id":{"type":"string"},"sandboxId":{"type":"string"},"source":{"type":"string"},"kind":{"type":"string"},"command":{"type":"string"},"isolation":{"type":"string","description":"what was really applied: bwrap, landlock, docker, none, none (degraded), refused: <reason>"},"exitCode":{"type":["integer","null"]},"timedOut":{"type":"boolean"},"truncated":{"type":"boolean"},"durationMs":{"type":"integer"}}},
  "RunReply":{"type":"object","properties":{"run":{"$ref":"#/components/schemas/RunRecord"},"ok":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"note":{"type":"string"}}},
  "InstallBody":{"type":"object","properties":{"manager":{"type":"string","enum":["pip","npm"]},"packages":{"type":"array","items":{"type":"string"}},"timeoutMs":{"type":"integer"}}},
  "FileBody":{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"},"encoding":{"type":"string","enum":["utf-8","base64"]}}},
