@@ -30,3 +30,6 @@ func newHostFacts() hostFacts { return hostFacts{} }
 
 // RunHelper is the helper's entry point; there is no helper off Linux.
 func RunHelper() int { return 2 }
+
+// Sweep has nothing to sweep where Landlock does not run.
+func (b *Backend) Sweep() int { return 0 }

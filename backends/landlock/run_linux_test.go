@@ -86,6 +86,23 @@ print("\n".join(sorted(fds)))`)
 						t.Errorf("status %v", st)
 					}
 				}},
+				{"own_session", func(t *testing.T, d testDirs) {
+					r := py(t, b, newSpec(t, u, d.ws), `import os
+print(os.getsid(0) == os.getpid(), os.getsid(0) != os.getsid(os.getppid()))`)
+					if strings.TrimSpace(r.stdout) != "True True" {
+						t.Fatalf("session: %q %s", r.stdout, r.stderr)
+					}
+				}},
+				{"ld_preload_only_in_the_command", func(t *testing.T, d testDirs) {
+					// The run's LD_PRELOAD reaches the command (whose loader
+					// complains once), never the helper on the host side.
+					spec := newSpec(t, u, d.ws, "sh", "-c", "true")
+					spec.Env = append(spec.Env, "LD_PRELOAD=/nonexistent/senclaw-preload.so")
+					r := run(t, b, spec)
+					if n := strings.Count(r.stderr, "senclaw-preload.so"); r.status.Code != 0 || n != 1 {
+						t.Fatalf("the preload was tried %d times (exit %+v): %s", n, r.status, r.stderr)
+					}
+				}},
 				{"command_not_found", func(t *testing.T, d testDirs) {
 					r := run(t, b, newSpec(t, u, d.ws, "no-such-command-senclaw"))
 					if r.status.Code != 127 || !strings.Contains(r.stderr, "command not found") {
