@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 // python is the system interpreter (not a pyenv shim from the engine's
 // PATH, which the sandbox could not see anyway).
-const python = "/usr/bin/python3"
+const python = escapetest.Python
 
 // requireBwrap skips when bwrap is missing, except under CI=true where a
 // missing bwrap is a failure: CI must not go green by skipping.
@@ -142,12 +143,6 @@ func py(t *testing.T, b *Backend, spec *backends.Spec, prog string) result {
 }
 
 // pyPrelude gives Python programs a raw syscall helper.
-const pyPrelude = `
-import ctypes, os, errno, sys
-libc = ctypes.CDLL(None, use_errno=True)
-def sc(nr, *args):
-    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
-    return 0 if r != -1 else ctypes.get_errno()
-`
+const pyPrelude = escapetest.PyPrelude
 
 func trimLines(s string) []string { return strings.Fields(s) }

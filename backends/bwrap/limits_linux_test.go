@@ -3,7 +3,6 @@ package bwrap
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 // requireCgroups skips tests that need writable cgroups (root here).
@@ -57,34 +57,15 @@ func TestLimits(t *testing.T) {
 				prog  string
 				check func(t *testing.T, r result)
 			}{
-				{"fork_bomb_bounded", backends.Limits{Pids: 32}, `import os, time
-n = 0
-for i in range(200):
-    try:
-        if os.fork() == 0:
-            time.sleep(5); os._exit(0)
-        n += 1
-    except BlockingIOError:
-        break
-print("forked", n)`, func(t *testing.T, r result) {
-					if !strings.Contains(r.stdout, "forked ") || strings.Contains(r.stdout, "forked 200") {
-						t.Errorf("fork bomb was not stopped: %q %s", r.stdout, r.stderr)
-					}
+				{"fork_bomb_bounded", backends.Limits{Pids: 32}, escapetest.ForkBomb, func(t *testing.T, r result) {
+					escapetest.CheckForkBomb(t, r.stdout, r.stderr, 32)
 				}},
-				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, `chunks = []
-for i in range(100):
-    chunks.append(bytearray(16 << 20))
-print("survived")`, func(t *testing.T, r result) {
+				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, escapetest.MemoryHog, func(t *testing.T, r result) {
 					if r.status.Code != 137 || r.status.Signal != "killed: out of memory" {
 						t.Errorf("status %+v, want an OOM kill (stdout %q)", r.status, r.stdout)
 					}
 				}},
-				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, `import errno
-try:
-    with open("big", "wb") as f: f.write(b"x" * (2 << 20))
-    print("wrote")
-except OSError as e:
-    print("efbig" if e.errno == errno.EFBIG else e)`, func(t *testing.T, r result) {
+				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, escapetest.DiskFill, func(t *testing.T, r result) {
 					if strings.TrimSpace(r.stdout) != "efbig" {
 						t.Errorf("got %q %s", r.stdout, r.stderr)
 					}
@@ -263,20 +244,8 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 			d := newTestDirs(t, u)
 			spec := newSpec(t, u, d.ws)
 			spec.Limits = backends.Limits{Pids: 32}
-			r := py(t, b, spec, `import os, time
-n = 0
-for i in range(200):
-    try:
-        if os.fork() == 0:
-            time.sleep(5); os._exit(0)
-        n += 1
-    except BlockingIOError:
-        break
-print("forked", n)`)
-			var n int
-			if _, err := fmt.Sscanf(r.stdout, "forked %d", &n); err != nil || n >= 32 {
-				t.Errorf("fork bomb not bounded: %q %s", r.stdout, r.stderr)
-			}
+			r := py(t, b, spec, escapetest.ForkBomb)
+			escapetest.CheckForkBomb(t, r.stdout, r.stderr, 32)
 		})
 	}
 }

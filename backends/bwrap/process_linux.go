@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
@@ -150,23 +149,7 @@ func (p *process) exitStatus(waitErr error, oom bool) (backends.ExitStatus, erro
 	if ps == nil {
 		return backends.ExitStatus{Code: -1}, waitErr
 	}
-	ws := ps.Sys().(syscall.WaitStatus)
-	var st backends.ExitStatus
-	switch {
-	case ws.Signaled():
-		st = backends.ExitStatus{Code: 128 + int(ws.Signal()), Signal: ws.Signal().String()}
-	default:
-		st.Code = ws.ExitStatus()
-		if st.Code > 128 && st.Code < 128+65 {
-			st.Signal = syscall.Signal(st.Code - 128).String()
-		}
-	}
-	switch {
-	case oom && st.Code != 0:
-		st.Signal = "killed: out of memory"
-	case p.killed.Load() && st.Code != 0:
-		st.Signal = "killed"
-	}
+	st := backends.StatusOf(ps, oom, p.killed.Load())
 	// bwrap reports its own failures as exit 1 with "bwrap: ..." before
 	// the command ran (or when the command cannot be executed).
 	if msg := p.stderr.head(); st.Code == 1 && strings.HasPrefix(msg, "bwrap: ") {

@@ -23,7 +23,6 @@ package landlock
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -58,9 +57,7 @@ type Backend struct {
 	opts Options
 	log  *slog.Logger
 
-	mu          sync.Mutex
-	everHealthy bool
-	lastState   backends.ProbeState
+	history backends.ProbeHistory
 
 	// noCgroups makes Start use the rlimit fallback (tests only).
 	noCgroups bool

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 // TestMain makes the test binary the helper when it is started as one, as
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // python is the system interpreter.
-const python = "/usr/bin/python3"
+const python = escapetest.Python
 
 // requireLandlock skips when the kernel has no usable Landlock, except
 // under CI=true, where that is a failure: CI must not go green by skipping.

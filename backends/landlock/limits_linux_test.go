@@ -13,6 +13,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/tracer"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 func requireCgroups(t *testing.T) {
@@ -36,35 +37,15 @@ func TestLimits(t *testing.T) {
 				prog  string
 				check func(t *testing.T, r result)
 			}{
-				{"fork_bomb_bounded", backends.Limits{Pids: 32}, `import os, time
-n = 0
-for i in range(200):
-    try:
-        if os.fork() == 0:
-            time.sleep(5); os._exit(0)
-        n += 1
-    except BlockingIOError:
-        break
-print("forked", n)`, func(t *testing.T, r result) {
-					var n int
-					if _, err := fmt.Sscanf(r.stdout, "forked %d", &n); err != nil || n >= 32 {
-						t.Errorf("fork bomb was not stopped: %q %s", r.stdout, r.stderr)
-					}
+				{"fork_bomb_bounded", backends.Limits{Pids: 32}, escapetest.ForkBomb, func(t *testing.T, r result) {
+					escapetest.CheckForkBomb(t, r.stdout, r.stderr, 32)
 				}},
-				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, `chunks = []
-for i in range(100):
-    chunks.append(b"x" * (16 << 20))
-print("survived")`, func(t *testing.T, r result) {
+				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, escapetest.MemoryHog, func(t *testing.T, r result) {
 					if r.status.Code != 137 || r.status.Signal != "killed: out of memory" {
 						t.Errorf("status %+v, want an OOM kill (stdout %q)", r.status, r.stdout)
 					}
 				}},
-				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, `import errno
-try:
-    with open("big", "wb") as f: f.write(b"x" * (2 << 20))
-    print("wrote")
-except OSError as e:
-    print("efbig" if e.errno == errno.EFBIG else e)`, func(t *testing.T, r result) {
+				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, escapetest.DiskFill, func(t *testing.T, r result) {
 					if strings.TrimSpace(r.stdout) != "efbig" {
 						t.Errorf("got %q %s", r.stdout, r.stderr)
 					}

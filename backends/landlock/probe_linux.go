@@ -20,22 +20,7 @@ import (
 // seccomp, Landlock) cannot write outside its workspace.
 func (b *Backend) Probe(ctx context.Context) backends.Capability {
 	c, healthy := b.check(ctx)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case healthy:
-		c.State = backends.Healthy
-		b.everHealthy = true
-	case b.everHealthy:
-		c.State = backends.SeenGone
-	default:
-		c.State = backends.NeverSeen
-	}
-	if c.State != b.lastState {
-		b.log.Info("landlock backend state changed", "from", string(b.lastState), "to", string(c.State),
-			"reason", c.Reason, "version", c.Version)
-	}
-	b.lastState = c.State
+	b.history.Settle(&c, healthy, b.log)
 	return c
 }
 

@@ -5,8 +5,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
@@ -23,6 +28,10 @@ type process struct {
 	enf    backends.Enforcement
 	killed atomic.Bool
 	log    *slog.Logger
+
+	mu sync.Mutex
+	// signalled are the pids Kill found without a cgroup.
+	signalled []int
 
 	done   chan struct{}
 	status backends.ExitStatus
@@ -75,16 +84,47 @@ func (p *process) Kill() error {
 	return nil
 }
 
-func (p *process) signalAll() {
+// signalAll sends SIGKILL to every process of the run once and returns
+// the pids it found (none with cgroups: they kill and wait by themselves).
+func (p *process) signalAll() []int {
 	if cg := p.plan.Cgroups; cg != nil {
 		cg.Signal()
-		return
+		return nil
 	}
 	pid := p.cmd.Process.Pid
-	for _, d := range limits.Descendants(pid) {
+	found := limits.Descendants(pid)
+	for _, d := range found {
 		_ = syscall.Kill(d, syscall.SIGKILL)
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL) // the session leader's group
+	// Once the command is gone its orphans belong to init and are no
+	// longer found through it: keep what each call found.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.signalled = append(p.signalled, found...)
+	return slices.Clone(p.signalled)
+}
+
+// waitGone waits, a few seconds at most, until none of pids is alive (a
+// killed process runs on for a moment while the kernel tears it down).
+func waitGone(pids []int) {
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
 
 // Pids lists the run's host pids: its cgroup members, or the command and
@@ -112,7 +152,7 @@ func (p *process) reap() {
 		errs = append(errs, cg.KillAll())
 		oom = cg.OOMKilled()
 	} else {
-		p.signalAll()
+		waitGone(p.signalAll())
 	}
 	p.prep.close()
 	p.status, p.err = exitStatus(p.cmd, waitErr, oom, p.killed.Load())
@@ -133,23 +173,7 @@ func exitStatus(cmd *exec.Cmd, waitErr error, oom, killed bool) (backends.ExitSt
 	if ps == nil {
 		return backends.ExitStatus{Code: -1}, waitErr
 	}
-	ws := ps.Sys().(syscall.WaitStatus)
-	var st backends.ExitStatus
-	switch {
-	case ws.Signaled():
-		st = backends.ExitStatus{Code: 128 + int(ws.Signal()), Signal: ws.Signal().String()}
-	default:
-		st.Code = ws.ExitStatus()
-		if st.Code > 128 && st.Code < 128+65 {
-			st.Signal = syscall.Signal(st.Code - 128).String()
-		}
-	}
-	switch {
-	case oom && st.Code != 0:
-		st.Signal = "killed: out of memory"
-	case killed && st.Code != 0:
-		st.Signal = "killed"
-	}
+	st := backends.StatusOf(ps, oom, killed)
 	var ee *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &ee) {
 		return st, waitErr
