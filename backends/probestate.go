@@ -2,6 +2,7 @@ package backends
 
 import (
 	"log/slog"
+	"os"
 	"sync"
 )
 
@@ -34,4 +35,17 @@ func (h *ProbeHistory) Settle(c *Capability, healthy bool, log *slog.Logger) {
 			"reason", c.Reason, "version", c.Version)
 	}
 	h.last = c.State
+}
+
+// DefaultSandboxUser is u, or when u is nil who sandboxes run as by
+// default: uid/gid 65534 for a root engine, the engine's own user
+// otherwise. The probes' trial runs use it.
+func DefaultSandboxUser(u *Credential) *Credential {
+	if u != nil {
+		return u
+	}
+	if os.Geteuid() == 0 {
+		return &Credential{UID: 65534, GID: 65534}
+	}
+	return &Credential{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}
 }

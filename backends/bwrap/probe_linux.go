@@ -39,7 +39,7 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 	}
 	c.Version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
 
-	user := b.sandboxUser()
+	user := backends.DefaultSandboxUser(b.opts.SandboxUser)
 	c.Details["user"] = fmt.Sprintf("%d:%d", user.UID, user.GID)
 	layout := limits.Detect()
 	writable := layout.Writable()
@@ -99,18 +99,6 @@ func (b *Backend) trial(ctx context.Context, user *backends.Credential) error {
 		return fmt.Errorf("the trial sandbox ran without a seccomp filter or failed (exit %d): %s", st.Code, firstLine(stderr.String()))
 	}
 	return nil
-}
-
-// sandboxUser is who sandboxes run as: Options.SandboxUser, else 65534
-// for a root engine, else the engine's own user.
-func (b *Backend) sandboxUser() *backends.Credential {
-	if u := b.opts.SandboxUser; u != nil {
-		return u
-	}
-	if os.Geteuid() == 0 {
-		return &backends.Credential{UID: 65534, GID: 65534}
-	}
-	return &backends.Credential{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}
 }
 
 func readFile(p string) (string, error) {

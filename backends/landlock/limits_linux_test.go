@@ -2,7 +2,6 @@ package landlock
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -82,46 +81,11 @@ func TestSandboxLimitsHoldAcrossRuns(t *testing.T) {
 	requireCgroups(t)
 	b := New(Options{})
 	u := sandboxUsers(t)[0]
-	sandboxID := "limits-" + limits.RandomID()
-	var procs []backends.Process
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := 0; i < 10; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d := newTestDirs(t, u)
-			spec := newSpec(t, u, d.ws, "sh", "-c", "for i in 1 2 3 4 5 6; do sleep 30 & done; wait")
-			spec.SandboxID = sandboxID
-			spec.RunID = fmt.Sprintf("%s-%d", spec.RunID, i)
-			spec.Limits = backends.Limits{Pids: 20}
-			p, err := b.Start(context.Background(), spec)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			procs = append(procs, p)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	t.Cleanup(func() {
-		for _, p := range procs {
-			_ = p.Kill()
-			_, _ = p.Wait()
-		}
+	escapetest.HoldAcrossRuns(t, func(ctx context.Context, argv []string, edit func(*backends.Spec)) (backends.Process, error) {
+		spec := newSpec(t, u, newTestDirs(t, u).ws, argv...)
+		edit(spec)
+		return b.Start(ctx, spec)
 	})
-	most := 0
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		n := 0
-		for _, p := range procs {
-			n += len(p.Pids())
-		}
-		most = max(most, n)
-	}
-	if most > 20 || most == 0 {
-		t.Errorf("10 runs of a sandbox with pids 20 held %d processes together", most)
-	}
 }
 
 // TestKillTree: Kill ends every process of the run, those that left its

@@ -40,7 +40,7 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 		c.Reason = fmt.Sprintf("the kernel offers Landlock ABI %d; the backend needs ABI %d or later (Linux 6.2), which covers truncate", abi, MinABI)
 		return c, false
 	}
-	user := b.sandboxUser()
+	user := backends.DefaultSandboxUser(b.opts.SandboxUser)
 	c.Details["user"] = fmt.Sprintf("%d:%d", user.UID, user.GID)
 	layout := limits.Detect()
 	writable := layout.Writable()
@@ -142,18 +142,6 @@ func (b *Backend) trial(ctx context.Context, user *backends.Credential) error {
 		return fmt.Errorf("the trial run failed (exit %d): %s", st.Code, strings.TrimSpace(stderr.String()))
 	}
 	return nil
-}
-
-// sandboxUser is who sandboxes run as: Options.SandboxUser, else 65534
-// for a root engine, else the engine's own user.
-func (b *Backend) sandboxUser() *backends.Credential {
-	if u := b.opts.SandboxUser; u != nil {
-		return u
-	}
-	if os.Geteuid() == 0 {
-		return &backends.Credential{UID: 65534, GID: 65534}
-	}
-	return &backends.Credential{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}
 }
 
 func yesNo(v bool) string {
