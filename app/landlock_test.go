@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/senclaw/sandbox/app/tracehooks"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
@@ -237,5 +239,36 @@ func TestLandlockNetworkNote(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLandlockTracesFromOutside: a traced run under Landlock is followed
+// by strace from outside, with no hooks inside that the traced code could
+// tamper with.
+func TestLandlockTracesFromOutside(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	sb, err := e.Create(context.Background(), SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Exec(context.Background(), sb.ID, RunRequest{Command: "cat /etc/hostname > copied", Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := e.Events(EventQuery{RunID: res.Record.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, x := range ev.Events {
+		seen = append(seen, x.Source+" "+x.Kind+" "+x.Target)
+	}
+	all := strings.Join(seen, "\n")
+	if !strings.Contains(all, "strace proc.spawn /usr/bin/cat") || !strings.Contains(all, "strace file.write "+sb.Workspace+"/copied") {
+		t.Errorf("events:\n%s", all)
+	}
+	if _, err := os.Stat(filepath.Join(sb.Workspace, tracehooks.Dir)); err == nil {
+		t.Errorf("in-sandbox hooks were installed for a run strace follows from outside")
 	}
 }
