@@ -19,7 +19,7 @@ const (
 	notScoped    = "signals: not scoped (Landlock ABI %d, scoping needs ABI 6, Linux 6.12): the run may signal other processes of its user"
 	loopbackVia  = "loopback ports: reached through the proxy only (HTTP or SOCKS5 at 127.0.0.1:%d), which applies the loopback rule; a direct connect to 127.0.0.1:PORT is refused"
 	anyHost      = "network: Landlock's TCP rules name ports, not addresses: code that ignores the proxy may connect to port %d on any other host as well"
-	listenOpen   = "listen ports: bound in this machine's network, on whatever address the code picks: 0.0.0.0 is reachable from the LAN; only a bind to 127.0.0.1 stays on this machine"
+	listenOpen   = "listen ports: bound in this machine's network, on whatever address the code picks: 0.0.0.0 is reachable from the LAN (and so is the random port a listen() without a bind opens); only a bind to 127.0.0.1 stays on this machine"
 	noList       = "fs: the directories on the way to a hidden or masked path cannot be listed (Landlock grants their entries one by one)"
 	untracked    = "kill: without a writable cgroup, processes that leave the run's session are found through their parents only"
 )
