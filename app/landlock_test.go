@@ -272,3 +272,18 @@ func TestLandlockTracesFromOutside(t *testing.T) {
 		t.Errorf("in-sandbox hooks were installed for a run strace follows from outside")
 	}
 }
+
+// TestTheLandlockHelperIsMachinery: the helper that supervises a run
+// without a cgroup is the engine's, not a process of the sandbox.
+func TestTheLandlockHelperIsMachinery(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string]bool{
+		"/usr/local/bin/senclaw " + landlock.HelperCommand: true,
+		"sleep 300":                            false,
+		"sh -c echo " + landlock.HelperCommand: false,
+	} {
+		if machinery(cmd) != want {
+			t.Errorf("machinery(%q) = %v", cmd, !want)
+		}
+	}
+}

@@ -44,6 +44,10 @@ type setup struct {
 	// MkDirs are directories made (as the sandbox user) before the exec:
 	// the private TMPDIR in the workspace.
 	MkDirs []string `json:"mkdirs,omitempty"`
+	// Supervise keeps the helper, confined like the command, as its
+	// parent and the run's subreaper (when there is no cgroup to find and
+	// kill the run's processes by): see supervise.
+	Supervise bool `json:"supervise,omitempty"`
 
 	Dir  string   `json:"dir"`
 	Argv []string `json:"argv"`

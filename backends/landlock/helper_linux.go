@@ -59,6 +59,9 @@ func RunHelper() int {
 		fmt.Fprintf(os.Stderr, "senclaw: %s: command not found\n", s.Argv[0])
 		return 127
 	}
+	if s.Supervise {
+		return supervise(status, path, &s)
+	}
 	err = syscall.Exec(path, s.Argv, s.Env)
 	fmt.Fprintf(os.Stderr, "senclaw: %s: %v\n", s.Argv[0], err)
 	if errors.Is(err, fs.ErrNotExist) {

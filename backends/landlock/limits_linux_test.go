@@ -2,7 +2,9 @@ package landlock
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,5 +175,42 @@ func TestTraceFromOutside(t *testing.T) {
 	}
 	if strings.Contains(all, HelperCommand) || strings.Contains(all, "/proc/self/fd/") {
 		t.Errorf("the helper's own work is in the trace:\n%s", all)
+	}
+}
+
+// TestRlimitFallbackForkBomb: without a cgroup, RLIMIT_NPROC still bounds
+// a fork bomb, and counts on top of what the sandbox user already runs,
+// so a user with many processes of their own can still start a run.
+func TestRlimitFallbackForkBomb(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	b := New(Options{})
+	b.noCgroups = true
+	u := sandboxUsers(t)[0]
+	if u.cred != nil {
+		// A user of its own: the count is per user on the whole machine,
+		// and other tests run as the usual sandbox users at the same time.
+		u = sandboxUser{"own_user", &backends.Credential{UID: 64123, GID: 64123}}
+	}
+	d := newTestDirs(t, u)
+	spec := newSpec(t, u, d.ws)
+	// The sandbox user already runs more processes than the limit.
+	for i := 0; i < 20; i++ {
+		argv := []string{"sleep", "30"}
+		if u.cred != nil {
+			argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", u.cred.UID), fmt.Sprintf("--regid=%d", u.cred.GID), "--clear-groups"}, argv...)
+		}
+		other := exec.Command(argv[0], argv[1:]...)
+		must(t, other.Start())
+		t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	}
+	spec.Limits = backends.Limits{Pids: 16}
+	r := py(t, b, spec, escapetest.ForkBomb)
+	escapetest.CheckForkBomb(t, r.stdout, r.stderr, 16)
+	if !strings.HasPrefix(r.stdout, "forked ") || strings.HasPrefix(r.stdout, "forked 0") {
+		t.Errorf("the run could not fork at all: %q %s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(strings.Join(r.proc.Enforcement().Missing, "\n"), "RLIMIT_NPROC counts every process") {
+		t.Errorf("missing %q", r.proc.Enforcement().Missing)
 	}
 }

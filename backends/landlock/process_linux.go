@@ -15,6 +15,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
+	"golang.org/x/sys/unix"
 )
 
 // process is a running Landlock sandbox: the command the helper became
@@ -40,7 +41,9 @@ type process struct {
 
 var _ backends.Process = (*process)(nil)
 
-func newProcess(cmd *exec.Cmd, plan *limits.Plan, prep *prepared, log *slog.Logger) *process {
+// newProcess watches cmd; leader is the pid of the helper that becomes
+// the command (cmd's own, unless strace runs it).
+func newProcess(cmd *exec.Cmd, leader int, plan *limits.Plan, prep *prepared, log *slog.Logger) *process {
 	if plan == nil {
 		plan = &limits.Plan{}
 	}
@@ -49,10 +52,45 @@ func newProcess(cmd *exec.Cmd, plan *limits.Plan, prep *prepared, log *slog.Logg
 		Limits:  append(enforced(prep), plan.Applied...),
 		Missing: append(plan.Missing, prep.missing...)}
 	if plan.Cgroups == nil {
-		p.enf.Missing = append(p.enf.Missing, untracked)
+		p.enf.Limits = append(p.enf.Limits, supervised)
+		if slices.ContainsFunc(plan.Rlimits(), func(r limits.Rlimit) bool { return r.Resource == unix.RLIMIT_NPROC }) {
+			p.enf.Missing = append(p.enf.Missing, nprocShared)
+		}
 	}
+	// The pidfd first: until reap waits for it, the command stays a
+	// zombie at worst, so the pid cannot be gone or taken yet.
+	pidfd, err := unix.PidfdOpen(leader, unix.PIDFD_NONBLOCK)
 	go p.reap()
+	if err == nil {
+		go p.endWithLeader(pidfd)
+	}
 	return p
+}
+
+// endWithLeader ends the whole run when the command exits, as a pid
+// namespace ends with its init under bwrap: nothing it left running
+// outlives it (the engine runs background work as runs of their own),
+// and the output pipes its children held close, so Wait returns at once.
+// The wait is the engine's poller on a pidfd, no thread per run.
+func (p *process) endWithLeader(fd int) {
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	waited := false
+	// Readable once the process has exited; it is not reaped by this.
+	_ = rc.Read(func(uintptr) bool {
+		done := waited
+		waited = true
+		return done
+	})
+	select {
+	case <-p.done:
+	default:
+		p.signalAll()
+	}
 }
 
 // Pid returns the host pid of the command (of strace, when traced).

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -115,6 +117,33 @@ print(os.getsid(0) == os.getpid(), os.getsid(0) != os.getsid(os.getppid()))`)
 					t.Parallel()
 					tc.check(t, newTestDirs(t, u))
 				})
+			}
+		})
+	}
+}
+
+// TestRunEndsWithItsCommand: what the command leaves running ends with it
+// (as under bwrap, whose pid namespace ends with its init), and the run's
+// output is returned at once rather than when those children let go of
+// its pipes.
+func TestRunEndsWithItsCommand(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	for _, noCgroups := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cgroups", true: "no_cgroups"}[noCgroups], func(t *testing.T) {
+			t.Parallel()
+			b := New(Options{})
+			b.noCgroups = noCgroups
+			u := sandboxUsers(t)[0]
+			d := newTestDirs(t, u)
+			start := time.Now()
+			r := run(t, b, newSpec(t, u, d.ws, "sh", "-c", "sleep 100 & setsid sleep 100 & echo $! > pid; echo done"))
+			if took := time.Since(start); r.stdout != "done\n" || took > 3*time.Second {
+				t.Fatalf("stdout %q after %v", r.stdout, took)
+			}
+			b2, _ := os.ReadFile(filepath.Join(d.ws, "pid"))
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b2))); err != nil || alive(pid) {
+				t.Errorf("the setsid child %q outlived its run", b2)
 			}
 		})
 	}

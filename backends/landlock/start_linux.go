@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/seccompfilter"
 	"github.com/senclaw/sandbox/backends/tracer"
+	"golang.org/x/sys/unix"
 )
 
 // hostFacts are facts about the machine that do not change while the
@@ -252,7 +254,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	if err == nil && plan.Cgroups != nil {
 		err = plan.Cgroups.Add(helperPid)
 	}
-	p := newProcess(cmd, plan, r, b.log)
+	p := newProcess(cmd, helperPid, plan, r, b.log)
 	if err != nil {
 		_ = p.Kill()
 		_, _ = p.Wait()
@@ -260,6 +262,10 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	}
 	r.setup.Parent = parent
 	r.setup.Rlimits = plan.Rlimits()
+	if plan.Cgroups == nil {
+		r.setup.Rlimits = nprocOnTop(r.setup.Rlimits, r.setup.User)
+		r.setup.Supervise = true
+	}
 	if err = json.NewEncoder(setupW).Encode(&r.setup); err == nil {
 		err = setupW.Close()
 	}
@@ -442,3 +448,52 @@ func proxyEnv(env []string, port int, preload string) []string {
 
 // defaultNoProxy is the runner's NO_PROXY for sandboxes with a forwarder.
 const defaultNoProxy = "localhost,127.0.0.1,::1"
+
+// nprocOnTop raises RLIMIT_NPROC, the fallback for a pids limit without a
+// cgroup, by the tasks the sandbox user already has: the kernel counts
+// every process and thread of that user on this machine (no user
+// namespace here, unlike bwrap), so a limit of N alone would stop the
+// run of a desktop user with N processes of their own from forking at
+// all. The run may then start about N processes more.
+func nprocOnTop(rl []limits.Rlimit, user *backends.Credential) []limits.Rlimit {
+	uid := os.Getuid()
+	if user != nil {
+		uid = int(user.UID)
+	}
+	out := slices.Clone(rl)
+	for i := range out {
+		if out[i].Resource == unix.RLIMIT_NPROC {
+			out[i].Value += uint64(userTasks(uid))
+		}
+	}
+	return out
+}
+
+// userTasks counts the tasks (threads) whose real uid is uid.
+func userTasks(uid int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		real, threads := -1, 0
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) >= 2 && f[0] == "Uid:":
+				real, _ = strconv.Atoi(f[1])
+			case len(f) >= 2 && f[0] == "Threads:":
+				threads, _ = strconv.Atoi(f[1])
+			}
+		}
+		if real == uid {
+			n += threads
+		}
+	}
+	return n
+}

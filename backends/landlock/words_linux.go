@@ -21,7 +21,8 @@ const (
 	anyHost      = "network: Landlock's TCP rules name ports, not addresses: code that ignores the proxy may connect to port %d on any other host as well"
 	listenOpen   = "listen ports: bound in this machine's network, on whatever address the code picks: 0.0.0.0 is reachable from the LAN (and so is the random port a listen() without a bind opens); only a bind to 127.0.0.1 stays on this machine"
 	noList       = "fs: the directories on the way to a hidden or masked path cannot be listed (Landlock grants their entries one by one)"
-	untracked    = "kill: without a writable cgroup, processes that leave the run's session are found through their parents only"
+	nprocShared  = "pids: without a writable cgroup, RLIMIT_NPROC counts every process of the sandbox user on this machine; it is set to the ones that user had at the start plus the sandbox's limit, so the bound is approximate"
+	supervised   = "kill: without a writable cgroup, the helper stays, confined like the command, as the run's parent and subreaper: what the command leaves (setsid and double forks included) ends with it"
 )
 
 // enforced lists what held for a prepared run, besides the limits.
