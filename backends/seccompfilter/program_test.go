@@ -151,14 +151,7 @@ func TestRulesKnownOnMainArches(t *testing.T) {
 // the filter as for bwrap.
 func TestInetStreamOnlyDecisions(t *testing.T) {
 	t.Parallel()
-	insts, err := InstructionsFor(Options{InetStreamOnly: true, NoListen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := bpf.NewVM(insts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := newVM(t, Options{InetStreamOnly: true, NoListen: true})
 	native, err := arch.GetInfo("")
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +197,7 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 			}
 		})
 	}
-	off, err := InstructionsFor(Options{InetStreamOnly: true, NoSockets: true, NoListen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ovm, _ := bpf.NewVM(off)
+	ovm := newVM(t, Options{InetStreamOnly: true, NoSockets: true, NoListen: true})
 	for _, data := range [][]byte{seccompData(nr("socket"), id, afInet, sockStream, 0), seccompData(nr("socket"), id, afUnix, sockStream, 0)} {
 		if got, _ := ovm.Run(data); uint32(got) != deny {
 			t.Errorf("NoSockets lets a socket through: %#x", got)
@@ -218,12 +207,22 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 		t.Errorf("NoSockets refuses socketpair: %#x", got)
 	}
 	// The bwrap filter (its own network namespace) keeps every socket.
-	plain, err := Instructions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pvm, _ := bpf.NewVM(plain)
+	pvm := newVM(t, Options{})
 	if got, _ := pvm.Run(seccompData(nr("socket"), id, afInet, sockDgram, 0)); uint32(got) != allow {
 		t.Errorf("the default filter refuses UDP sockets: %#x", got)
 	}
+}
+
+// newVM assembles the variant o into a BPF VM.
+func newVM(t *testing.T, o Options) *bpf.VM {
+	t.Helper()
+	insts, err := InstructionsFor(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := bpf.NewVM(insts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm
 }
