@@ -287,3 +287,31 @@ func TestTheLandlockHelperIsMachinery(t *testing.T) {
 		}
 	}
 }
+
+// TestLandlockDiskQuota: the workspace quota holds under Landlock, for
+// one big file (RLIMIT_FSIZE) and many small ones (the watchdog).
+func TestLandlockDiskQuota(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	cases := []struct {
+		name, command, want string
+	}{
+		{"one_big_file", "head -c 33554432 /dev/zero > big", ""},
+		{"many_small_files", "i=0; while true; do head -c 1048576 /dev/zero > f$i; i=$((i+1)); sleep 0.05; done", "disk quota"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := e.RunOnce(context.Background(), SandboxConfig{DiskMB: ptr(16), TimeoutMs: ptr(20000)}, RunRequest{Command: tc.command})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want != "" && !strings.Contains(res.Record.Killed, tc.want):
+				t.Fatalf("record %+v", res.Record)
+			case tc.want == "" && (res.Record.OK() || !strings.Contains(res.Stderr, "File size limit exceeded")):
+				t.Fatalf("a 32 MiB file under a 16 MB quota: %+v %q", res.Record, res.Stdout)
+			}
+		})
+	}
+}
