@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/client"
 )
 
@@ -28,51 +23,8 @@ func TestBenchDaemon(t *testing.T) {
 	if os.Getenv("SENCLAW_BENCH") == "" {
 		t.Skip("set SENCLAW_BENCH=1 (make bench)")
 	}
-	bwrapPath, err := exec.LookPath("bwrap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := os.MkdirTemp("", "senclaw-bench-")
-	os.Chmod(root, 0o711)
-	defer os.RemoveAll(root)
-	bin := filepath.Join(root, "senclaw")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	daemon := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
-	daemon.Env = env
-	stdout, _ := daemon.StdoutPipe()
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { daemon.Process.Signal(syscall.SIGTERM); daemon.Wait() }()
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && !strings.HasPrefix(sc.Text(), "socket ") {
-	}
-	c := client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
-	ctx := context.Background()
-	if err := c.Ping(ctx, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	// Raw bwrap with the binds and namespaces a strict sandbox gets, as
-	// the sandbox user, capturing output like the engine does.
-	ws := filepath.Join(root, "raw-ws")
-	os.Mkdir(ws, 0o777)
-	rawArgs := []string{"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
-		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-		"--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--", "true"}
-	raw := func() error {
-		cmd := exec.Command(bwrapPath, rawArgs...)
-		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if os.Geteuid() == 0 {
-			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
-		}
-		return cmd.Run()
-	}
+	d := startBenchDaemon(t)
+	c, ctx, raw := d.client, context.Background(), d.rawBwrap
 	oneShot := func() error {
 		res, err := c.RunOnce(ctx, client.RunOnceBody{RunBody: client.RunBody{Argv: []string{"true"}}}, nil)
 		if err == nil && !res.OK {
@@ -126,7 +78,7 @@ func TestBenchDaemon(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * time.Second)
-	fmt.Printf("BENCH daemon idle RSS with 100 sandboxes: %.1f MiB (target <= 40 MiB)\n", rssMiB(daemon.Process.Pid))
+	fmt.Printf("BENCH daemon idle RSS with 100 sandboxes: %.1f MiB (target <= 40 MiB)\n", rssMiB(d.daemon.Process.Pid))
 }
 
 func medianOf(d []time.Duration) time.Duration {

@@ -50,7 +50,7 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's `NAME`")
 	}
-	fs.StringVar(&o.Backend, "backend", "", "the backend, `bwrap|docker|direct` (default: the best available)")
+	fs.StringVar(&o.Backend, "backend", "", "the backend, `bwrap|landlock|docker|direct` (default: the best available)")
 	fs.StringVar(&o.Image, "image", "", "container `IMAGE` (docker)")
 	fs.StringVar(&o.FsMode, "fs", "", "what it may read, `strict|allowlist|open` (default: the settings' default)")
 	fs.Var((*stringList)(&o.Mounts), "mount", "a host folder under the workspace, `SRC[:TARGET[:ro]]` (repeatable)")

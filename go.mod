@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/elastic/go-seccomp-bpf v1.6.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.41.0
 	golang.org/x/sys v0.50.0
@@ -35,6 +36,7 @@ require (
 	golang.org/x/crypto v0.39.0 // indirect
 	golang.org/x/exp v0.0.0-20230522175609-2e198f4a06a1 // indirect
 	golang.org/x/text v0.26.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
 require (

@@ -17,6 +17,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/backends/envexec"
+	"github.com/senclaw/sandbox/backends/landlock"
 )
 
 func main() {
@@ -29,6 +30,9 @@ func main() {
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == landlock.HelperCommand {
+		return landlock.RunHelper() // the engine's Landlock helper: first, before any flag
+	}
 	global := flag.NewFlagSet("senclaw", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	dataDir := global.String("data-dir", "", "where the database and workspaces live")

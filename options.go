@@ -4,7 +4,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/backends"
@@ -58,27 +58,31 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 	if euid == 0 {
 		sandboxUser = &backends.Credential{UID: 65534, GID: 65534}
 	}
+	offered, err := offeredBackends(os.Getenv("SENCLAW_BACKENDS"), append(nativeBackends(home, logger),
+		bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser}),
+		landlock.New(landlock.Options{Logger: logger, SandboxUser: sandboxUser}),
+		docker.New(docker.Options{
+			Getenv:       os.Getenv,
+			HomeDir:      home,
+			DefaultImage: app.DefaultSettings().DefaultImage,
+			PoolDir:      filepath.Join(dataDir, "docker-pool"),
+			Owner:        dockerOwner(dataDir),
+			Logger:       logger,
+		}),
+		direct.New(direct.Options{Launcher: selfPath()}),
+	))
+	if err != nil {
+		return app.Options{}, err
+	}
 	return app.Options{
 		DataDir:    dataDir,
 		ConfigDir:  configDir,
 		RuntimeDir: runtimeDir,
 		HomeDir:    home,
-		Backends: append(nativeBackends(home, logger),
-			bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser}),
-			docker.New(docker.Options{
-				Getenv:       os.Getenv,
-				HomeDir:      home,
-				DefaultImage: app.DefaultSettings().DefaultImage,
-				PoolDir:      filepath.Join(dataDir, "docker-pool"),
-				Owner:        dockerOwner(dataDir),
-				Logger:       logger,
-			}),
-			direct.New(direct.Options{Launcher: selfPath()}),
-		),
-		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
-		Logger:    logger,
-		EUID:      euid,
-		Forwarder: findForwarder(),
+		Backends:   offered,
+		Logger:     logger,
+		EUID:       euid,
+		Forwarder:  findForwarder(),
 	}, nil
 }
 
@@ -131,4 +135,37 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// offeredBackends keeps the backends that SENCLAW_BACKENDS names (a comma
+// list, e.g. "bwrap,direct" to keep this engine off Landlock and Docker),
+// in their order of preference; "" keeps them all. A name that is no
+// backend is an error, not ignored.
+func offeredBackends(names string, all []backends.Backend) ([]backends.Backend, error) {
+	if strings.TrimSpace(names) == "" {
+		return all, nil
+	}
+	known := map[string]bool{}
+	for _, b := range all {
+		known[b.Name()] = true
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if !known[n] {
+			var valid []string
+			for _, b := range all {
+				valid = append(valid, b.Name())
+			}
+			return nil, fmt.Errorf("SENCLAW_BACKENDS names %q, which is not a backend of this engine (%s)", n, strings.Join(valid, ", "))
+		}
+		want[n] = true
+	}
+	var out []backends.Backend
+	for _, b := range all {
+		if want[b.Name()] {
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }

@@ -69,45 +69,56 @@ func TestEngineRunsUnderBwrapAndSaysSo(t *testing.T) {
 func TestTheEnginesOwnFilesAreInvisibleInEveryMode(t *testing.T) {
 	t.Setenv("SENCLAW_TEST_SECRET", "hunter2")
 	for _, mode := range []string{"strict", "allowlist", "open"} {
-		t.Run(mode, func(t *testing.T) {
-			e := bwrapEngine(t)
-			for _, d := range []string{e.opts.ConfigDir, e.opts.RuntimeDir} {
-				os.WriteFile(filepath.Join(d, "api-token"), []byte("secret-token"), 0o644)
-			}
-			db := filepath.Join(e.DataDir(), "senclaw.db")
-			neighbour, err := e.Create(context.Background(), SandboxConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			script := strings.Join([]string{
-				"cat " + db + " 2>/dev/null | head -c 100",
-				"ls " + e.DataDir() + " " + e.workspacesDir() + " 2>/dev/null",
-				"cat " + e.opts.ConfigDir + "/api-token 2>/dev/null",
-				"cat " + e.opts.RuntimeDir + "/api-token 2>/dev/null",
-				"cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'",
-				"env",
-				"echo done",
-			}, "; ")
-			res, err := e.RunOnce(context.Background(), SandboxConfig{FsMode: ptr(mode)}, RunRequest{Command: script})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := res.Stdout
-			for _, leak := range []string{"secret-token", "hunter2", "senclaw.db", neighbour.ID} {
-				if strings.Contains(out, leak) {
-					t.Fatalf("%s leaked in %s mode:\n%s", leak, mode, out)
-				}
-			}
-			if !strings.HasSuffix(out, "done\n") {
-				t.Fatalf("the script did not finish: %q %q", out, res.Stderr)
-			}
-		})
+		t.Run(mode, func(t *testing.T) { checkEngineFilesInvisible(t, bwrapEngine(t), mode) })
+	}
+}
+
+// checkEngineFilesInvisible runs a script that looks for the engine's
+// database, token, workspaces and environment in e's sandbox of mode.
+func checkEngineFilesInvisible(t *testing.T, e *Engine, mode string) {
+	t.Helper()
+	for _, d := range []string{e.opts.ConfigDir, e.opts.RuntimeDir} {
+		os.WriteFile(filepath.Join(d, "api-token"), []byte("secret-token"), 0o644)
+	}
+	db := filepath.Join(e.DataDir(), "senclaw.db")
+	neighbour, err := e.Create(context.Background(), SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := strings.Join([]string{
+		"cat " + db + " 2>/dev/null | head -c 100",
+		"ls " + e.DataDir() + " " + e.workspacesDir() + " 2>/dev/null",
+		"cat " + e.opts.ConfigDir + "/api-token 2>/dev/null",
+		"cat " + e.opts.RuntimeDir + "/api-token 2>/dev/null",
+		"cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'",
+		"cat /proc/" + strconv.Itoa(os.Getpid()) + "/environ 2>/dev/null | tr '\\0' '\\n'",
+		"env",
+		"echo done",
+	}, "; ")
+	res, err := e.RunOnce(context.Background(), SandboxConfig{FsMode: ptr(mode)}, RunRequest{Command: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Stdout
+	for _, leak := range []string{"secret-token", "hunter2", "senclaw.db", neighbour.ID} {
+		if strings.Contains(out, leak) {
+			t.Fatalf("%s leaked in %s mode:\n%s", leak, mode, out)
+		}
+	}
+	if !strings.HasSuffix(out, "done\n") {
+		t.Fatalf("the script did not finish: %q %q", out, res.Stderr)
 	}
 }
 
 func TestBwrapTimeoutKeepsOutputAndKillsTheTree(t *testing.T) {
 	t.Parallel()
-	e := bwrapEngine(t)
+	checkTimeoutKeepsOutput(t, bwrapEngine(t))
+}
+
+// checkTimeoutKeepsOutput runs past its timeout in e: the output so far
+// is kept, and nothing of the run waits for the sleeps it left.
+func checkTimeoutKeepsOutput(t *testing.T, e *Engine) {
+	t.Helper()
 	start := time.Now()
 	res, err := e.RunOnce(context.Background(), SandboxConfig{TimeoutMs: ptr(1500)}, RunRequest{Command: "echo started; sleep 100 & sleep 100; echo never"})
 	if err != nil {
@@ -159,7 +170,13 @@ for k in kids:
 
 func TestStatsAndKillSeeOnlyTheSandboxesProcesses(t *testing.T) {
 	t.Parallel()
-	e := bwrapEngine(t)
+	checkStatsAndKill(t, bwrapEngine(t))
+}
+
+// checkStatsAndKill starts a background run in e and checks that Stats
+// lists its processes, not the launcher, and Kill and Stop end them.
+func checkStatsAndKill(t *testing.T, e *Engine) {
+	t.Helper()
 	sb, err := e.Create(context.Background(), SandboxConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +198,7 @@ func TestStatsAndKillSeeOnlyTheSandboxesProcesses(t *testing.T) {
 		if strings.HasPrefix(p.Command, "sleep 300") {
 			victim = p.Pid
 		}
-		if strings.HasPrefix(p.Command, "bwrap") {
+		if strings.HasPrefix(p.Command, "bwrap") || strings.Contains(p.Command, "__landlock-helper") {
 			t.Errorf("the launcher is listed as a sandbox process: %+v", p)
 		}
 	}

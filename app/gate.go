@@ -41,7 +41,7 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 	switch name := p.sb.Backend; name {
 	case "direct":
 		if !e.Settings().AllowDirect {
-			return nil, "", refused("this sandbox asks for the direct backend, which runs code with no isolation, and allowDirect is off in the settings; use an isolating backend (bwrap, docker), or turn allowDirect on if you accept unconfined runs")
+			return nil, "", refused("this sandbox asks for the direct backend, which runs code with no isolation, and allowDirect is off in the settings; use an isolating backend (bwrap, landlock, docker), or turn allowDirect on if you accept unconfined runs")
 		}
 		return e.probes.find("direct"), isolationDegraded, nil
 	case "":

@@ -4,11 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/senclaw/sandbox/internal/testutil"
 )
-
-func TestMain(m *testing.M) { testutil.Main(m) }
 
 // `senclaw run --env LD_PRELOAD=/nonexistent.so -- true`: only the
 // command's own ld.so, inside the sandbox, sees the variable; no program

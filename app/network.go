@@ -76,15 +76,24 @@ const noForwarder = "this run needs network (the network is on or port rules are
 // failure refuses the run: nothing runs with rules that do not hold.
 func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) (func(), error) {
 	sb := p.sb
-	if !wantsNetwork(sb) || (b.Name() != "bwrap" && b.Name() != "docker") {
+	if !wantsNetwork(sb) || (b.Name() != "bwrap" && b.Name() != "docker" && b.Name() != "landlock") {
 		return func() {}, nil
 	}
-	fwd := e.opts.Forwarder
-	if fwd == "" {
-		return nil, refused("%s", noForwarder)
+	// Landlock has no namespace to forward into: its sandbox binds its
+	// listen ports itself, and reaches the proxy without the forwarder.
+	landlock := b.Name() == "landlock"
+	if landlock && len(sb.Ports.Listen) > 0 && !e.Settings().LandlockListen {
+		return nil, refused("listen ports %v under the landlock backend would bind in this machine's own network (Landlock has no network namespace), where a bind to 0.0.0.0 is reachable from the LAN; use the bwrap or docker backend, drop the listen ports, or turn landlockListen on in the settings if you accept that", sb.Ports.Listen)
 	}
-	if fi, err := os.Stat(fwd); err != nil || fi.IsDir() {
-		return nil, refused("%s (looked at %s)", noForwarder, fwd)
+	fwd := e.opts.Forwarder
+	switch {
+	case landlock:
+	case fwd == "":
+		return nil, refused("%s", noForwarder)
+	default:
+		if fi, err := os.Stat(fwd); err != nil || fi.IsDir() {
+			return nil, refused("%s (looked at %s)", noForwarder, fwd)
+		}
 	}
 	user := spec.User
 	if b.Name() == "bwrap" && user != nil {
@@ -108,7 +117,11 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports}
 		e.net.mu.Unlock()
 	}
-	release, err := e.proxy.Acquire(sb.ID, dir, sb.Ports.Listen)
+	forwarded := sb.Ports.Listen
+	if landlock {
+		forwarded = nil
+	}
+	release, err := e.proxy.Acquire(sb.ID, dir, forwarded)
 	if err != nil {
 		e.forgetOneShot(sb)
 		var pe *netproxy.PortInUseError

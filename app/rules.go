@@ -128,13 +128,19 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 	switch {
 	case backend == "direct":
 		return "the direct backend enforces nothing: the code shares this machine's network, so the network switch, port and domain rules are advisory only"
-	case backend != "bwrap" && backend != "docker":
+	case backend != "bwrap" && backend != "docker" && backend != "landlock":
 		return "no isolating backend is available; runs are refused"
+	case !wantsNetwork(sb) && backend == "landlock":
+		return "network off (enforced by landlock): no socket can be made (seccomp) and no TCP port reached (Landlock); names do not resolve, and this machine's services are unreachable"
 	case !wantsNetwork(sb):
 		return fmt.Sprintf("network off (enforced by %s): the sandbox has its own network namespace with loopback only and no route out; names do not resolve, and this machine's services are unreachable", backend)
 	}
 	r := sb.Ports
+	landlock := backend == "landlock"
 	parts := []string{fmt.Sprintf("enforced by %s and the engine's proxy: the sandbox has its own network namespace with loopback only; traffic leaves only through the engine's proxy, reached inside at 127.0.0.1:%d (HTTP, CONNECT) and 127.0.0.1:%d (SOCKS5), set in HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (upper and lower case) and for npm, pip, git and curl; Node's fetch, http and https go through it by a NODE_OPTIONS preload (unless the run sets NODE_OPTIONS itself)", backend, netfwd.HTTPPort, netfwd.SOCKSPort)}
+	if landlock {
+		parts[0] = "enforced by landlock and the engine's proxy: there is no network namespace; the sandbox may make only TCP sockets (seccomp) and connect only to its run's own door to the proxy on 127.0.0.1, a port picked for each run and set in HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (upper and lower case), SENCLAW_PROXY_PORT and for npm, pip, git and curl; Node's fetch, http and https go through it by a NODE_OPTIONS preload (unless the run sets NODE_OPTIONS itself). Landlock's rules name ports, not addresses: a program that ignores the proxy could reach that one port number on another host"
+	}
 	switch {
 	case sb.Network && len(r.Connect) == 0:
 		parts = append(parts, "outbound: any public address on any port")
@@ -150,14 +156,24 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 		parts = append(parts, fmt.Sprintf("never the names %s (deny wins over allow)", strings.Join(r.DenyDomains, ", ")))
 	}
 	parts = append(parts, "addresses are checked after the proxy resolves the name, and it connects to the address it checked: loopback, link-local, private (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10), cloud metadata and this machine's own addresses are refused")
-	if len(r.Loopback) > 0 {
+	switch {
+	case len(r.Loopback) > 0 && landlock:
+		parts = append(parts, fmt.Sprintf("this machine's services: ports %v at 127.0.0.1 and ::1 only, through the proxy (a direct connect is refused)", r.Loopback))
+	case len(r.Loopback) > 0:
 		parts = append(parts, fmt.Sprintf("this machine's services: ports %v at 127.0.0.1 and ::1 only, also forwarded as 127.0.0.1:PORT inside the sandbox", r.Loopback))
-	} else {
+	default:
 		parts = append(parts, "this machine's services: none")
 	}
 	parts = append(parts, "the engine's own API is never reachable")
-	if len(r.Listen) > 0 {
+	switch {
+	case len(r.Listen) > 0 && landlock:
+		parts = append(parts, fmt.Sprintf("listen ports %v: bound by the code itself in this machine's network, where a bind to 0.0.0.0 is reachable from the LAN; refused unless landlockListen is on in the settings", r.Listen))
+	case len(r.Listen) > 0:
 		parts = append(parts, fmt.Sprintf("listen ports %v: reachable from this machine at 127.0.0.1 only, forwarded while a run of the sandbox is going; a port already in use on this machine refuses the run", r.Listen))
+	}
+	if landlock {
+		return strings.Join(append(parts, "names resolve only in the proxy (DNS needs UDP, which cannot be sent); UDP, raw and Unix sockets cannot be made; programs that ignore the proxy variables get no network",
+			"changes to connect, loopback and domains apply to the next connection, also of runs already going"), "; ")
 	}
 	parts = append(parts, "names resolve only in the proxy (there is no resolver inside, so no DNS); UDP and other non-TCP traffic is not forwarded; programs that ignore the proxy variables get no network except the forwarded loopback ports",
 		"changes to connect, loopback and domains apply to the next connection, also of runs already going; listen ports and newly added loopback ports take effect from the next run (they need the forwarder of a new run)")

@@ -22,7 +22,7 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	if p.offPath {
 		user = nil // the documented off path runs as the engine's user
 	}
-	if rec.Backend == "bwrap" && user != nil {
+	if (rec.Backend == "bwrap" || rec.Backend == "landlock") && user != nil {
 		if err := reachable(sb.Workspace, *user); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends/docker"
+	"github.com/senclaw/sandbox/backends/landlock"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -66,14 +67,15 @@ func (e *Engine) roots() map[string][]int {
 }
 
 // machinery reports whether a process is ours rather than the sandbox's
-// (the bwrap launcher and its reaper, a tracer).
+// (the bwrap launcher and its reaper, the Landlock helper, a tracer).
 func machinery(cmd string) bool {
-	first, _, _ := strings.Cut(cmd, " ")
+	first, rest, _ := strings.Cut(cmd, " ")
 	switch path.Base(first) {
 	case "bwrap", "strace", "senclaw-netfwd", "/run/senclaw-netfwd":
 		return true
 	}
-	return false
+	// The Landlock helper that supervises a run without a cgroup.
+	return rest == landlock.HelperCommand
 }
 
 // Stats returns the sandbox's processes with CPU and memory, sampled by

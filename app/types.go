@@ -107,6 +107,11 @@ type Settings struct {
 	// backend (no isolation at all). Off by default: an agent asking for
 	// "direct" must not be able to leave the sandbox on its own.
 	AllowDirect bool `json:"allowDirect"`
+	// LandlockListen permits listen ports in sandboxes of the landlock
+	// backend, which has no network namespace: the code binds in this
+	// machine's own network, where a bind to 0.0.0.0 is reachable from
+	// the LAN. Off by default; such runs are refused with the reason.
+	LandlockListen bool `json:"landlockListen"`
 	// DefaultImage is the container image for container backends.
 	DefaultImage string `json:"defaultImage"`
 	// Notifications turns the desktop notifications on or off.

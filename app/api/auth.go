@@ -108,6 +108,20 @@ type sessions struct {
 	mu    sync.Mutex
 	codes map[string]time.Time // code -> expiry
 	live  map[string]*session  // session id (the cookie) -> session
+	// last is the latest time handed out: codes and sessions made in the
+	// same instant still get distinct, increasing times, so "the oldest
+	// goes first" is well defined.
+	last time.Time
+}
+
+// stamp is now, or just after the last time handed out.
+func (s *sessions) stamp() time.Time {
+	t := s.now()
+	if !t.After(s.last) {
+		t = s.last.Add(time.Nanosecond)
+	}
+	s.last = t
+	return t
 }
 
 type session struct {
@@ -138,7 +152,7 @@ func (s *sessions) newCode() string {
 		delete(s.codes, oldest(s.codes, func(exp time.Time) time.Time { return exp }))
 	}
 	code := RandomToken()
-	s.codes[code] = s.now().Add(loginCodeTTL)
+	s.codes[code] = s.stamp().Add(loginCodeTTL)
 	return code
 }
 
@@ -156,7 +170,7 @@ func (s *sessions) redeem(code string) (string, bool) {
 	for len(s.live) >= maxSessions {
 		delete(s.live, oldest(s.live, func(x *session) time.Time { return x.started }))
 	}
-	id, now := RandomToken(), s.now()
+	id, now := RandomToken(), s.stamp()
 	s.live[id] = &session{page: RandomToken(), started: now, seen: now}
 	return id, true
 }

@@ -20,7 +20,7 @@ type RunSummary struct {
 	TimedOut   bool   `json:"timedOut" jsonschema:"the run hit its timeout and was killed; the output so far is kept"`
 	Truncated  bool   `json:"truncated" jsonschema:"stdout or stderr was longer than kept; only its start and end are here"`
 	DurationMs int64  `json:"durationMs" jsonschema:"wall time in milliseconds"`
-	Isolation  string `json:"isolation" jsonschema:"the isolation really applied, measured at start: bwrap, docker, none, none (degraded) or refused: <reason>"`
+	Isolation  string `json:"isolation" jsonschema:"the isolation really applied, measured at start: bwrap, landlock, docker, none, none (degraded) or refused: <reason>"`
 	Network    bool   `json:"network" jsonschema:"whether the run had network access"`
 	Stdout     string `json:"stdout"`
 	Stderr     string `json:"stderr"`

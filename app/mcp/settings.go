@@ -30,9 +30,10 @@ var settableSettings = []string{"defaultFsMode", "allowlist", "defaultNetwork", 
 // protectedSettings switch isolation itself off or weaken it; only a
 // person (dashboard, CLI) may change them, never the agent being isolated.
 var protectedSettings = map[string]string{
-	"allowdirect": "allowDirect",
-	"sandboxuid":  "sandboxUid",
-	"sandboxgid":  "sandboxGid",
+	"allowdirect":    "allowDirect",
+	"landlocklisten": "landlockListen",
+	"sandboxuid":     "sandboxUid",
+	"sandboxgid":     "sandboxGid",
 	// mountAllow widens the mount guard: the agent must not give itself
 	// a system folder to write.
 	"mountallow": "mountAllow",

@@ -22,7 +22,7 @@ type runArgs struct {
 	Language  string            `json:"language,omitempty" jsonschema:"language of code: python, node or bash (aliases: python3, py, javascript, js, sh). Give language and code, or command, not both"`
 	Code      string            `json:"code,omitempty" jsonschema:"the source to run, non-blank; it is written to a file in the sandbox and run with the language's interpreter"`
 	Command   string            `json:"command,omitempty" jsonschema:"a shell command line (run with /bin/sh -c), instead of language and code"`
-	Backend   string            `json:"backend,omitempty" jsonschema:"bwrap or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
+	Backend   string            `json:"backend,omitempty" jsonschema:"bwrap, landlock or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
 	Network   *bool             `json:"network,omitempty" jsonschema:"allow network access; default: the settings' defaultNetwork (off unless a person changed it)"`
 	FsMode    string            `json:"fsMode,omitempty" jsonschema:"what the code may read: strict (its own folder and system folders), allowlist (strict plus folders a person listed) or open (the whole disk read-only, except secrets); default: the settings' defaultFsMode"`
 	TimeoutMs int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; the output so far is kept"`

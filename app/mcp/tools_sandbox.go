@@ -15,7 +15,7 @@ import (
 
 type createArgs struct {
 	Name          string            `json:"name,omitempty" jsonschema:"a name people will recognise in the dashboard"`
-	Backend       string            `json:"backend,omitempty" jsonschema:"bwrap or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
+	Backend       string            `json:"backend,omitempty" jsonschema:"bwrap, landlock or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
 	Image         string            `json:"image,omitempty" jsonschema:"container image, docker backend only; default: the settings' defaultImage"`
 	Network       *bool             `json:"network,omitempty" jsonschema:"allow network access (needed by sbx_install); default: the settings' defaultNetwork (off unless a person changed it)"`
 	FsMode        string            `json:"fsMode,omitempty" jsonschema:"what code may read: strict (its own folder and system folders), allowlist (strict plus folders a person listed) or open (the whole disk read-only, except secrets); default: the settings' defaultFsMode. Writes stay inside its folder in every mode"`
@@ -203,7 +203,7 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 		})
 
 	addTool(srv, "sbx_capabilities", "What this machine can isolate with",
-		"Report which sandbox backends work on this machine (bwrap, docker, ...), what each enforces (fs, network, memory, pids, cpu, ...), the recommended one, "+
+		"Report which sandbox backends work on this machine (bwrap, landlock, docker, ...), what each enforces (fs, network, memory, pids, cpu, ...), the recommended one, "+
 			"the languages code runs accept, the fs modes and the enforcement switches. Call it when a run is refused or to choose a backend.",
 		readOnly, inputSchema[capsArgs](withDefault("refresh", false)),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in capsArgs) (*sdk.CallToolResult, capsResult, error) {

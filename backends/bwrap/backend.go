@@ -36,9 +36,7 @@ type Backend struct {
 	opts Options
 	log  *slog.Logger
 
-	mu          sync.Mutex
-	everHealthy bool
-	lastState   backends.ProbeState
+	history backends.ProbeHistory
 
 	// noCgroups makes Start use the rlimit fallback (tests only).
 	noCgroups bool

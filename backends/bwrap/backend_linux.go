@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,12 +23,12 @@ import (
 // engine runs: where cgroups can be made; and scan, which finds the
 // interpreters on the PATH (DetectHost) and remembers the directories.
 type hostFacts struct {
-	cgroups func() cgroupLayout
+	cgroups func() limits.Layout
 	scan    *backends.RuntimeScan
 }
 
 func newHostFacts() hostFacts {
-	return hostFacts{cgroups: sync.OnceValue(detectCgroups), scan: &backends.RuntimeScan{}}
+	return hostFacts{cgroups: sync.OnceValue(limits.Detect), scan: &backends.RuntimeScan{}}
 }
 
 // extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
@@ -58,9 +59,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	}
 	runID := spec.RunID
 	if runID == "" {
-		runID = "run-" + randomID()
+		runID = "run-" + limits.RandomID()
 	}
-	layout := cgroupLayout{}
+	layout := limits.Layout{}
 	if !b.noCgroups {
 		layout = b.host.cgroups()
 	}
@@ -68,16 +69,16 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	// waits on the block pipe before anything of the sandbox runs, and
 	// nothing goes on without the plan.
 	type planned struct {
-		plan *limitPlan
+		plan *limits.Plan
 		err  error
 	}
 	ready := make(chan planned, 1)
 	go func() {
-		plan, err := planLimits(layout, runID, spec.Limits)
+		plan, err := limits.NewPlan(layout, spec.SandboxID, runID, spec.Limits)
 		ready <- planned{plan, err}
 	}()
-	var plan *limitPlan
-	wait := func() (*limitPlan, error) {
+	var plan *limits.Plan
+	wait := func() (*limits.Plan, error) {
 		r := <-ready
 		plan = r.plan
 		return r.plan, r.err
@@ -88,9 +89,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 			// launch failed before it waited for the plan.
 			plan, _ = wait()
 		}
-		if plan != nil && plan.cg != nil {
-			_ = plan.cg.killAll()
-			_ = plan.cg.remove()
+		if plan != nil && plan.Cgroups != nil {
+			_ = plan.Cgroups.KillAll()
+			_ = plan.Cgroups.Remove()
 		}
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 // launch starts bwrap, waits for its child, applies the limits and lets it
 // go on.
 func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, prog []byte,
-	cred *syscall.Credential, limits func() (*limitPlan, error)) (backends.Process, error) {
+	cred *syscall.Credential, limits func() (*limits.Plan, error)) (backends.Process, error) {
 	// The child's ends are closed here once bwrap has them (or on error).
 	var childEnds []*os.File
 	defer func() { closeAll(childEnds) }()
@@ -188,7 +189,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		p.watchChild(childPid)
 		// Only the child needs the limits: everything the sandbox runs
 		// descends from it, while the outer bwrap only waits for it.
-		err = plan.apply(childPid)
+		err = plan.Apply(childPid)
 	}
 	if err == nil {
 		// The command and bwrap's init are forked only after this byte,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 // TestEscapeReads checks what each fs mode lets a sandbox read.
@@ -34,44 +35,18 @@ func TestEscapeReads(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				// Outside /tmp (a fresh tmpfs inside), so open mode sees it.
-				root := filepath.Dir(d.outside)
-				files := map[string]string{
-					"secret":     filepath.Join(root, "secret", "data"),
-					"allowed":    filepath.Join(root, "allowed", "data"),
-					"public":     filepath.Join(root, "public", "data"),
-					"hiddenfile": filepath.Join(root, "public", "token"),
-				}
-				for _, f := range files {
-					must(t, os.MkdirAll(filepath.Dir(f), 0o755))
-					must(t, os.WriteFile(f, []byte("SECRET"), 0o644))
-				}
+				files := escapetest.ReadFixture(t, filepath.Dir(d.outside))
 				spec := newSpec(t, u, d.ws)
 				spec.FsMode = tc.mode
 				spec.ReadPaths = []string{filepath.Dir(files["allowed"])}
 				if tc.hide {
 					spec.Hidden = []string{filepath.Dir(files["secret"]), files["hiddenfile"]}
 				}
-				var prog strings.Builder
-				prog.WriteString("import sys\n")
-				for name, f := range files {
-					fmt.Fprintf(&prog, `
-try: print(%q, open(%q).read() == "SECRET")
-except OSError: print(%q, False)
-`, name, f, name)
-				}
-				r := py(t, b, spec, prog.String())
+				r := py(t, b, spec, escapetest.Reads(files))
 				if r.status.Code != 0 {
 					t.Fatalf("exit %+v: %s", r.status, r.stderr)
 				}
-				for name := range files {
-					want := false
-					for _, n := range tc.readable {
-						want = want || n == name
-					}
-					if !strings.Contains(r.stdout, fmt.Sprintf("%s %v", name, map[bool]string{true: "True", false: "False"}[want])) {
-						t.Errorf("%s readable should be %v:\n%s", name, want, r.stdout)
-					}
-				}
+				escapetest.CheckReads(t, r.stdout, files, tc.readable)
 			})
 		}
 	}

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 // python is the system interpreter (not a pyenv shim from the engine's
 // PATH, which the sandbox could not see anyway).
-const python = "/usr/bin/python3"
+const python = escapetest.Python
 
 // requireBwrap skips when bwrap is missing, except under CI=true where a
 // missing bwrap is a failure: CI must not go green by skipping.
@@ -30,63 +30,32 @@ func requireBwrap(t *testing.T) {
 	}
 }
 
-// sandboxUser is one way the engine can run: as root with the nobody user,
-// or as an ordinary user (a root test engine imitates it with uid 1000,
-// which makes bwrap run unprivileged exactly like on a desktop).
+// sandboxUser is one way the engine can run (escapetest.Users).
 type sandboxUser struct {
 	name string
 	cred *backends.Credential
 }
 
 func sandboxUsers(t *testing.T) []sandboxUser {
-	if os.Geteuid() != 0 {
-		return []sandboxUser{{"ordinary_user", nil}}
+	var out []sandboxUser
+	for _, u := range escapetest.Users() {
+		out = append(out, sandboxUser{u.Name, u.Cred})
 	}
-	return []sandboxUser{
-		{"root_engine", &backends.Credential{UID: 65534, GID: 65534}},
-		{"ordinary_user", &backends.Credential{UID: 1000, GID: 1000}},
-	}
+	return out
 }
 
-// uidOf is the host uid a sandbox of u runs as.
-func (u sandboxUser) uid() int {
-	if u.cred == nil {
-		return os.Geteuid()
-	}
-	return int(u.cred.UID)
-}
+// uid is the host uid a sandbox of u runs as.
+func (u sandboxUser) uid() int { return escapetest.User{Name: u.name, Cred: u.cred}.UID() }
 
-// testDirs is a throwaway tree: base (0711, under os.TempDir()) holding the
-// workspace (owned by the sandbox user), and an "outside" directory that
-// the sandbox user could write on the host. outside is under /var/tmp so
-// that open mode really sees it (the sandbox's /tmp is a fresh tmpfs).
+// testDirs is escapetest.Dirs: base holding the workspace ws, and outside.
 type testDirs struct {
 	base, ws, outside string
 }
 
 func newTestDirs(t *testing.T, u sandboxUser) testDirs {
 	t.Helper()
-	base, err := os.MkdirTemp("", "senclaw-bwrap-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	out, err := os.MkdirTemp("/var/tmp", "senclaw-bwrap-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(out) })
-	d := testDirs{base: base, ws: filepath.Join(base, "ws"), outside: filepath.Join(out, "outside")}
-	must(t, os.Chmod(base, 0o711))
-	must(t, os.Chmod(out, 0o755))
-	must(t, os.Mkdir(d.ws, 0o755))
-	must(t, os.Mkdir(d.outside, 0o777))
-	must(t, os.Chmod(d.outside, 0o777))
-	must(t, os.WriteFile(filepath.Join(d.outside, "file"), []byte("original"), 0o666))
-	if os.Geteuid() == 0 {
-		must(t, os.Chown(d.ws, u.uid(), u.uid()))
-	}
-	return d
+	d := escapetest.NewDirs(t, escapetest.User{Name: u.name, Cred: u.cred}, "senclaw-bwrap-test-")
+	return testDirs{d.Base, d.WS, d.Outside}
 }
 
 func must(t *testing.T, err error) {
@@ -142,12 +111,6 @@ func py(t *testing.T, b *Backend, spec *backends.Spec, prog string) result {
 }
 
 // pyPrelude gives Python programs a raw syscall helper.
-const pyPrelude = `
-import ctypes, os, errno, sys
-libc = ctypes.CDLL(None, use_errno=True)
-def sc(nr, *args):
-    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
-    return 0 if r != -1 else ctypes.get_errno()
-`
+const pyPrelude = escapetest.PyPrelude
 
 func trimLines(s string) []string { return strings.Fields(s) }

@@ -1,8 +1,6 @@
 package bwrap
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -98,11 +96,4 @@ func kindOf(p string) PathKind {
 	default:
 		return File
 	}
-}
-
-// randomID returns 16 random hex digits.
-func randomID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -3,21 +3,21 @@ package bwrap
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/internal/escapetest"
 )
 
 // requireCgroups skips tests that need writable cgroups (root here).
 func requireCgroups(t *testing.T) {
 	t.Helper()
-	if !detectCgroups().writable() {
+	if !limits.Detect().Writable() {
 		t.Skip("cgroups are not writable for this user")
 	}
 }
@@ -29,9 +29,12 @@ func cgroupDirsGone(t *testing.T, runID string) {
 	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
-		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/senclaw/" + runID)
-		v2, _ := filepath.Glob("/sys/fs/cgroup/senclaw/" + runID)
-		if left = append(dirs, v2...); len(left) == 0 || time.Now().After(deadline) {
+		left = nil
+		for _, pattern := range []string{"/sys/fs/cgroup/*/senclaw/", "/sys/fs/cgroup/senclaw/", "/sys/fs/cgroup/*/senclaw/*/", "/sys/fs/cgroup/senclaw/*/"} {
+			dirs, _ := filepath.Glob(pattern + runID)
+			left = append(left, dirs...)
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -54,34 +57,15 @@ func TestLimits(t *testing.T) {
 				prog  string
 				check func(t *testing.T, r result)
 			}{
-				{"fork_bomb_bounded", backends.Limits{Pids: 32}, `import os, time
-n = 0
-for i in range(200):
-    try:
-        if os.fork() == 0:
-            time.sleep(5); os._exit(0)
-        n += 1
-    except BlockingIOError:
-        break
-print("forked", n)`, func(t *testing.T, r result) {
-					if !strings.Contains(r.stdout, "forked ") || strings.Contains(r.stdout, "forked 200") {
-						t.Errorf("fork bomb was not stopped: %q %s", r.stdout, r.stderr)
-					}
+				{"fork_bomb_bounded", backends.Limits{Pids: 32}, escapetest.ForkBomb, func(t *testing.T, r result) {
+					escapetest.CheckForkBomb(t, r.stdout, r.stderr, 32)
 				}},
-				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, `chunks = []
-for i in range(100):
-    chunks.append(bytearray(16 << 20))
-print("survived")`, func(t *testing.T, r result) {
+				{"memory_hog_oom", backends.Limits{MemoryMB: 64}, escapetest.MemoryHog, func(t *testing.T, r result) {
 					if r.status.Code != 137 || r.status.Signal != "killed: out of memory" {
 						t.Errorf("status %+v, want an OOM kill (stdout %q)", r.status, r.stdout)
 					}
 				}},
-				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, `import errno
-try:
-    with open("big", "wb") as f: f.write(b"x" * (2 << 20))
-    print("wrote")
-except OSError as e:
-    print("efbig" if e.errno == errno.EFBIG else e)`, func(t *testing.T, r result) {
+				{"disk_quota_efbig", backends.Limits{DiskMB: 1}, escapetest.DiskFill, func(t *testing.T, r result) {
 					if strings.TrimSpace(r.stdout) != "efbig" {
 						t.Errorf("got %q %s", r.stdout, r.stderr)
 					}
@@ -260,66 +244,8 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 			d := newTestDirs(t, u)
 			spec := newSpec(t, u, d.ws)
 			spec.Limits = backends.Limits{Pids: 32}
-			r := py(t, b, spec, `import os, time
-n = 0
-for i in range(200):
-    try:
-        if os.fork() == 0:
-            time.sleep(5); os._exit(0)
-        n += 1
-    except BlockingIOError:
-        break
-print("forked", n)`)
-			var n int
-			if _, err := fmt.Sscanf(r.stdout, "forked %d", &n); err != nil || n >= 32 {
-				t.Errorf("fork bomb not bounded: %q %s", r.stdout, r.stderr)
-			}
+			r := py(t, b, spec, escapetest.ForkBomb)
+			escapetest.CheckForkBomb(t, r.stdout, r.stderr, 32)
 		})
-	}
-}
-
-func TestSweepRemovesEmptyRunCgroupsOnly(t *testing.T) {
-	requireCgroups(t)
-	b := New(Options{})
-	l := b.host.cgroups()
-	old := fmt.Sprintf("r%016x%s", time.Now().Add(-2*time.Hour).UnixNano(), randomID())
-	stale, err := l.create(old, []string{"memory"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recent, err := l.create(fmt.Sprintf("r%016x%s", time.Now().UnixNano(), randomID()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recent.remove()
-	busy, err := l.create(fmt.Sprintf("r%016x%s", time.Now().Add(-2*time.Hour).UnixNano(), randomID()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait(); busy.killAll(); busy.remove() }()
-	if err := busy.add(cmd.Process.Pid); err != nil {
-		t.Fatal(err)
-	}
-	if n := b.Sweep(); n < len(stale.dirs) {
-		t.Fatalf("swept %d, want at least the %d stale dirs", n, len(stale.dirs))
-	}
-	for _, d := range stale.dirs {
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("stale cgroup %s is still there", d)
-		}
-	}
-	for _, d := range busy.dirs {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("a cgroup with a process was removed: %s", d)
-		}
-	}
-	for _, d := range recent.dirs {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("a recent run's empty cgroup was removed: %s", d)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 // Probe checks that bwrap is installed and that a trial sandbox of the
@@ -18,22 +19,7 @@ import (
 // sandbox user) starts within ctx's deadline.
 func (b *Backend) Probe(ctx context.Context) backends.Capability {
 	c, healthy := b.check(ctx)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case healthy:
-		c.State = backends.Healthy
-		b.everHealthy = true
-	case b.everHealthy:
-		c.State = backends.SeenGone
-	default:
-		c.State = backends.NeverSeen
-	}
-	if c.State != b.lastState {
-		b.log.Info("bwrap backend state changed", "from", string(b.lastState), "to", string(c.State),
-			"reason", c.Reason, "version", c.Version)
-	}
-	b.lastState = c.State
+	b.history.Settle(&c, healthy, b.log)
 	return c
 }
 
@@ -53,11 +39,11 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 	}
 	c.Version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
 
-	user := b.sandboxUser()
+	user := backends.DefaultSandboxUser(b.opts.SandboxUser)
 	c.Details["user"] = fmt.Sprintf("%d:%d", user.UID, user.GID)
-	layout := detectCgroups()
-	writable := layout.writable()
-	c.Details["cgroup"] = layout.name()
+	layout := limits.Detect()
+	writable := layout.Writable()
+	c.Details["cgroup"] = layout.Name()
 	c.Details["cgroup_writable"] = yesNo(writable)
 	c.Details["seccomp"] = "no"
 
@@ -86,7 +72,7 @@ func (b *Backend) trial(ctx context.Context, user *backends.Credential) error {
 	}
 	var stderr bytes.Buffer
 	spec := &backends.Spec{
-		RunID:     "probe-" + randomID(),
+		RunID:     "probe-" + limits.RandomID(),
 		Workspace: dir,
 		Argv:      []string{"sh", "-c", `grep -q "^Seccomp:[[:space:]]*2" /proc/self/status`},
 		Env:       []string{"PATH=/usr/bin:/bin"},
@@ -113,18 +99,6 @@ func (b *Backend) trial(ctx context.Context, user *backends.Credential) error {
 		return fmt.Errorf("the trial sandbox ran without a seccomp filter or failed (exit %d): %s", st.Code, firstLine(stderr.String()))
 	}
 	return nil
-}
-
-// sandboxUser is who sandboxes run as: Options.SandboxUser, else 65534
-// for a root engine, else the engine's own user.
-func (b *Backend) sandboxUser() *backends.Credential {
-	if u := b.opts.SandboxUser; u != nil {
-		return u
-	}
-	if os.Geteuid() == 0 {
-		return &backends.Credential{UID: 65534, GID: 65534}
-	}
-	return &backends.Credential{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}
 }
 
 func readFile(p string) (string, error) {

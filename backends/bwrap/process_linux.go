@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +19,7 @@ import (
 // the whole tree is gone and removes the cgroups; Wait only waits for it.
 type process struct {
 	cmd    *exec.Cmd
-	plan   *limitPlan
+	plan   *limits.Plan
 	stderr *headWriter
 	enf    backends.Enforcement
 	killed atomic.Bool
@@ -35,9 +35,9 @@ type process struct {
 
 var _ backends.Process = (*process)(nil)
 
-func newProcess(cmd *exec.Cmd, plan *limitPlan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
+func newProcess(cmd *exec.Cmd, plan *limits.Plan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
 	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{}), log: log}
-	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.applied, Missing: plan.missing}
+	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.Applied, Missing: plan.Missing}
 	if spec.Net != nil {
 		p.enf.Limits = append(p.enf.Limits, netProxied)
 		p.enf.Missing = append(p.enf.Missing, netUDP)
@@ -80,8 +80,8 @@ func (p *process) Kill() error {
 	default:
 	}
 	p.killed.Store(true)
-	if p.plan.cg != nil {
-		p.plan.cg.signal()
+	if p.plan.Cgroups != nil {
+		p.plan.Cgroups.Signal()
 	}
 	p.mu.Lock()
 	if p.childFD >= 0 {
@@ -103,10 +103,10 @@ func (p *process) Pids() []int {
 		return nil
 	default:
 	}
-	if p.plan.cg != nil {
-		return p.plan.cg.procs()
+	if p.plan.Cgroups != nil {
+		return p.plan.Cgroups.Procs()
 	}
-	return descendants(p.cmd.Process.Pid)
+	return limits.Descendants(p.cmd.Process.Pid)
 }
 
 func (p *process) reap() {
@@ -123,10 +123,10 @@ func (p *process) reap() {
 	}
 	p.mu.Unlock()
 	oom := false
-	cg := p.plan.cg
+	cg := p.plan.Cgroups
 	if cg != nil {
-		errs = append(errs, cg.killAll())
-		oom = cg.oomKilled()
+		errs = append(errs, cg.KillAll())
+		oom = cg.OOMKilled()
 	}
 	p.status, p.err = p.exitStatus(waitErr, oom)
 	if p.err == nil {
@@ -136,7 +136,7 @@ func (p *process) reap() {
 	// cgroups are removed (the kernel can take a while to release them).
 	close(p.done)
 	if cg != nil {
-		if err := cg.remove(); err != nil {
+		if err := cg.Remove(); err != nil {
 			p.log.Warn("A run's cgroups could not be removed.", "err", err)
 		}
 	}
@@ -149,23 +149,7 @@ func (p *process) exitStatus(waitErr error, oom bool) (backends.ExitStatus, erro
 	if ps == nil {
 		return backends.ExitStatus{Code: -1}, waitErr
 	}
-	ws := ps.Sys().(syscall.WaitStatus)
-	var st backends.ExitStatus
-	switch {
-	case ws.Signaled():
-		st = backends.ExitStatus{Code: 128 + int(ws.Signal()), Signal: ws.Signal().String()}
-	default:
-		st.Code = ws.ExitStatus()
-		if st.Code > 128 && st.Code < 128+65 {
-			st.Signal = syscall.Signal(st.Code - 128).String()
-		}
-	}
-	switch {
-	case oom && st.Code != 0:
-		st.Signal = "killed: out of memory"
-	case p.killed.Load() && st.Code != 0:
-		st.Signal = "killed"
-	}
+	st := backends.StatusOf(ps, oom, p.killed.Load())
 	// bwrap reports its own failures as exit 1 with "bwrap: ..." before
 	// the command ran (or when the command cannot be executed: that one
 	// is the command's failure, told as a shell tells it).

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 func statUID(fi os.FileInfo) int { return int(fi.Sys().(*syscall.Stat_t).Uid) }
@@ -13,8 +15,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 // isZombie reports whether pid has exited but is not yet reaped.
 func isZombie(pid int) bool {
-	ppid, ok := parentPid(pid)
-	_ = ppid
+	_, ok := limits.ParentPid(pid)
 	if !ok {
 		return true
 	}

@@ -31,8 +31,30 @@ const ForeignArchAction = uint32(seccomp.ActionKillProcess)
 // Program returns the filter for the native architecture as the raw bytes of
 // a struct sock_filter array in native byte order: the format bwrap reads
 // from --seccomp FD and seccomp(2) takes.
-func Program() ([]byte, error) {
-	insts, err := Instructions()
+func Program() ([]byte, error) { return ProgramFor(Options{}) }
+
+// Options choose a variant of the filter. The zero value is the filter
+// of the sandboxes that have a network namespace of their own (bwrap).
+type Options struct {
+	// InetStreamOnly is for a sandbox with no network namespace of its
+	// own (Landlock), where a socket reaches the host's network: socket(2)
+	// makes only TCP sockets of AF_INET and AF_INET6 (no UDP, raw, packet,
+	// netlink or AF_UNIX sockets, no MPTCP or SCTP), which Landlock's TCP
+	// rules then confine; socketpair(2) stays. TCP Fast Open (a connect
+	// inside sendto or sendmsg) is refused too.
+	InetStreamOnly bool
+	// NoListen refuses listen(2): with InetStreamOnly, a listening socket
+	// would be open on every address of the host.
+	NoListen bool
+	// NoSockets refuses socket(2) whatever its arguments (socketpair
+	// stays): a sandbox without a network namespace and with the network
+	// off needs none.
+	NoSockets bool
+}
+
+// ProgramFor is Program for the variant o.
+func ProgramFor(o Options) ([]byte, error) {
+	insts, err := InstructionsFor(o)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +75,11 @@ func Program() ([]byte, error) {
 // starts with the foreign-ABI guard, then checks the rules that compare only
 // the low 32 bits of an argument, then go-seccomp-bpf's program for the rest
 // (which also fails x32 system calls with ENOSYS on x86_64).
-func Instructions() ([]bpf.Instruction, error) {
+func Instructions() ([]bpf.Instruction, error) { return InstructionsFor(Options{}) }
+
+// InstructionsFor is Instructions for the variant o: the socket checks of
+// InetStreamOnly come right after the foreign-ABI guard.
+func InstructionsFor(o Options) ([]bpf.Instruction, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, fmt.Errorf("seccomp filter: %w", err)
@@ -63,11 +89,18 @@ func Instructions() ([]bpf.Instruction, error) {
 		// endian machines; fail closed rather than check the wrong word.
 		return nil, errors.New("seccomp filter: big-endian architectures are not supported")
 	}
-	rules := Rules()
+	rules := RulesFor(o)
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
 		bpf.RetConstant{Val: ForeignArchAction},
+	}
+	if o.InetStreamOnly {
+		nr, ok := info.SyscallNames["socket"]
+		if !ok {
+			return nil, errors.New("seccomp filter: this architecture has no socket system call")
+		}
+		prog = append(prog, inetStreamOnly(uint32(nr|info.SeccompMask))...)
 	}
 	prog = append(prog, low32Checks(info, rules)...)
 
@@ -159,4 +192,38 @@ func libraryGroups(info *arch.Info, rules []Rule) []seccomp.SyscallGroup {
 		out = append(out, *groups[e])
 	}
 	return out
+}
+
+// Linux socket(2) constants.
+const (
+	afInet      = 2
+	afInet6     = 10
+	sockStream  = 1
+	sockTypeMsk = 0xf // the low bits of the type; the rest are SOCK_NONBLOCK, SOCK_CLOEXEC
+	ipprotoTCP  = 6
+)
+
+// inetStreamOnly lets socket(domain, type, protocol) through only for
+// domain AF_INET or AF_INET6, type SOCK_STREAM (with any flags) and
+// protocol 0 or IPPROTO_TCP; every other socket fails with EACCES. The
+// arguments are ints, so only their low 32 bits count (the kernel drops
+// the rest).
+func inetStreamOnly(socketNr uint32) []bpf.Instruction {
+	deny := bpf.RetConstant{Val: ErrnoAction(EACCES)}
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: socketNr, SkipTrue: 12},
+		bpf.LoadAbsolute{Off: offArgs, Size: 4}, // domain
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: afInet, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: afInet6, SkipTrue: 1},
+		deny,
+		bpf.LoadAbsolute{Off: offArgs + 8, Size: 4}, // type
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMsk},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockStream, SkipTrue: 1},
+		deny,
+		bpf.LoadAbsolute{Off: offArgs + 16, Size: 4}, // protocol
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ipprotoTCP, SkipTrue: 1},
+		deny,
+	}
 }

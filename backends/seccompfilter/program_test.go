@@ -145,3 +145,84 @@ func TestRulesKnownOnMainArches(t *testing.T) {
 		}
 	}
 }
+
+// TestInetStreamOnlyDecisions checks the Landlock variant: only TCP
+// sockets of the inet families, no listen, no TCP Fast Open; the rest of
+// the filter as for bwrap.
+func TestInetStreamOnlyDecisions(t *testing.T) {
+	t.Parallel()
+	vm := newVM(t, Options{InetStreamOnly: true, NoListen: true})
+	native, err := arch.GetInfo("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := func(name string) uint32 { return uint32(native.SyscallNames[name]) }
+	id := uint32(native.ID)
+	allow, deny := uint32(seccomp.ActionAllow), ErrnoAction(EACCES)
+	const sockDgram, sockRaw, sockNonblockCloexec, afUnix, afPacket, afNetlink, mptcp = 2, 3, 0x80800, 1, 17, 16, 262
+	cases := []struct {
+		name string
+		data []byte
+		want uint32
+	}{
+		{"tcp4", seccompData(nr("socket"), id, afInet, sockStream, 0), allow},
+		{"tcp6_ipproto_tcp", seccompData(nr("socket"), id, afInet6, sockStream, ipprotoTCP), allow},
+		{"tcp_nonblock_cloexec", seccompData(nr("socket"), id, afInet, sockStream|sockNonblockCloexec, 0), allow},
+		{"tcp_high_bits_ignored", seccompData(nr("socket"), id, 1<<32|afInet, sockStream, 0), allow},
+		{"udp", seccompData(nr("socket"), id, afInet, sockDgram, 0), deny},
+		{"raw", seccompData(nr("socket"), id, afInet, sockRaw, 1), deny},
+		{"mptcp", seccompData(nr("socket"), id, afInet, sockStream, mptcp), deny},
+		{"sctp_stream", seccompData(nr("socket"), id, afInet6, sockStream, 132), deny},
+		{"unix", seccompData(nr("socket"), id, afUnix, sockStream, 0), deny},
+		{"packet", seccompData(nr("socket"), id, afPacket, sockRaw, 0), deny},
+		{"netlink", seccompData(nr("socket"), id, afNetlink, sockRaw, 0), deny},
+		{"unix_high_bits_inet", seccompData(nr("socket"), id, 2<<32|afUnix, sockStream, 0), deny},
+		{"socketpair_allowed", seccompData(nr("socketpair"), id, afUnix, sockStream, 0), allow},
+		{"listen_refused", seccompData(nr("listen"), id, 3, 16), deny},
+		{"sendto_plain", seccompData(nr("sendto"), id, 3, 0, 1, 0), allow},
+		{"sendto_fastopen", seccompData(nr("sendto"), id, 3, 0, 1, msgFastOpen), deny},
+		{"sendmsg_fastopen", seccompData(nr("sendmsg"), id, 3, 0, msgFastOpen), deny},
+		{"ptrace_still_eperm", seccompData(nr("ptrace"), id), ErrnoAction(EPERM)},
+		{"tiocsti_still_eperm", seccompData(nr("ioctl"), id, 0, tiocsti), ErrnoAction(EPERM)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := vm.Run(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uint32(got) != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+		})
+	}
+	ovm := newVM(t, Options{InetStreamOnly: true, NoSockets: true, NoListen: true})
+	for _, data := range [][]byte{seccompData(nr("socket"), id, afInet, sockStream, 0), seccompData(nr("socket"), id, afUnix, sockStream, 0)} {
+		if got, _ := ovm.Run(data); uint32(got) != deny {
+			t.Errorf("NoSockets lets a socket through: %#x", got)
+		}
+	}
+	if got, _ := ovm.Run(seccompData(nr("socketpair"), id, afUnix, sockStream, 0)); uint32(got) != allow {
+		t.Errorf("NoSockets refuses socketpair: %#x", got)
+	}
+	// The bwrap filter (its own network namespace) keeps every socket.
+	pvm := newVM(t, Options{})
+	if got, _ := pvm.Run(seccompData(nr("socket"), id, afInet, sockDgram, 0)); uint32(got) != allow {
+		t.Errorf("the default filter refuses UDP sockets: %#x", got)
+	}
+}
+
+// newVM assembles the variant o into a BPF VM.
+func newVM(t *testing.T, o Options) *bpf.VM {
+	t.Helper()
+	insts, err := InstructionsFor(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := bpf.NewVM(insts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm
+}

@@ -9,6 +9,10 @@
 // that kills any process using a foreign system call ABI (i386 through
 // int 0x80 on x86_64, arm32 on arm64), so the list cannot be bypassed with
 // another architecture's syscall numbers.
+//
+// ProgramFor builds variants: the Landlock backend, which has no network
+// namespace, adds an allow-list of sockets (TCP of the inet families only)
+// and may refuse listen(2).
 package seccompfilter
 
 // Linux errno values returned by denied system calls. They are Linux numbers
@@ -19,6 +23,8 @@ const (
 	EPERM Errno = 1
 	// ENOSYS is "function not implemented"; libc falls back to an older call.
 	ENOSYS Errno = 38
+	// EACCES is "permission denied", what Landlock answers too.
+	EACCES Errno = 13
 )
 
 // Errno is a Linux errno number returned by a denied system call.
@@ -77,6 +83,36 @@ const (
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 )
+
+// msgFastOpen is sendto's and sendmsg's flag that connects as it sends.
+const msgFastOpen = 0x20000000
+
+// RulesFor returns the deny list of the variant o: Rules, and for
+// InetStreamOnly what the socket checks of InstructionsFor do not cover.
+func RulesFor(o Options) []Rule {
+	rules := Rules()
+	if o.InetStreamOnly {
+		for _, call := range []struct {
+			name string
+			arg  uint32
+		}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+			rules = append(rules, Rule{Syscall: call.name, Errno: EACCES,
+				Why: "TCP Fast Open connects inside a send, where a connect rule may not look",
+				Arg: &ArgMatch{Index: call.arg, Op: MatchAnyBit, Value: msgFastOpen}})
+		}
+		rules = append(rules, Rule{Syscall: "socketcall", Errno: ENOSYS,
+			Why: "socketcall hides socket(2)'s arguments in memory; libc falls back to socket"})
+	}
+	if o.NoSockets {
+		rules = append(rules, Rule{Syscall: "socket", Errno: EACCES,
+			Why: "with the network off and no namespace of its own, any socket reaches the host's network"})
+	}
+	if o.NoListen {
+		rules = append(rules, Rule{Syscall: "listen", Errno: EACCES,
+			Why: "a listening socket in the host's network is open on every address"})
+	}
+	return rules
+}
 
 // Rules returns the deny list. The result is a fresh copy; callers may keep
 // or change it.

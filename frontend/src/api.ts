@@ -56,6 +56,7 @@ export interface Settings {
   sandboxUid: number;
   sandboxGid: number;
   allowDirect: boolean;
+  landlockListen: boolean;
   defaultImage: string;
   mountAllow: string[];
 }

@@ -64,10 +64,16 @@ describe('dashboard', { concurrency: false }, () => {
             : /daemon is not answering/;
       assert.match(await page.locator('[data-backend=docker]').innerText(), want);
     }
-    for (const f of caps.facilities ?? []) {
-      if (f.backend === 'landlock' && f.state === 'healthy') {
-        assert.match(await page.locator('[data-backend=landlock]').innerText(), /ABI \d+/);
-      }
+    // Landlock is a backend with its state and what it enforces, never
+    // "a facility, not a backend".
+    const landlock = caps.backends.find((b) => b.backend === 'landlock');
+    assert.ok(landlock, 'landlock is listed among the backends');
+    const llText = await page.locator('[data-backend=landlock]').innerText();
+    assert.doesNotMatch(llText, /not a backend/);
+    if (landlock.state === 'healthy') {
+      assert.match(llText, new RegExp(`Healthy, Landlock ABI ${landlock.details.abi}`));
+      assert.match(llText, /Enforces: fs, seccomp/);
+      assert.match(await page.getByTestId('landlock-features').innerText(), /Network: .*proxy[\s\S]*Process list: visible/);
     }
     assert.equal(await page.getByTestId('degraded-banner').count(), 0);
 

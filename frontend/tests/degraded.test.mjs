@@ -13,10 +13,17 @@ before(async (t) => {
   if (!requireSetup(t)) return;
   // An absolute path to the binary and a PATH with nothing on it: the bwrap
   // backend cannot find bwrap. Docker, when this machine has it, is pointed
-  // at a socket that does not exist. Nothing can isolate.
+  // at a socket that does not exist. Landlock, a kernel feature this
+  // machine has, is left out of the engine's backends, as on a kernel
+  // without it. Nothing can isolate.
   daemon = await startDaemon({
     name: 'degraded',
-    env: { PATH: '/nonexistent', DOCKER_HOST: 'unix:///nonexistent/docker.sock', DOCKER_CONTEXT: '' },
+    env: {
+      PATH: '/nonexistent',
+      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+      DOCKER_CONTEXT: '',
+      SENCLAW_BACKENDS: 'bwrap,docker,direct',
+    },
   });
   browser = await launch();
 });

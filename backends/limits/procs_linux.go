@@ -1,4 +1,4 @@
-package bwrap
+package limits
 
 import (
 	"os"
@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// descendants returns root and all its descendants found in /proc, for
+// Descendants returns root and all its Descendants found in /proc, for
 // runs without a cgroup.
-func descendants(root int) []int {
+func Descendants(root int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -19,7 +19,7 @@ func descendants(root int) []int {
 		if err != nil {
 			continue
 		}
-		if ppid, ok := parentPid(pid); ok {
+		if ppid, ok := ParentPid(pid); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
@@ -33,9 +33,9 @@ func descendants(root int) []int {
 	return out
 }
 
-// parentPid reads the parent pid from /proc/PID/stat. The command name
+// ParentPid reads the parent pid from /proc/PID/stat. The command name
 // may contain spaces and parentheses, so parsing starts after the last ')'.
-func parentPid(pid int) (int, bool) {
+func ParentPid(pid int) (int, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false

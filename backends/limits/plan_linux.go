@@ -1,4 +1,4 @@
-package bwrap
+package limits
 
 import (
 	"errors"
@@ -12,13 +12,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// limitPlan is how one run's limits are enforced: by its cgroups (nil when
-// none could be created) and by rlimits applied to bwrap and its child.
-type limitPlan struct {
-	cg      *runCgroups
+// Plan is how one run's limits are enforced: by its cgroups (nil when
+// none could be created) and by rlimits applied to the run's first
+// process (for bwrap, its child), which the rest of the run descends from.
+type Plan struct {
+	// Cgroups are the run's cgroups; nil when none could be made and the
+	// limits fell back to rlimits.
+	Cgroups *Cgroups
+	// Applied and Missing say, in words for the run record, which limits
+	// hold and how, and which do not.
+	Applied []string
+	Missing []string
+
 	rlimits []rlimit
-	applied []string
-	missing []string
 }
 
 type rlimit struct {
@@ -26,8 +32,8 @@ type rlimit struct {
 	value    uint64
 }
 
-// wantedControllers lists the cgroup controllers lim needs.
-func wantedControllers(lim backends.Limits) []string {
+// Controllers lists the cgroup controllers lim needs.
+func Controllers(lim backends.Limits) []string {
 	var c []string
 	if lim.MemoryMB > 0 {
 		c = append(c, "memory")
@@ -41,57 +47,76 @@ func wantedControllers(lim backends.Limits) []string {
 	return c
 }
 
-// planLimits creates the run's cgroups (when layout allows) and decides the
-// rlimits. Only "cgroups are not available" degrades to rlimits; any other
-// failure is returned and the run must not start.
-func planLimits(layout cgroupLayout, runID string, lim backends.Limits) (*limitPlan, error) {
-	p := &limitPlan{}
-	cg, err := layout.create(runID, wantedControllers(lim))
+// NewPlan creates the run's cgroups (when layout allows), below those of
+// its sandbox, which hold the limits for all the sandbox's runs together,
+// and decides the rlimits. Only "cgroups are not available" degrades to
+// rlimits; any other failure is returned and the run must not start.
+func NewPlan(layout Layout, sandboxID, runID string, lim backends.Limits) (*Plan, error) {
+	p := &Plan{}
+	cg, err := layout.Create(sandboxID, runID, Controllers(lim))
 	switch {
-	case errors.Is(err, errNoCgroups):
+	case errors.Is(err, ErrNoCgroups):
 		cg = nil
 	case err != nil:
 		return nil, err
 	}
 	if cg != nil {
-		applied, missing, err := cg.setLimits(lim)
+		applied, missing, err := cg.SetLimits(lim)
 		if err != nil {
-			_ = cg.remove()
+			_ = cg.Remove()
 			return nil, err
 		}
-		p.cg, p.applied, p.missing = cg, applied, missing
+		p.Cgroups, p.Applied, p.Missing = cg, applied, missing
 	} else {
 		if lim.MemoryMB > 0 {
-			p.add(unix.RLIMIT_AS, uint64(lim.MemoryMB)<<20)
-			p.applied = append(p.applied, fmt.Sprintf("memory %d MiB: RLIMIT_AS (address space, approximate; no writable cgroup)", lim.MemoryMB))
+			p.addRlimit(unix.RLIMIT_AS, uint64(lim.MemoryMB)<<20)
+			p.Applied = append(p.Applied, fmt.Sprintf("memory %d MiB: RLIMIT_AS (address space, approximate; no writable cgroup)", lim.MemoryMB))
 		}
 		if lim.Pids > 0 {
-			p.add(unix.RLIMIT_NPROC, uint64(lim.Pids))
-			p.applied = append(p.applied, fmt.Sprintf("pids %d: RLIMIT_NPROC (per user, approximate; no writable cgroup)", lim.Pids))
+			p.addRlimit(unix.RLIMIT_NPROC, uint64(lim.Pids))
+			p.Applied = append(p.Applied, fmt.Sprintf("pids %d: RLIMIT_NPROC (per user, approximate; no writable cgroup)", lim.Pids))
 		}
 		if lim.CPUs > 0 {
-			p.missing = append(p.missing, fmt.Sprintf("cpu %s: not enforced (no writable cgroup)", formatCPUs(lim.CPUs)))
+			p.Missing = append(p.Missing, fmt.Sprintf("cpu %s: not enforced (no writable cgroup)", FormatCPUs(lim.CPUs)))
 		}
 	}
 	if lim.DiskMB > 0 {
-		p.add(unix.RLIMIT_FSIZE, uint64(lim.DiskMB)<<20)
-		p.applied = append(p.applied, fmt.Sprintf("disk %d MiB: RLIMIT_FSIZE", lim.DiskMB))
+		p.addRlimit(unix.RLIMIT_FSIZE, uint64(lim.DiskMB)<<20)
+		p.Applied = append(p.Applied, fmt.Sprintf("disk %d MiB: RLIMIT_FSIZE", lim.DiskMB))
 	}
 	// No core dumps: they would land in the workspace or go to the host's
 	// core_pattern handler.
-	p.add(unix.RLIMIT_CORE, 0)
+	p.addRlimit(unix.RLIMIT_CORE, 0)
 	return p, nil
 }
 
-func (p *limitPlan) add(resource int, v uint64) {
+// Rlimit is one resource limit of a Plan: a RLIMIT_* resource and the
+// value that is both its soft and its hard limit.
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+}
+
+// Rlimits returns the plan's rlimits, for a run whose first process sets
+// them on itself right before it execs the command (Apply sets them from
+// outside instead).
+func (p *Plan) Rlimits() []Rlimit {
+	out := make([]Rlimit, len(p.rlimits))
+	for i, r := range p.rlimits {
+		out[i] = Rlimit{r.resource, r.value}
+	}
+	return out
+}
+
+func (p *Plan) addRlimit(resource int, v uint64) {
 	p.rlimits = append(p.rlimits, rlimit{resource, v})
 }
 
-// apply puts pid into the run's cgroups and lowers its rlimits. Processes
+// Apply puts pid into the run's cgroups and lowers its rlimits. Processes
 // it forks afterwards inherit both.
-func (p *limitPlan) apply(pid int) error {
-	if p.cg != nil {
-		if err := p.cg.add(pid); err != nil {
+func (p *Plan) Apply(pid int) error {
+	if p.Cgroups != nil {
+		if err := p.Cgroups.Add(pid); err != nil {
 			return err
 		}
 	}

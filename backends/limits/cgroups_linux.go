@@ -1,4 +1,4 @@
-package bwrap
+package limits
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// cgroupLayout is how cgroups are mounted on this machine.
-type cgroupLayout struct {
+// Layout is how cgroups are mounted on this machine.
+type Layout struct {
 	// version is 1 (per-controller hierarchies), 2 (unified) or 0 (none).
 	version int
 	// v1 maps a controller (memory, pids, cpu, freezer) to its hierarchy's
@@ -24,17 +24,17 @@ type cgroupLayout struct {
 	v2 string
 }
 
-// detectCgroups reads /proc/self/mountinfo and /proc/self/cgroup. As root,
+// Detect reads /proc/self/mountinfo and /proc/self/cgroup. As root,
 // run cgroups go under each hierarchy's root; otherwise under the engine's
 // own cgroup, which only works when that subtree is delegated to it.
-func detectCgroups() cgroupLayout {
+func Detect() Layout {
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return cgroupLayout{}
+		return Layout{}
 	}
 	own := ownCgroups()
 	root := os.Geteuid() == 0
-	l := cgroupLayout{v1: map[string]string{}}
+	l := Layout{v1: map[string]string{}}
 	var unified string
 	for _, line := range strings.Split(string(mounts), "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
@@ -97,21 +97,22 @@ func ownCgroups() map[string]string {
 	return m
 }
 
-// writable reports whether run cgroups can be created, by creating and
+// Writable reports whether run cgroups can be created, by creating and
 // removing one. It is what the probe shows as "cgroup_writable".
-func (l cgroupLayout) writable() bool {
+func (l Layout) Writable() bool {
 	if l.version == 0 {
 		return false
 	}
-	cg, err := l.create("probe-"+randomID(), nil)
+	cg, err := l.Create("", "probe-"+RandomID(), nil)
 	if cg == nil || err != nil {
 		return false
 	}
-	cg.remove()
+	cg.Remove()
 	return true
 }
 
-func (l cgroupLayout) name() string {
+// Name is the cgroup version as the probe shows it: "v1", "v2" or "none".
+func (l Layout) Name() string {
 	switch l.version {
 	case 1:
 		return "v1"
@@ -121,22 +122,47 @@ func (l cgroupLayout) name() string {
 	return "none"
 }
 
-// runCgroups are the cgroups of one run.
-type runCgroups struct {
+// Cgroups are the cgroups of one run. They sit under the cgroups of its
+// sandbox, which hold the sandbox's limits for all of its runs together:
+// N runs at once share one memory, pids and CPU budget rather than get N
+// times it.
+type Cgroups struct {
 	version int
 	// dirs maps a controller to the run's directory; on v2 the only key is "".
 	dirs map[string]string
+	// sandbox has the same shape for the sandbox's cgroups (nil for a run
+	// of no sandbox, whose cgroups sit right under senclaw/).
+	sandbox *Cgroups
 }
 
-// errNoCgroups means the engine may not create cgroups here; the caller
+// ErrNoCgroups means the engine may not create cgroups here; the caller
 // falls back to rlimits.
-var errNoCgroups = errors.New("cgroups are not writable")
+var ErrNoCgroups = errors.New("cgroups are not writable")
 
-// create makes the run's cgroups for the controllers listed in want (nil:
-// a tracking cgroup only). It returns errNoCgroups when the parent is not
-// writable; any other failure is an error and nothing is left behind.
-func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
-	cg := &runCgroups{version: l.version, dirs: map[string]string{}}
+// sandboxPrefix starts the name of a sandbox's cgroup under senclaw/; run
+// cgroups are named by their run id, which never starts so.
+const sandboxPrefix = "sb-"
+
+// Create makes the run's cgroups for the controllers listed in want (nil:
+// a tracking cgroup only), below those of sandboxID (made when they are
+// not there; "" puts the run right under senclaw/). It returns
+// ErrNoCgroups when the parent is not writable; any other failure is an
+// error and nothing is left behind.
+func (l Layout) Create(sandboxID, runID string, want []string) (*Cgroups, error) {
+	if sandboxID != "" && !ValidName(sandboxID) {
+		return nil, fmt.Errorf("creating cgroup: invalid sandbox id %q", sandboxID)
+	}
+	if !ValidName(runID) {
+		return nil, fmt.Errorf("creating cgroup: invalid run id %q", runID)
+	}
+	group := ""
+	if sandboxID != "" {
+		group = sandboxPrefix + sandboxID
+	}
+	cg := &Cgroups{version: l.version, dirs: map[string]string{}}
+	if group != "" {
+		cg.sandbox = &Cgroups{version: l.version, dirs: map[string]string{}}
+	}
 	switch l.version {
 	case 1:
 		// pids tracks every process of the run; freezer lets Kill stop a
@@ -145,12 +171,15 @@ func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
 			if _, done := cg.dirs[c]; done || l.v1[c] == "" {
 				continue
 			}
-			dir, err := mkRunDir(l.v1[c], runID)
+			sbDir, dir, err := mkRunDir(l.v1[c], group, runID, nil)
 			if err != nil {
-				cg.remove()
+				cg.Remove()
 				return nil, err
 			}
 			cg.dirs[c] = dir
+			if cg.sandbox != nil {
+				cg.sandbox.dirs[c] = sbDir
+			}
 		}
 	case 2:
 		parent := filepath.Join(l.v2, "senclaw")
@@ -164,16 +193,19 @@ func (l cgroupLayout) create(runID string, want []string) (*runCgroups, error) {
 				return nil, noCgroups(err)
 			}
 		}
-		dir, err := mkRunDir(l.v2, runID)
+		sbDir, dir, err := mkRunDir(l.v2, group, runID, enableControllers)
 		if err != nil {
 			return nil, err
 		}
 		cg.dirs[""] = dir
+		if cg.sandbox != nil {
+			cg.sandbox.dirs[""] = sbDir
+		}
 	default:
-		return nil, errNoCgroups
+		return nil, ErrNoCgroups
 	}
 	if len(cg.dirs) == 0 {
-		return nil, errNoCgroups
+		return nil, ErrNoCgroups
 	}
 	return cg, nil
 }
@@ -192,38 +224,63 @@ func enableControllers(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(ctl, " ")), 0o644)
 }
 
-// mkRunDir creates base/senclaw/runID.
-func mkRunDir(base, runID string) (string, error) {
+// mkRunDir creates base/senclaw/group/runID (base/senclaw/runID when
+// group is ""), and returns the group's directory and the run's. When the
+// group's cgroup is made, setup (if any) runs on it first. The run of
+// another sandbox's last run may remove an empty group directory at any
+// time (Remove), so a group that vanishes before the run's directory is
+// in it is made again; once the run's is there, the kernel keeps it.
+func mkRunDir(base, group, runID string, setup func(dir string) error) (groupDir, dir string, err error) {
 	parent := filepath.Join(base, "senclaw")
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", noCgroups(err)
+		return "", "", noCgroups(err)
 	}
-	dir := filepath.Join(parent, runID)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("creating cgroup %s: a run with this id exists", dir)
+	groupDir = parent
+	if group != "" {
+		groupDir = filepath.Join(parent, group)
+	}
+	dir = filepath.Join(groupDir, runID)
+	for try := 0; ; try++ {
+		if group != "" {
+			if err := os.Mkdir(groupDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return "", "", noCgroups(err)
+			}
+			if setup != nil {
+				if err := setup(groupDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return "", "", noCgroups(err)
+				}
+			}
 		}
-		return "", noCgroups(err)
+		err := os.Mkdir(dir, 0o755)
+		switch {
+		case err == nil:
+			return groupDir, dir, nil
+		case errors.Is(err, fs.ErrExist):
+			return "", "", fmt.Errorf("creating cgroup %s: a run with this id exists", dir)
+		case errors.Is(err, fs.ErrNotExist) && group != "" && try < 10:
+			continue // the group went between the two mkdirs
+		}
+		return "", "", noCgroups(err)
 	}
-	return dir, nil
 }
 
-// noCgroups turns permission problems into errNoCgroups.
+// noCgroups turns permission problems into ErrNoCgroups.
 func noCgroups(err error) error {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EROFS) {
-		return errNoCgroups
+		return ErrNoCgroups
 	}
 	return fmt.Errorf("creating cgroup: %w", err)
 }
 
 // Sweep removes the empty run cgroups a previous engine left behind when
-// it died before cleaning up, and returns how many went. A cgroup with
-// processes cannot be removed (the kernel refuses), so runs going on are
-// never touched; and only cgroups of runs that began more than an hour ago
-// are tried, so one that another engine has just made, still empty, stays.
-func (b *Backend) Sweep() int {
-	now := time.Now()
-	l := b.host.cgroups()
+// it died before cleaning up, and the sandbox cgroups left empty, and
+// returns how many went. A cgroup with processes or child cgroups cannot
+// be removed (the kernel refuses), so runs going on are never touched;
+// only cgroups of runs that began more than an hour ago are tried, so one
+// that another engine has just made, still empty, stays; and a sandbox
+// cgroup that goes just before a run makes its own in it is made again
+// (mkRunDir).
+func (l Layout) Sweep(now time.Time) int {
 	var bases []string
 	switch l.version {
 	case 1:
@@ -234,20 +291,27 @@ func (b *Backend) Sweep() int {
 		bases = []string{l.v2}
 	}
 	n := 0
-	for _, base := range bases {
-		parent := filepath.Join(base, "senclaw")
-		entries, err := os.ReadDir(parent)
+	sweepRuns := func(dir string) {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			continue
+			return
 		}
 		for _, e := range entries {
-			if e.IsDir() && staleRun(e.Name(), now) && os.Remove(filepath.Join(parent, e.Name())) == nil {
+			if e.IsDir() && staleRun(e.Name(), now) && os.Remove(filepath.Join(dir, e.Name())) == nil {
 				n++
 			}
 		}
 	}
-	if n > 0 {
-		b.log.Info("Empty run cgroups left by an earlier engine were removed.", "count", n)
+	for _, base := range bases {
+		parent := filepath.Join(base, "senclaw")
+		sweepRuns(parent)
+		groups, _ := filepath.Glob(filepath.Join(parent, sandboxPrefix+"*"))
+		for _, g := range groups {
+			sweepRuns(g)
+			if os.Remove(g) == nil {
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -1,4 +1,4 @@
-package bwrap
+package limits
 
 import (
 	"errors"
@@ -16,19 +16,42 @@ import (
 // cpuPeriodUs is the CFS period; the quota is CPUs times this.
 const cpuPeriodUs = 100000
 
-// setLimits writes lim into the run's cgroups and returns what applied and
-// what did not. A failed write is an error: the caller fails closed.
-func (cg *runCgroups) setLimits(lim backends.Limits) (applied, missing []string, err error) {
+// SharedLimits is the line of Plan.Applied that says the limits are the
+// sandbox's, for all of its runs together.
+const SharedLimits = "limits: one budget for all of the sandbox's runs at once (the sandbox's cgroup holds them; each run's sits below it)"
+
+// SetLimits writes lim into the cgroups of the run's sandbox (into the
+// run's own for a run of no sandbox) and returns what applied and what
+// did not. A failed write is an error: the caller fails closed. Every run
+// writes them again, so a sandbox's changed limits hold from its next run.
+func (cg *Cgroups) SetLimits(lim backends.Limits) (applied, missing []string, err error) {
+	if cg.sandbox != nil {
+		applied, missing, err = cg.sandbox.SetLimits(lim)
+		if err == nil && (lim.MemoryMB > 0 || lim.Pids > 0 || lim.CPUs > 0) {
+			applied = append(applied, SharedLimits)
+		}
+		return applied, missing, err
+	}
 	v := "cgroup v" + strconv.Itoa(cg.version)
 	if lim.MemoryMB > 0 {
 		bytes := strconv.FormatInt(int64(lim.MemoryMB)<<20, 10)
 		what := fmt.Sprintf("memory %d MiB", lim.MemoryMB)
 		if cg.version == 1 {
-			if err := cg.write("memory", "memory.limit_in_bytes", bytes); err != nil {
+			// memsw is memory plus swap: equal to the limit means no swap.
+			// It may never be below the memory limit, so when a sandbox's
+			// limit grows, memsw goes first.
+			memsw := cg.has("memory", "memory.memsw.limit_in_bytes")
+			err := cg.write("memory", "memory.limit_in_bytes", bytes)
+			if err != nil && memsw && errors.Is(err, syscall.EINVAL) {
+				err = cg.write("memory", "memory.memsw.limit_in_bytes", bytes)
+				if err == nil {
+					err = cg.write("memory", "memory.limit_in_bytes", bytes)
+				}
+			}
+			if err != nil {
 				return nil, nil, err
 			}
-			// memsw is memory plus swap: equal to the limit means no swap.
-			if cg.has("memory", "memory.memsw.limit_in_bytes") {
+			if memsw {
 				if err := cg.write("memory", "memory.memsw.limit_in_bytes", bytes); err != nil {
 					return nil, nil, err
 				}
@@ -66,20 +89,20 @@ func (cg *runCgroups) setLimits(lim backends.Limits) (applied, missing []string,
 		if err != nil {
 			return nil, nil, err
 		}
-		applied = append(applied, fmt.Sprintf("cpu %s: %s cfs", formatCPUs(lim.CPUs), v))
+		applied = append(applied, fmt.Sprintf("cpu %s: %s cfs", FormatCPUs(lim.CPUs), v))
 	}
 	return applied, missing, nil
 }
 
 // dir returns the run's directory for controller c ("" on v2).
-func (cg *runCgroups) dir(c string) string {
+func (cg *Cgroups) dir(c string) string {
 	if cg.version == 2 {
 		return cg.dirs[""]
 	}
 	return cg.dirs[c]
 }
 
-func (cg *runCgroups) has(c, file string) bool {
+func (cg *Cgroups) has(c, file string) bool {
 	d := cg.dir(c)
 	if d == "" {
 		return false
@@ -88,7 +111,7 @@ func (cg *runCgroups) has(c, file string) bool {
 	return err == nil
 }
 
-func (cg *runCgroups) write(c, file, value string) error {
+func (cg *Cgroups) write(c, file, value string) error {
 	d := cg.dir(c)
 	if d == "" {
 		return fmt.Errorf("setting %s: the %s controller is not available", file, c)
@@ -99,8 +122,8 @@ func (cg *runCgroups) write(c, file, value string) error {
 	return nil
 }
 
-// add moves pid into every cgroup of the run.
-func (cg *runCgroups) add(pid int) error {
+// Add moves pid into every cgroup of the run.
+func (cg *Cgroups) Add(pid int) error {
 	for _, d := range cg.dirs {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 			return fmt.Errorf("moving pid %d into %s: %w", pid, d, err)
@@ -109,8 +132,8 @@ func (cg *runCgroups) add(pid int) error {
 	return nil
 }
 
-// procs lists the pids in any of the run's cgroups.
-func (cg *runCgroups) procs() []int {
+// Procs lists the pids in any of the run's cgroups.
+func (cg *Cgroups) Procs() []int {
 	seen := map[int]bool{}
 	var out []int
 	for _, d := range cg.dirs {
@@ -128,41 +151,41 @@ func (cg *runCgroups) procs() []int {
 	return out
 }
 
-// signal sends SIGKILL to every process in the run's cgroups once.
-func (cg *runCgroups) signal() {
+// Signal sends SIGKILL to every process in the run's cgroups once.
+func (cg *Cgroups) Signal() {
 	if cg.version == 2 && cg.has("", "cgroup.kill") {
 		_ = cg.write("", "cgroup.kill", "1")
 		return
 	}
-	for _, pid := range cg.procs() {
+	for _, pid := range cg.Procs() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
-// killAll kills everything in the run's cgroups and waits until they are
+// KillAll kills everything in the run's cgroups and waits until they are
 // empty. On v1 the tree is frozen first so a fork loop cannot outrun it.
-func (cg *runCgroups) killAll() error {
-	if len(cg.procs()) == 0 {
+func (cg *Cgroups) KillAll() error {
+	if len(cg.Procs()) == 0 {
 		return nil // the usual end: everything already exited
 	}
 	frozen := cg.version == 1 && cg.write("freezer", "freezer.state", "FROZEN") == nil
-	cg.signal()
+	cg.Signal()
 	if frozen {
 		_ = cg.write("freezer", "freezer.state", "THAWED")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(cg.procs()) > 0 {
+	for len(cg.Procs()) > 0 {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("killing the run's processes: %v still alive", cg.procs())
+			return fmt.Errorf("killing the run's processes: %v still alive", cg.Procs())
 		}
-		cg.signal()
+		cg.Signal()
 		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
 }
 
-// oomKilled reports whether the kernel's OOM killer struck inside the run.
-func (cg *runCgroups) oomKilled() bool {
+// OOMKilled reports whether the kernel's OOM killer struck inside the run.
+func (cg *Cgroups) OOMKilled() bool {
 	file := "memory.events"
 	if cg.version == 1 {
 		file = "memory.oom_control"
@@ -183,9 +206,20 @@ func (cg *runCgroups) oomKilled() bool {
 	return false
 }
 
-// remove deletes the run's cgroups, retrying while the kernel finishes
-// tearing down exited processes.
-func (cg *runCgroups) remove() error {
+// Remove deletes the run's cgroups, retrying while the kernel finishes
+// tearing down exited processes, and then its sandbox's when no other run
+// of the sandbox is in them.
+func (cg *Cgroups) Remove() error {
+	err := cg.removeOwn()
+	if cg.sandbox != nil && err == nil {
+		for _, d := range cg.sandbox.dirs {
+			_ = os.Remove(d) // refused while another run's cgroup is in it
+		}
+	}
+	return err
+}
+
+func (cg *Cgroups) removeOwn() error {
 	var errs []error
 	for _, d := range cg.dirs {
 		var err error
@@ -203,8 +237,8 @@ func (cg *runCgroups) remove() error {
 	return errors.Join(errs...)
 }
 
-// formatCPUs prints 1 as "1.0" and 0.5 as "0.5".
-func formatCPUs(c float64) string {
+// FormatCPUs prints 1 as "1.0" and 0.5 as "0.5".
+func FormatCPUs(c float64) string {
 	s := strconv.FormatFloat(c, 'f', -1, 64)
 	if !strings.Contains(s, ".") {
 		s += ".0"

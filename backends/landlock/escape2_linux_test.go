@@ -1,0 +1,170 @@
+package landlock
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
+)
+
+// fakeProxy stands in for the engine's proxy: it answers each connection
+// on its sandbox's proxy socket with "proxy".
+func fakeProxy(t *testing.T, u sandboxUser) *backends.NetPlumbing {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "senclaw-landlock-net-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	l, err := net.Listen("unix", filepath.Join(dir, netfwd.ProxySocket))
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprint(c, "proxy")
+			c.Close()
+		}
+	}()
+	must(t, os.WriteFile(filepath.Join(dir, netfwd.NodePreload), []byte("// preload\n"), 0o644))
+	return &backends.NetPlumbing{Dir: dir}
+}
+
+// TestEscapeNetworkAndProcesses: with the network off no socket at all;
+// with it on, TCP only to the run's door to the proxy, never to a
+// loopback listener no rule names (the engine's API port stands for
+// them), nor UDP, raw, packet or Unix sockets; and never the host's
+// processes: no signal, no ptrace, no environ, no mem.
+func TestEscapeNetworkAndProcesses(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	if abi, _ := ABIVersion(); abi < 6 {
+		t.Skipf("scoped signals need Landlock ABI 6, this kernel has %d", abi)
+	}
+	b := New(Options{})
+	api, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { api.Close() })
+	go acceptAll(api)
+	abstract := fmt.Sprintf("@senclaw-landlock-test-%d", os.Getpid())
+	unixL, err := net.Listen("unix", abstract)
+	must(t, err)
+	t.Cleanup(func() { unixL.Close() })
+	go acceptAll(unixL)
+	pathSock := filepath.Join(t.TempDir(), "service.sock")
+	pathL, err := net.Listen("unix", pathSock)
+	must(t, err)
+	t.Cleanup(func() { pathL.Close() })
+	must(t, os.Chmod(filepath.Dir(pathSock), 0o755))
+	must(t, os.Chmod(pathSock, 0o777))
+	go acceptAll(pathL)
+	host := exec.Command("sleep", "120")
+	host.Env = []string{"SENCLAW_HOST_SECRET=hunter2"}
+	must(t, host.Start())
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+	if os.Geteuid() == 0 {
+		// As the sandbox user itself, so that only Landlock stands between.
+		_ = host.Process.Kill()
+		_ = host.Wait()
+		host = exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "120")
+		host.Env = []string{"SENCLAW_HOST_SECRET=hunter2"}
+		must(t, host.Start())
+	}
+	prog := fmt.Sprintf(`import socket, os, ctypes, sys
+def attempt(what, fn):
+    try:
+        r = fn(); print(what, "ok", r if r else "")
+    except OSError as e:
+        print(what, "refused", e.errno)
+def tcp(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(3)
+    s.connect(("127.0.0.1", port)); return s.recv(16).decode()
+def unix(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(3); s.connect(addr)
+attempt("api", lambda: tcp(%d))
+attempt("door", lambda: tcp(int(os.environ.get("SENCLAW_PROXY_PORT", "1"))))
+attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", 53)))
+attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+attempt("packet", lambda: socket.socket(17, socket.SOCK_RAW, 0))
+attempt("abstract", lambda: unix("\0" + %q))
+attempt("pathname", lambda: unix(%q))
+attempt("socketpair", lambda: socket.socketpair() and None)
+attempt("bind_any", lambda: socket.socket().bind(("0.0.0.0", 0)))
+attempt("kill", lambda: os.kill(%d, 9))
+attempt("environ", lambda: open("/proc/%d/environ").read())
+attempt("mem", lambda: open("/proc/%d/mem", "rb").read(1))
+attempt("fd", lambda: os.readlink("/proc/%d/fd/0"))
+attempt("fd_open", lambda: open("/proc/%d/fd/0").read(1))
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, %d, 0, 0)
+print("ptrace", "ok" if r == 0 else "refused", ctypes.get_errno())
+`, api.Addr().(*net.TCPAddr).Port, abstract[1:], pathSock, host.Process.Pid, host.Process.Pid, host.Process.Pid, host.Process.Pid, host.Process.Pid, host.Process.Pid)
+	for _, u := range sandboxUsers(t) {
+		for _, network := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
+				t.Parallel()
+				d := newTestDirs(t, u)
+				spec := newSpec(t, u, d.ws)
+				want := map[string]string{"api": "refused", "door": "refused", "udp": "refused", "raw": "refused",
+					"packet": "refused", "abstract": "refused", "pathname": "refused", "socketpair": "ok",
+					"bind_any": "refused", "kill": "refused", "environ": "refused", "mem": "refused",
+					"fd": "refused", "fd_open": "refused", "ptrace": "refused"}
+				if network {
+					spec.Network = true
+					spec.Net = fakeProxy(t, u)
+					spec.Env = append(spec.Env, "SENCLAW_PROXY_PORT=3128")
+					want["door"] = "ok proxy"
+				}
+				r := py(t, b, spec, prog)
+				if r.status.Code != 0 {
+					t.Fatalf("exit %+v: %s", r.status, r.stderr)
+				}
+				got := map[string]string{}
+				for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+					k, v, _ := strings.Cut(line, " ")
+					got[k] = v
+				}
+				for k, v := range want {
+					if !strings.HasPrefix(got[k], v) {
+						t.Errorf("%s: %q, want %q", k, got[k], v)
+					}
+				}
+				if err := host.Process.Signal(syscall.Signal(0)); err != nil {
+					t.Errorf("host process died: %v", err)
+				}
+			})
+		}
+	}
+}
+
+func acceptAll(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
+}
+
+// TestProxyEnv: the runner's proxy variables point at the run's door.
+func TestProxyEnv(t *testing.T) {
+	t.Parallel()
+	env := []string{"HTTP_PROXY=http://127.0.0.1:3128", "all_proxy=socks5h://127.0.0.1:1080", "NO_PROXY=localhost,127.0.0.1,::1",
+		"SENCLAW_PROXY_PORT=3128", "NODE_OPTIONS=--require /w/.trace/node-hook.cjs --require /run/senclaw/node-proxy.cjs", "KEEP=http://127.0.0.1:3128x"}
+	got := proxyEnv(env, 40000, "/data/net/s/node-proxy.cjs")
+	want := []string{"HTTP_PROXY=http://127.0.0.1:40000", "all_proxy=socks5h://127.0.0.1:40000",
+		"SENCLAW_PROXY_PORT=40000", "NODE_OPTIONS=--require /w/.trace/node-hook.cjs --require /data/net/s/node-proxy.cjs", "KEEP=http://127.0.0.1:3128x"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("proxyEnv:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,14 @@
+package landlock
+
+import "time"
+
+// Sweep removes the empty run cgroups a previous engine left behind (see
+// limits.Layout.Sweep: runs going on are never touched). bwrap's Sweep
+// sweeps the same tree; an engine without bwrap still needs this one.
+func (b *Backend) Sweep() int {
+	n := b.host.cgroups().Sweep(time.Now())
+	if n > 0 {
+		b.log.Info("Empty run cgroups left by an earlier engine were removed.", "count", n)
+	}
+	return n
+}
