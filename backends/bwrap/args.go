@@ -33,6 +33,9 @@ type FDs struct {
 	// a symlink swapped into a source path (by code in another sandbox
 	// that can write above it) leads nowhere. Nil binds by path (tests).
 	Mounts []int
+	// Terminal, when set, is the run's terminal (spec.Terminal), which
+	// the helper inside makes the command's (netfwd's --tty role).
+	Terminal int
 }
 
 // Root is a system root as found on the host.
@@ -149,11 +152,19 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 		a = append(a, op, src, target)
 	}
 	argv := spec.Argv
-	if spec.Net != nil {
+	var tty *netfwd.TTY
+	if fds.Terminal > 0 {
+		tty = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
+	}
+	switch {
+	case spec.Net != nil:
 		a = append(a,
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
-		argv = netfwd.Argv(spec.Net, spec.Argv)
+		argv = netfwd.ArgvWith(spec.Net, tty, spec.Argv)
+	case tty != nil:
+		a = append(a, "--ro-bind", spec.Helper, netfwd.BinaryPath)
+		argv = netfwd.ArgvWith(nil, tty, spec.Argv)
 	}
 	a = append(a,
 		"--seccomp", strconv.Itoa(fds.Seccomp),

@@ -91,19 +91,7 @@ func TestArgsGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := strings.Join(Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), "\n") + "\n"
-			file := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", file, got, want)
-			}
+			checkGolden(t, tc.name, got)
 		})
 	}
 }
@@ -271,5 +259,53 @@ func TestArgsOpenModePrivateRun(t *testing.T) {
 		if strings.Contains(a, not) {
 			t.Errorf("argv masks %s inside the private /run:\n%s", not, a)
 		}
+	}
+}
+
+// A run with a terminal: the helper is bound in (or comes with the
+// network plumbing) and takes the terminal's descriptor before the
+// command; --new-session stays, and the seccomp filter with it.
+func TestArgsTerminalGolden(t *testing.T) {
+	t.Parallel()
+	tty := baseSpec(backends.FsStrict)
+	tty.TerminalFDs = []int{0, 1}
+	tty.Helper = "/usr/lib/senclaw/senclaw-netfwd"
+	ttyNet := baseSpec(backends.FsStrict)
+	ttyNet.TerminalFDs = []int{0, 1, 2}
+	ttyNet.Network = true
+	ttyNet.Net = &backends.NetPlumbing{Dir: "/home/ann/.local/share/sc/net/s1", Forwarder: "/usr/lib/senclaw/senclaw-netfwd"}
+	for _, tc := range []struct {
+		name string
+		spec *backends.Spec
+	}{{"terminal", tty}, {"terminal_network_on", ttyNet}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Terminal: 6})
+			for _, must := range []string{"--new-session", "--seccomp", "--tty-fd"} {
+				if !slices.Contains(a, must) {
+					t.Errorf("missing %s", must)
+				}
+			}
+			got := strings.Join(a, "\n") + "\n"
+			checkGolden(t, tc.name, got)
+		})
+	}
+}
+
+// checkGolden compares got with testdata/NAME.golden (-update rewrites it).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", file, got, want)
 	}
 }
