@@ -79,6 +79,8 @@ type Engine struct {
 	mu       sync.Mutex // guards settings, policy
 	settings Settings
 	policy   ExecPolicy
+	// agentMu makes finding or creating a project's agent sandbox atomic.
+	agentMu sync.Mutex
 
 	live    *liveRuns
 	records *recordWriter

@@ -35,6 +35,12 @@ type RunRequest struct {
 	Stderr io.Writer `json:"-"`
 	// Trace traces this run even when its sandbox does not (trace.go).
 	Trace bool `json:"trace,omitempty"`
+	// Attach, when set, keeps a foreground run connected to its caller:
+	// stdin, a terminal, resizes and signals (attach.go).
+	Attach *Attachment `json:"-"`
+	// Agent names the agent whose shell asked for the run (claude-code,
+	// gemini-cli, shell), for the record; "" when none said.
+	Agent string `json:"-"`
 }
 
 // RunResult is a finished (or, in the background, started) run: its
@@ -130,6 +136,18 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 	if err := checkEnv("env", req.Env); err != nil {
 		return nil, err
 	}
+	if a := req.Attach; a != nil {
+		if req.Background {
+			return nil, badField("background", true, "an attached run stays in the foreground; drop background or the attachment")
+		}
+		t, err := checkTerminal(a.Terminal)
+		if err != nil {
+			return nil, err
+		}
+		checked := *a
+		checked.Terminal = t
+		p.req.Attach = &checked
+	}
 	timeout := sb.TimeoutMs
 	if req.TimeoutMs != 0 {
 		if err := checkTimeout("timeoutMs", req.TimeoutMs); err != nil {
@@ -156,6 +174,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		Language:    p.req.Language,
 		Network:     p.sb.Network || !p.sb.Ports.Empty(),
 		Background:  p.req.Background,
+		Agent:       p.req.Agent,
 		StartedAt:   e.now().UTC(),
 		State:       "done",
 	}
@@ -191,12 +210,19 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	} else {
 		spec.Stdout, spec.Stderr = stdout, stderr
 	}
+	at, err := e.attach(p, backend, spec, &rec, stdout, stderr)
+	if err != nil {
+		releaseNet()
+		tr.discard()
+		return e.refuse(&rec, err)
+	}
 	start := time.Now()
 	proc, err := backend.Start(ctx, spec)
 	if err != nil {
 		if logFile != nil {
 			logFile.Close()
 		}
+		at.finish()
 		releaseNet()
 		tr.discard() // trace (issue #7)
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
@@ -212,11 +238,13 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	}
 	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{})}
 	e.live.add(lr)
+	at.started(proc, rec)
 	if p.sb.Kind != "oneshot" {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr)
+		at.finish() // the terminal's last output, before the record
 		releaseNet()
 		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()
