@@ -19,6 +19,7 @@ import (
 func commands() []*command {
 	return []*command{
 		runCommand(),
+		agentShellCommand(),
 		createCommand(),
 		{
 			name: "ls", aliases: []string{"list"}, summary: "list sandboxes",

@@ -117,6 +117,9 @@ type AgentShellRequest struct {
 	// a sandboxed command never sees it. Names that are not plain
 	// variable names (exported shell functions) are left out.
 	HostEnv map[string]string `json:"hostEnv,omitempty"`
+	// Dir, when set, is where in the project the command starts (the
+	// caller's working directory): ProjectDir itself or a folder inside it.
+	Dir string `json:"dir,omitempty"`
 	// Agent names the agent asking (claude-code, gemini-cli, shell), for
 	// the record: lowercase letters, digits and dashes, at most 32.
 	Agent string `json:"agent,omitempty"`
@@ -144,6 +147,10 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 	if err != nil {
 		return nil, err
 	}
+	start, err := startDir(dir, req.Dir)
+	if err != nil {
+		return nil, err
+	}
 	sb, err := e.agentSandbox(dir, pol)
 	if err != nil {
 		return nil, err
@@ -157,7 +164,55 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 		return nil, err
 	}
 	p.offPath = !pol.ExecShell
+	if start != "" {
+		// sh changes into the folder, then execs the command as given.
+		p.argv = append([]string{"/bin/sh", "-c", `cd -- "$0" && exec "$@"`, start}, p.argv...)
+	}
 	return e.run(ctx, p)
+}
+
+// startDir checks that dir (the caller's working directory) is the
+// canonical project or inside it, and returns it canonical; "" for the
+// project itself.
+func startDir(project, dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	if !filepath.IsAbs(dir) {
+		return "", badField("dir", dir, "must be an absolute path")
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", badField("dir", dir, "does not exist")
+	}
+	if !within(real, project) {
+		return "", badField("dir", dir, "is outside the project %s: the agent shell starts commands in the project or a folder inside it; cd into it, or give that folder as the project", project)
+	}
+	if real == project {
+		return "", nil
+	}
+	return real, nil
+}
+
+// AgentShellCheck says what the agent shell would do for a command in
+// projectDir now, without running anything: "none" when the switch is
+// off (it runs on the host), the isolation it would get when on, or the
+// refusal (a bad project dir, nothing that can isolate). Agent hooks ask
+// it before they hand a command to the agent shell, so that a refusal
+// reaches the agent as a denial rather than as a failed command.
+func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string, error) {
+	pol := e.Policy()
+	dir, err := checkHostDir("projectDir", projectDir, e.paths)
+	if err != nil {
+		return "", err
+	}
+	if !pol.ExecShell {
+		return isolationNone, nil
+	}
+	sb := e.defaultSandbox()
+	sb.Kind, sb.Workspace, sb.FsMode, sb.Network = "agent", dir, pol.ExecFsMode, pol.ExecNetwork
+	_, isolation, err := e.choose(ctx, &plan{sb: &sb, req: RunRequest{Source: SourceAgentShell, Command: "true"}})
+	return isolation, err
 }
 
 // hostEnv is the caller's environment with env on top, keeping only the
