@@ -4,12 +4,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/app/agentshell"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 )
@@ -71,4 +75,134 @@ func environ() map[string]string {
 		}
 	}
 	return env
+}
+
+// selfPath is this binary's absolute path, links resolved: what hooks
+// and the wrapper call.
+func selfPath() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		self = real
+	}
+	return self, nil
+}
+
+func hookCommand() *command {
+	verb := func(agent, env, tool string) *command {
+		return &command{
+			name: agent, summary: "the " + agent + " hook: route its " + tool + " tool through agent-shell",
+			args: "< HOOK_JSON",
+			about: "Reads the hook's JSON on stdin and prints the answer: the tool's command rewritten to run through senclaw agent-shell -c " +
+				"in the session's project (" + env + " when the cwd lies in it, else the cwd), the original kept byte for byte; or a denial " +
+				"with the reason when the agent shell would refuse it or the engine cannot be reached. Other tools pass untouched.",
+			examples: []string{
+				`echo '{"hook_event_name":"` + map[string]string{agentshell.ClaudeCode: "PreToolUse", agentshell.GeminiCLI: "BeforeTool"}[agent] + `","cwd":"'$PWD'","tool_name":"` + tool + `","tool_input":{"command":"ls"}}' | senclaw hook ` + agent,
+				"senclaw integrate " + agent + "   # installs it",
+			},
+			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
+				return func(args []string) int {
+					if len(args) > 0 {
+						fmt.Fprintf(x.io.Err, "senclaw hook %s: it takes no arguments, got %q (the hook's JSON comes on stdin)\n", agent, args)
+						return cli.ExitUsage
+					}
+					self, err := selfPath()
+					if err != nil {
+						fmt.Fprintln(x.io.Err, "senclaw hook:", err)
+						return cli.ExitFailure
+					}
+					connect := func(ctx context.Context) (*client.Client, error) {
+						opts, err := x.options()
+						if err != nil {
+							return nil, err
+						}
+						return connectDaemon(ctx, opts.RuntimeDir, x.dataDir, io.Discard)
+					}
+					return cli.Hook(x.ctx, cli.HookOptions{Agent: agent, ProjectDir: os.Getenv(env), Senclaw: self, Connect: connect, Stdin: os.Stdin, IO: x.io})
+				}
+			},
+		}
+	}
+	return &command{
+		name: "hook", summary: "the hooks agents call before a shell command (installed by senclaw integrate)",
+		args:     "claude-code|gemini-cli < HOOK_JSON",
+		about:    "Agents run these, not people: senclaw integrate puts them in the agents' settings. They are listed so that you can see what an integration installs.",
+		examples: []string{"senclaw hook claude-code -h", "senclaw integrate claude-code --dry-run"},
+		sub: []*command{
+			verb(agentshell.ClaudeCode, "CLAUDE_PROJECT_DIR", "Bash"),
+			verb(agentshell.GeminiCLI, "GEMINI_PROJECT_DIR", "run_shell_command"),
+		},
+	}
+}
+
+func integrateCommand() *command {
+	verb := func(agent, summary, where string, examples ...string) *command {
+		return &command{
+			name: agent, summary: summary,
+			args:     "[--user | --project DIR] [--remove] [--dry-run] [--yes]",
+			about:    where + " It shows the change first, keeps the file's other content, does nothing when already installed, and --remove undoes it. senclaw policy shows where integrations are installed.",
+			examples: examples,
+			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
+				user := fs.Bool("user", false, "install for every project of this user (the default)")
+				project := fs.String("project", "", "install for the project `DIR` only")
+				remove := fs.Bool("remove", false, "remove the integration")
+				dryRun := fs.Bool("dry-run", false, "show the change and write nothing")
+				yes := fs.Bool("yes", false, "do not ask before writing (asked only on a terminal)")
+				return func(args []string) int {
+					if len(args) > 0 {
+						fmt.Fprintf(x.io.Err, "senclaw integrate %s: unexpected arguments %q\n", agent, args)
+						return cli.ExitUsage
+					}
+					if *user && *project != "" {
+						fmt.Fprintf(x.io.Err, "senclaw integrate %s: give --user or --project DIR, not both\n", agent)
+						return cli.ExitUsage
+					}
+					opts, err := x.options()
+					if err != nil {
+						fmt.Fprintln(x.io.Err, "senclaw:", err)
+						return cli.ExitFailure
+					}
+					self, err := selfPath()
+					if err != nil {
+						fmt.Fprintln(x.io.Err, "senclaw integrate:", err)
+						return cli.ExitFailure
+					}
+					o := cli.IntegrateOptions{Agent: agent, Home: opts.HomeDir, DataDir: opts.DataDir, Senclaw: self, Remove: *remove, DryRun: *dryRun}
+					if *project != "" {
+						if o.Project, err = filepath.Abs(*project); err != nil {
+							fmt.Fprintln(x.io.Err, "senclaw integrate:", err)
+							return cli.ExitUsage
+						}
+					}
+					if !*yes && cli.IsTerminal(os.Stdin) {
+						o.Confirm = cli.AskYes(os.Stdin, x.io.Out)
+					}
+					return cli.Integrate(o, x.io)
+				}
+			},
+		}
+	}
+	shell := verb(agentshell.Shell, "write the senclaw-agent-shell wrapper, for programs that run $SHELL",
+		"Writes the wrapper into bin/ of senclaw's data dir; set SHELL to it for any agent or tool that runs its commands with $SHELL -c.",
+		"senclaw integrate shell", "senclaw integrate shell --remove")
+	return &command{
+		name: "integrate", summary: "turn an agent's shell over to the agent shell (claude-code, gemini-cli, shell)",
+		args:  "claude-code|gemini-cli|shell [--user | --project DIR] [--remove]",
+		about: "Once integrated, the agent's shell commands go through senclaw agent-shell, and the Agent shell switch (senclaw policy, the tray, the dashboard) decides where they run: sandboxed in the project, or directly on the host.",
+		examples: []string{
+			"senclaw integrate claude-code",
+			"senclaw integrate gemini-cli --project ~/src/app --remove",
+		},
+		sub: []*command{
+			verb(agentshell.ClaudeCode, "add senclaw's PreToolUse hook for the Bash tool to Claude Code's settings",
+				"Edits ~/.claude/settings.json (--user) or DIR/.claude/settings.local.json (--project DIR, the file Claude Code keeps out of git).",
+				"senclaw integrate claude-code", "senclaw integrate claude-code --project . --remove"),
+			verb(agentshell.GeminiCLI, "add senclaw's BeforeTool hook for run_shell_command to Gemini CLI's settings",
+				"Edits ~/.gemini/settings.json (--user) or DIR/.gemini/settings.json (--project DIR), and turns on tools.enableHooks.",
+				"senclaw integrate gemini-cli", "senclaw integrate gemini-cli --dry-run"),
+			shell,
+		},
+	}
 }

@@ -20,6 +20,8 @@ func commands() []*command {
 	return []*command{
 		runCommand(),
 		agentShellCommand(),
+		integrateCommand(),
+		hookCommand(),
 		createCommand(),
 		{
 			name: "ls", aliases: []string{"list"}, summary: "list sandboxes",

@@ -181,6 +181,9 @@ func (e *Engine) Close() error {
 // DataDir is where the database and workspaces live.
 func (e *Engine) DataDir() string { return e.opts.DataDir }
 
+// HomeDir is the home of the user the engine serves.
+func (e *Engine) HomeDir() string { return e.opts.HomeDir }
+
 func (e *Engine) workspacesDir() string { return filepath.Join(e.opts.DataDir, "workspaces") }
 
 // loadConfig reads settings and policy into memory. A setting that was

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/agentshell"
 	"github.com/senclaw/sandbox/app/attach"
 )
 
@@ -58,6 +59,29 @@ func (s *Server) agentShellCheck(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"execShell": isolation != "none", "isolation": isolation})
+	return nil
+}
+
+// integrations answers where the agent integrations are installed: the
+// owner's settings files of each agent, those of the agent sandboxes'
+// projects, and the SHELL wrapper. The engine reads them for its owner;
+// they stay the owner's files, never written here.
+func (s *Server) integrations(w http.ResponseWriter, r *http.Request) error {
+	all, err := s.e.List()
+	if err != nil {
+		return err
+	}
+	var projects []string
+	for _, sb := range all {
+		if sb.Kind == "agent" {
+			projects = append(projects, sb.Workspace)
+		}
+	}
+	list := agentshell.Status(s.e.HomeDir(), s.e.DataDir(), projects)
+	if list == nil {
+		list = []agentshell.Integration{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"integrations": list})
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/agentshell"
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/attach"
 )
@@ -131,4 +132,23 @@ func (s *Session) Wait(ev Events) (*api.RunReply, error) {
 			return out.Result, nil
 		}
 	}
+}
+
+// AgentShellCheck asks what the agent shell would do in projectDir now:
+// the isolation ("none" with the switch off), or the refusal as an
+// *Error with Refused set.
+func (c *Client) AgentShellCheck(ctx context.Context, projectDir string) (string, error) {
+	var out struct {
+		Isolation string `json:"isolation"`
+	}
+	err := c.Do(ctx, http.MethodPost, "/agent-shell/check", nil, map[string]string{"projectDir": projectDir}, &out)
+	return out.Isolation, err
+}
+
+// Integrations reads where the agent integrations are installed.
+func (c *Client) Integrations(ctx context.Context) ([]agentshell.Integration, error) {
+	var out struct {
+		Integrations []agentshell.Integration `json:"integrations"`
+	}
+	return out.Integrations, c.Do(ctx, http.MethodGet, "/integrations", nil, nil, &out)
 }
