@@ -285,3 +285,54 @@ func TestGeminiHookRewritesTheShellTool(t *testing.T) {
 		t.Errorf("another tool: %q %v", out, err)
 	}
 }
+
+// senclaw integrate claude-code against a settings file with other
+// content: it shows the change, keeps the rest, changes nothing the
+// second time, shows in GET /integrations, and --remove restores the file.
+func TestIntegrateClaudeCodeCommand(t *testing.T) {
+	data := cliEnv(t)
+	home := testutil.SandboxDir(t, "sc-home-")
+	t.Setenv("HOME", home)
+	settings := filepath.Join(home, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	orig := "{\n  \"model\": \"opus\",\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(ls:*)\"\n    ]\n  }\n}\n"
+	os.WriteFile(settings, []byte(orig), 0o644)
+	served := make(chan int, 1)
+	go func() {
+		code, _, _ := senclaw(t, "--data-dir", data, "serve", "--listen", "")
+		served <- code
+	}()
+	defer func() { senclaw(t, "--data-dir", data, "stop"); <-served }()
+	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not start")
+		}
+	}
+	code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code", "--dry-run")
+	if got, _ := os.ReadFile(settings); code != 0 || string(got) != orig || !strings.Contains(out, "+ ") || !strings.Contains(out, "hook claude-code") {
+		t.Fatalf("--dry-run: %d %q %q; file %q", code, out, errOut, got)
+	}
+	if code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code"); code != 0 || !strings.Contains(out, "Installed") {
+		t.Fatalf("integrate: %d %q %q", code, out, errOut)
+	}
+	got, _ := os.ReadFile(settings)
+	if !strings.Contains(string(got), `"PreToolUse"`) || !strings.Contains(string(got), `"Bash(ls:*)"`) || !strings.Contains(string(got), `"model": "opus"`) {
+		t.Fatalf("settings after integrate:\n%s", got)
+	}
+	if code, out, _ := senclaw(t, "--data-dir", data, "integrate", "claude-code"); code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("a second integrate: %d %q", code, out)
+	}
+	if code, out, _ := senclaw(t, "--data-dir", data, "policy"); code != 0 || !strings.Contains(out, "claude-code") || !strings.Contains(out, settings) {
+		t.Errorf("senclaw policy does not show the integration: %q", out)
+	}
+	if code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code", "--remove"); code != 0 || !strings.Contains(out, "Removed") {
+		t.Fatalf("--remove: %d %q %q", code, out, errOut)
+	}
+	if back, _ := os.ReadFile(settings); string(back) != orig {
+		t.Fatalf("after --remove:\n%s\nwant:\n%s", back, orig)
+	}
+}

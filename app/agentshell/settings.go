@@ -45,9 +45,24 @@ func GeminiTarget(home, project string) Target {
 func HookCommand(senclaw, agent string) string { return Quote(senclaw) + " hook " + agent }
 
 // isOurs reports whether a hook command is one of senclaw's for agent,
-// whatever the path of the binary it names.
+// whatever the path (and name) of the binary it calls.
 func isOurs(command, agent string) bool {
-	return strings.HasSuffix(command, " hook "+agent) && strings.Contains(command, "senclaw")
+	return strings.HasSuffix(command, "' hook "+agent)
+}
+
+// hookEntry is one entry of an event's hooks list, its keys in the order
+// the agents' own docs write them.
+type hookEntry struct {
+	Matcher string        `json:"matcher"`
+	Hooks   []hookCommand `json:"hooks"`
+}
+
+type hookCommand struct {
+	Name        string `json:"name,omitempty"`
+	Type        string `json:"type"`
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout"`
+	Description string `json:"description,omitempty"`
 }
 
 // Change is what installing or removing an integration does to a file.
@@ -82,14 +97,14 @@ func Plan(t Target, senclaw string, remove bool) (Change, error) {
 	if err != nil {
 		return Change{}, fmt.Errorf("%s is not a JSON object (%v); fix it, or move it away, and try again", t.Path, err)
 	}
-	event, matcher := "PreToolUse", "Bash"
-	entry := map[string]any{"matcher": matcher, "hooks": []map[string]any{{
-		"type": "command", "command": HookCommand(senclaw, t.Agent), "timeout": 30}}}
+	// Claude Code's timeout is in seconds, Gemini CLI's in milliseconds.
+	event := "PreToolUse"
+	entry := hookEntry{Matcher: "Bash", Hooks: []hookCommand{{Type: "command", Command: HookCommand(senclaw, t.Agent), Timeout: 30}}}
 	if t.Agent == GeminiCLI {
-		event, matcher = "BeforeTool", "run_shell_command"
-		entry = map[string]any{"matcher": matcher, "hooks": []map[string]any{{
-			"name": "senclaw-agent-shell", "type": "command", "command": HookCommand(senclaw, t.Agent), "timeout": 30000,
-			"description": "runs shell commands through senclaw's agent shell (senclaw integrate gemini-cli --remove undoes it)"}}}
+		event = "BeforeTool"
+		entry = hookEntry{Matcher: "run_shell_command", Hooks: []hookCommand{{Name: "senclaw-agent-shell", Type: "command",
+			Command: HookCommand(senclaw, t.Agent), Timeout: 30000,
+			Description: "runs shell commands through senclaw's agent shell (senclaw integrate gemini-cli --remove undoes it)"}}}
 	}
 	hooks, err := childObject(root, "hooks", t.Path)
 	if err != nil {
