@@ -336,3 +336,84 @@ func TestIntegrateClaudeCodeCommand(t *testing.T) {
 		t.Fatalf("after --remove:\n%s\nwant:\n%s", back, orig)
 	}
 }
+
+// shellStatus is a finished process's status as a shell sees it: the
+// exit code, or 128+N for death by signal N.
+func shellStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// TestAgentShellBehavesAsShC runs a table of command lines both with
+// sh -c and with senclaw agent-shell -c through a real daemon, with the
+// switch on (bwrap) and off (the host), and compares stdout, stderr and
+// the status; the signal cases send the signal to the process once it
+// printed "ready", as kill(1) would.
+func TestAgentShellBehavesAsShC(t *testing.T) {
+	d := startDaemon(t)
+	cases := []struct {
+		name, line, stdin string
+		signal            syscall.Signal
+	}{
+		{"exit_0", "true", "", 0},
+		{"exit_3", "echo out; echo err >&2; exit 3", "", 0},
+		{"exit_255", "exit 255", "", 0},
+		{"not_found", "no-such-command-here", "", 0},
+		{"self_killed", "kill -TERM $$", "", 0},
+		{"stdin_cat", "cat", "one\ntwo\n", 0},
+		{"stdin_read", "read a; read b; echo \"$b-$a\"", "first\nsecond\n", 0},
+		{"stdin_empty", "wc -c", "", 0},
+		{"args", "echo \"$0|$1|$2\"", "", 0},
+		{"quoting", `printf '%s\n' "a b" 'c'"'"'d' $((6*7))`, "", 0},
+		{"sigterm_trap", `trap 'echo got TERM; exit 9' TERM; echo ready; while :; do sleep 0.05; done`, "", syscall.SIGTERM},
+		{"sigint_dies", `echo ready; exec sleep 30`, "", syscall.SIGINT},
+		{"sighup_trap", `trap 'echo got HUP; exit 4' HUP; echo ready; while :; do sleep 0.05; done`, "", syscall.SIGHUP},
+		{"sigterm_dies", `echo ready; exec sleep 30`, "", syscall.SIGTERM},
+	}
+	run := func(t *testing.T, argv []string, dir, stdin string, sig syscall.Signal) (string, string, int) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, d.env, strings.NewReader(stdin)
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		outR, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if sig != 0 && sc.Text() == "ready" {
+				cmd.Process.Signal(sig)
+			}
+		}
+		cmd.Wait()
+		return out.String(), errOut.String(), shellStatus(cmd.ProcessState)
+	}
+	for _, on := range []bool{true, false} {
+		d.setAgentShell(t, on)
+		project := d.dir(t, fmt.Sprintf("shc-%v", on))
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/on_%v", tc.name, on), func(t *testing.T) {
+				extra := []string{}
+				if tc.name == "args" {
+					extra = []string{"zero", "one", "two"}
+				}
+				wantOut, wantErr, wantStatus := run(t, append([]string{"/bin/sh", "-c", tc.line}, extra...), project, tc.stdin, tc.signal)
+				gotOut, gotErr, gotStatus := run(t, append([]string{d.bin, "agent-shell", "-c", tc.line}, extra...), project, tc.stdin, tc.signal)
+				if tc.name == "not_found" {
+					// The shell's message names itself; the status and the stream are what count.
+					wantErr, gotErr = fmt.Sprint(strings.Contains(wantErr, "not found")), fmt.Sprint(strings.Contains(gotErr, "not found"))
+				}
+				if gotOut != wantOut || gotErr != wantErr || gotStatus != wantStatus {
+					t.Errorf("sh -c: %q %q %d\nagent-shell -c: %q %q %d", wantOut, wantErr, wantStatus, gotOut, gotErr, gotStatus)
+				}
+			})
+		}
+	}
+}
