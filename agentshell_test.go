@@ -18,6 +18,7 @@ import (
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // builtSenclaw is senclaw and its helper built once for the tests that
@@ -415,5 +416,116 @@ func TestAgentShellBehavesAsShC(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// openPTY opens a pseudo-terminal for the test to play the person at it.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Col: 80, Row: 24})
+	return m, s
+}
+
+// TestAgentShellInATerminal drives senclaw agent-shell (no command: an
+// interactive shell) from a pseudo-terminal, as a person would: it types
+// a command and reads its answer, sees a terminal inside with this one's
+// size, resizes it, interrupts a command with ^C, and exits.
+func TestAgentShellInATerminal(t *testing.T) {
+	d := startDaemon(t)
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("on_%v", on), func(t *testing.T) {
+			d.setAgentShell(t, on)
+			master, slave := openPTY(t)
+			defer master.Close()
+			cmd := exec.Command(d.bin, "agent-shell")
+			cmd.Dir, cmd.Env = d.dir(t, fmt.Sprintf("tty-%v", on)), append(d.env, "TERM=dumb", "PS1=$ ")
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var mu sync.Mutex
+			var screen strings.Builder
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := master.Read(buf)
+					mu.Lock()
+					screen.Write(buf[:n])
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
+			waitFor := func(what string) {
+				t.Helper()
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					mu.Lock()
+					s := screen.String()
+					mu.Unlock()
+					if strings.Contains(s, what) {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the terminal never showed %q; it shows:\n%q", what, s)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			typ := func(s string) { master.Write([]byte(s)) }
+			typ("test -t 0 && test -t 1 && echo TTY-$((40+2))\n")
+			waitFor("TTY-42")
+			typ("stty size\n")
+			waitFor("24 80")
+			unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: 120, Row: 40})
+			time.Sleep(300 * time.Millisecond) // SIGWINCH goes to the CLI, then on
+			typ("stty size\n")
+			waitFor("40 120")
+			typ("sleep 30; echo not-interrupted\n")
+			time.Sleep(500 * time.Millisecond)
+			typ("\x03") // ^C: the terminal inside interrupts the sleep
+			typ("echo after-$((1+1))\n")
+			waitFor("after-2")
+			typ("exit 5\n")
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("the shell did not exit")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 5 {
+				t.Errorf("exit code %d, want 5", code)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(screen.String(), "\nnot-interrupted") {
+				t.Errorf("^C did not interrupt the command:\n%s", screen.String())
+			}
+			rec := d.lastRun(t)
+			if !rec.Terminal || (on && rec.Isolation != "bwrap") || (!on && rec.Isolation != "none") {
+				t.Errorf("record %+v", rec)
+			}
+		})
 	}
 }
