@@ -42,6 +42,17 @@ export interface ExecPolicy {
   schedulerNetwork: boolean;
 }
 
+/** Integration is where one agent's shell is handed to the agent shell. */
+export interface Integration {
+  agent: 'claude-code' | 'gemini-cli' | 'shell';
+  scope: 'user' | 'project';
+  path: string;
+  project?: string;
+  installed: boolean;
+  command?: string;
+  problem?: string;
+}
+
 export interface Settings {
   defaultFsMode: FsMode;
   allowlist: string[];
@@ -160,6 +171,10 @@ export interface RunRecord {
   missing?: string[];
   network: boolean;
   background?: boolean;
+  /** terminal: the run had a pseudo-terminal (senclaw agent-shell at a terminal). */
+  terminal?: boolean;
+  /** agent: whose shell asked for an agent-shell run (claude-code, gemini-cli, shell). */
+  agent?: string;
   state: string;
   exitCode: number | null;
   timedOut: boolean;
@@ -266,4 +281,6 @@ export const api = {
   events: (sandboxId: string, runId: string) =>
     get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),
   run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
+  /** integrations says where agents' shells are handed to the agent shell. */
+  integrations: () => get<{ integrations: Integration[] }>('/integrations'),
 };
