@@ -236,7 +236,7 @@ func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error
 		return fmt.Errorf("waiting for bwrap: %w", err)
 	}
 	deadline := time.Now().Add(setupTimeout)
-	for delay := 50 * time.Microsecond; ; delay = min(delay*3/2, 2*time.Millisecond) {
+	for delay := 50 * time.Microsecond; ; delay = min(delay*3/2, 200*time.Microsecond) {
 		n := -1
 		cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 		if cerr != nil || err != nil {
