@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app/agentshell"
+	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 )
@@ -60,7 +61,13 @@ func agentShellCommand() *command {
 					fmt.Fprintf(x.io.Err, "senclaw agent-shell: --timeout %s: give 1s to 10m\n", *timeout)
 					return cli.ExitUsage
 				}
-				return x.withClient(func(c *client.Client) int { return cli.AgentShell(x.ctx, c, o) })
+				opts, err := x.options()
+				if err != nil {
+					fmt.Fprintln(x.io.Err, "senclaw:", err)
+					return cli.ExitFailure
+				}
+				o.Redial = func() (*client.Client, error) { return connectDaemon(x.ctx, opts.RuntimeDir, x.dataDir, x.io.Err) }
+				return cli.AgentShell(x.ctx, client.DialSocket(api.SocketPath(opts.RuntimeDir)), o)
 			}
 		},
 	}

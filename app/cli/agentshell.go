@@ -36,6 +36,10 @@ type AgentShellOptions struct {
 	// Stdin, Stdout and Stderr are the caller's own, so that terminals
 	// among them are seen as terminals.
 	Stdin, Stdout, Stderr *os.File
+	// Redial reaches the daemon when the client given answers nothing:
+	// it starts one. The first try skips the health check that other
+	// commands make, which is a round trip on every agent command.
+	Redial func() (*client.Client, error)
 }
 
 // interactiveShell is what runs when no command is given.
@@ -92,6 +96,11 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 	// handle, and this process passes it on.
 	ctx = context.WithoutCancel(ctx)
 	sess, err := c.Attach(ctx, "/agent-shell", body)
+	if client.IsUnavailable(err) && o.Redial != nil {
+		if c, err = o.Redial(); err == nil {
+			sess, err = c.Attach(ctx, "/agent-shell", body)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(o.Stderr, "senclaw agent-shell:", err)
 		return exitFor(err)
