@@ -298,21 +298,7 @@ func TestIntegrateClaudeCodeCommand(t *testing.T) {
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	orig := "{\n  \"model\": \"opus\",\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(ls:*)\"\n    ]\n  }\n}\n"
 	os.WriteFile(settings, []byte(orig), 0o644)
-	served := make(chan int, 1)
-	go func() {
-		code, _, _ := senclaw(t, "--data-dir", data, "serve", "--listen", "")
-		served <- code
-	}()
-	defer func() { senclaw(t, "--data-dir", data, "stop"); <-served }()
-	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not start")
-		}
-	}
+	defer serveInProcess(t, data, "")()
 	code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code", "--dry-run")
 	if got, _ := os.ReadFile(settings); code != 0 || string(got) != orig || !strings.Contains(out, "+ ") || !strings.Contains(out, "hook claude-code") {
 		t.Fatalf("--dry-run: %d %q %q; file %q", code, out, errOut, got)
@@ -528,4 +514,25 @@ func TestAgentShellInATerminal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveInProcess runs `senclaw serve --listen LISTEN` in this process
+// until the function it returns stops it.
+func serveInProcess(t *testing.T, data, listen string) (stop func()) {
+	t.Helper()
+	served := make(chan int, 1)
+	go func() {
+		code, _, _ := senclaw(t, "--data-dir", data, "serve", "--listen", listen)
+		served <- code
+	}()
+	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not start")
+		}
+	}
+	return func() { senclaw(t, "--data-dir", data, "stop"); <-served }
 }

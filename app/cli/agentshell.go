@@ -155,14 +155,7 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 	undo()
 	if err != nil {
 		fmt.Fprintln(o.Stderr, "senclaw agent-shell:", err)
-		var ce *client.Error
-		switch {
-		case client.IsRefused(err):
-			return ExitRefused
-		case errors.As(err, &ce) && ce.Status < 500:
-			return ExitUsage
-		}
-		return ExitFailure
+		return runErrorExit(err)
 	}
 	rec := res.Run
 	switch {
