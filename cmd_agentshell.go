@@ -39,7 +39,7 @@ func agentShellCommand() *command {
 		setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 			project := fs.String("project", "", "the project `DIR` the command may write (default: the current directory)")
 			agent := fs.String("agent", "", "the agent's `NAME` for the run's record: lowercase letters, digits and dashes (claude-code, gemini-cli, shell)")
-			timeout := fs.Duration("timeout", 0, "kill the command after this `DURATION` (1s to 10m, e.g. 90s, 2m; default: the agent sandbox's 3m)")
+			timeout := fs.Duration("timeout", 0, "kill the command after this `DURATION` (1s to 10m, e.g. 90s, 2m; default: the agent sandbox's 3m, 10m for an interactive shell)")
 			cmdLine := fs.String("c", "", "the `COMMAND LINE` to run, as sh -c takes it; the arguments after it are $0, $1, ...")
 			return func(args []string) int {
 				wd, err := os.Getwd()

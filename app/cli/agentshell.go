@@ -69,6 +69,10 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 		body.Argv = o.Argv
 	default:
 		body.Argv = []string{"/bin/sh", "-c", interactiveShell}
+		if body.TimeoutMs == 0 {
+			// A person at a shell: the longest run the engine allows.
+			body.TimeoutMs = app.MaxTimeoutMs
+		}
 	}
 	ttyOut := o.Stdout
 	for fd, f := range []*os.File{o.Stdin, o.Stdout, o.Stderr} {
