@@ -19,6 +19,9 @@ import (
 func commands() []*command {
 	return []*command{
 		runCommand(),
+		agentShellCommand(),
+		integrateCommand(),
+		hookCommand(),
 		createCommand(),
 		{
 			name: "ls", aliases: []string{"list"}, summary: "list sandboxes",

@@ -55,6 +55,9 @@ type probeEntry struct {
 	cap backends.Capability
 	at  time.Time
 	ok  bool
+	// refreshing: a probe of a healthy backend whose result expired runs
+	// in the background.
+	refreshing bool
 }
 
 // unusableTTL is how long a probe that found a backend unusable is reused.
@@ -95,12 +98,35 @@ func (p *prober) probe(ctx context.Context, pr Prober, refresh bool) backends.Ca
 	if en.ok && !refresh && p.now().Sub(en.at) < ttl {
 		return en.cap
 	}
+	if en.ok && !refresh && en.cap.Usable() {
+		// Healthy when last asked: the run goes on with that answer
+		// while the probe runs again beside it, off the run's path (a
+		// trial sandbox costs as much as the run). This weakens nothing:
+		// a backend that broke since fails to start the run, which is
+		// then refused, never moved to weaker isolation.
+		if !en.refreshing {
+			en.refreshing = true
+			go p.refreshInBackground(pr, en)
+		}
+		return en.cap
+	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	en.cap = pr.Probe(ctx)
 	en.cap.Backend = pr.Name()
 	en.at, en.ok = p.now(), true
 	return en.cap
+}
+
+// refreshInBackground probes pr again and keeps the answer.
+func (p *prober) refreshInBackground(pr Prober, en *probeEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	c := pr.Probe(ctx)
+	c.Backend = pr.Name()
+	en.mu.Lock()
+	en.cap, en.at, en.refreshing = c, p.now(), false
+	en.mu.Unlock()
 }
 
 // find returns the named backend.

@@ -79,6 +79,8 @@ type Engine struct {
 	mu       sync.Mutex // guards settings, policy
 	settings Settings
 	policy   ExecPolicy
+	// agentMu makes finding or creating a project's agent sandbox atomic.
+	agentMu sync.Mutex
 
 	live    *liveRuns
 	records *recordWriter
@@ -180,6 +182,9 @@ func (e *Engine) Close() error {
 
 // DataDir is where the database and workspaces live.
 func (e *Engine) DataDir() string { return e.opts.DataDir }
+
+// HomeDir is the home of the user the engine serves.
+func (e *Engine) HomeDir() string { return e.opts.HomeDir }
 
 func (e *Engine) workspacesDir() string { return filepath.Join(e.opts.DataDir, "workspaces") }
 

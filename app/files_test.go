@@ -149,3 +149,19 @@ func TestTheFileAPIIsAJail(t *testing.T) {
 		t.Fatalf("oversized read: %v", err)
 	}
 }
+
+// canonicalUnder agrees with canonical for present, absent and linked
+// paths below a canonical base.
+func TestCanonicalUnderAgreesWithCanonical(t *testing.T) {
+	t.Parallel()
+	base := canonical(t.TempDir())
+	os.MkdirAll(filepath.Join(base, ".config", "real"), 0o755)
+	os.Symlink(filepath.Join(base, ".config", "real"), filepath.Join(base, ".config", "gcloud"))
+	os.Symlink("/nonexistent/target", filepath.Join(base, ".aws"))
+	os.Mkdir(filepath.Join(base, ".ssh"), 0o700)
+	for _, rel := range []string{".ssh", ".config/gcloud", ".config/gh", ".aws", ".cargo/credentials", ".config/gcloud/x"} {
+		if got, want := canonicalUnder(base, rel), canonical(filepath.Join(base, rel)); got != want {
+			t.Errorf("%s: %q, canonical says %q", rel, got, want)
+		}
+	}
+}

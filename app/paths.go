@@ -62,11 +62,33 @@ func (p enginePaths) protected() []string {
 	add(p.config)
 	add(p.runtime)
 	if p.home != "" {
+		home := canonical(p.home)
 		for _, s := range homeSecrets {
-			add(filepath.Join(p.home, s))
+			out = append(out, canonicalUnder(home, s))
 		}
 	}
 	return out
+}
+
+// canonicalUnder is canonical(base/rel) for a canonical base, found with
+// one Lstat per component of rel instead of a full walk from the root for
+// each (protected() runs on every run, for some thirty home secrets): the
+// path is already canonical unless one of its components is a symlink,
+// and then canonical decides.
+func canonicalUnder(base, rel string) string {
+	p := base
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			// Absent: nothing below it can be a symlink.
+			return filepath.Join(base, rel)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return canonical(filepath.Join(base, rel))
+		}
+	}
+	return p
 }
 
 // hidden returns the existing paths that open mode masks: the protected
@@ -75,8 +97,13 @@ func (p enginePaths) protected() []string {
 func (p enginePaths) hidden() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, path := range append(p.protected(), hostSockets...) {
-		path = canonical(path)
+	sockets := make([]string, len(hostSockets))
+	for i, s := range hostSockets {
+		sockets[i] = canonical(s)
+	}
+	// protected() is canonical already: resolving it again costs a walk
+	// of every path on each run and changes nothing.
+	for _, path := range append(p.protected(), sockets...) {
 		if seen[path] {
 			continue
 		}

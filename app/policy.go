@@ -1,10 +1,15 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/senclaw/sandbox/app/safetext"
@@ -148,11 +153,33 @@ func (e *Engine) checkMountAllow(paths []string) ([]string, error) {
 type AgentShellRequest struct {
 	// ProjectDir is the chat's working directory: the only place the
 	// command may write.
-	ProjectDir string            `json:"projectDir"`
-	Command    string            `json:"command"`
-	TimeoutMs  int               `json:"timeoutMs,omitempty"`
-	Env        map[string]string `json:"env,omitempty"`
+	ProjectDir string `json:"projectDir"`
+	// Command is a shell command line (run with /bin/sh -c); Argv an
+	// exact argument vector. Exactly one is given.
+	Command   string            `json:"command,omitempty"`
+	Argv      []string          `json:"argv,omitempty"`
+	TimeoutMs int               `json:"timeoutMs,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	// HostEnv is the caller's own environment. It is used only on the
+	// documented off path, where the command runs on the host as the
+	// caller would have run it (PATH, HOME and the rest as they were);
+	// a sandboxed command never sees it. Names that are not plain
+	// variable names (exported shell functions) are left out.
+	HostEnv map[string]string `json:"hostEnv,omitempty"`
+	// Dir, when set, is where in the project the command starts (the
+	// caller's working directory): ProjectDir itself or a folder inside it.
+	Dir string `json:"dir,omitempty"`
+	// Agent names the agent asking (claude-code, gemini-cli, shell), for
+	// the record: lowercase letters, digits and dashes, at most 32.
+	Agent string `json:"agent,omitempty"`
+	// Attach keeps the caller connected: stdin, terminal, signals.
+	Attach *Attachment `json:"-"`
+	// Stdout and Stderr, when set, also receive the output as it comes.
+	Stdout io.Writer `json:"-"`
+	Stderr io.Writer `json:"-"`
 }
+
+var agentNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`) })
 
 // AgentShell runs an agent's shell command under the exec policy: with the
 // Agent shell switch off it runs directly on the host (recorded as "none");
@@ -162,9 +189,16 @@ type AgentShellRequest struct {
 // available, it is refused.
 func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunResult, error) {
 	pol := e.Policy()
+	if req.Agent != "" && !agentNameRE().MatchString(req.Agent) {
+		return nil, badField("agent", req.Agent, "names an agent in lowercase letters, digits and dashes (claude-code, gemini-cli, shell), at most 32")
+	}
 	// The agent's shell writes its project dir: the guard for a
 	// read-write mount applies.
 	dir, err := checkHostDir("projectDir", req.ProjectDir, e.guard(), true)
+	if err != nil {
+		return nil, err
+	}
+	start, err := startDir(dir, req.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -172,27 +206,109 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.planFor(sb, RunRequest{Source: SourceAgentShell, Command: req.Command, Env: req.Env, TimeoutMs: req.TimeoutMs})
+	env := req.Env
+	if !pol.ExecShell && len(req.HostEnv) > 0 {
+		env = hostEnv(req.HostEnv, req.Env)
+	}
+	p, err := e.planFor(sb, RunRequest{Source: SourceAgentShell, Command: req.Command, Argv: req.Argv, Env: env, TimeoutMs: req.TimeoutMs, Attach: req.Attach, Agent: req.Agent, Stdout: req.Stdout, Stderr: req.Stderr})
 	if err != nil {
 		return nil, err
 	}
 	p.offPath = !pol.ExecShell
+	if start != "" {
+		// sh changes into the folder, then execs the command as given.
+		p.argv = append([]string{"/bin/sh", "-c", `cd -- "$0" && exec "$@"`, start}, p.argv...)
+	}
 	return e.run(ctx, p)
 }
 
+// startDir checks that dir (the caller's working directory) is the
+// canonical project or inside it, and returns it canonical; "" for the
+// project itself.
+func startDir(project, dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	if !filepath.IsAbs(dir) {
+		return "", badField("dir", dir, "must be an absolute path")
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", badField("dir", dir, "does not exist")
+	}
+	if !within(real, project) {
+		return "", badField("dir", dir, "is outside the project %s: the agent shell starts commands in the project or a folder inside it; cd into it, or give that folder as the project", project)
+	}
+	if real == project {
+		return "", nil
+	}
+	return real, nil
+}
+
+// AgentShellCheck says what the agent shell would do for a command in
+// projectDir now, without running anything: "none" when the switch is
+// off (it runs on the host), the isolation it would get when on, or the
+// refusal (a bad project dir, nothing that can isolate). Agent hooks ask
+// it before they hand a command to the agent shell, so that a refusal
+// reaches the agent as a denial rather than as a failed command.
+func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string, error) {
+	pol := e.Policy()
+	dir, err := checkHostDir("projectDir", projectDir, e.guard(), true)
+	if err != nil {
+		return "", err
+	}
+	if !pol.ExecShell {
+		return isolationNone, nil
+	}
+	sb := e.defaultSandbox()
+	sb.Kind, sb.Workspace, sb.FsMode, sb.Network = "agent", dir, pol.ExecFsMode, pol.ExecNetwork
+	_, isolation, err := e.choose(ctx, &plan{sb: &sb, req: RunRequest{Source: SourceAgentShell, Command: "true"}})
+	return isolation, err
+}
+
+// hostEnv is the caller's environment with env on top, keeping only the
+// names a run may be given.
+func hostEnv(host, env map[string]string) map[string]string {
+	out := make(map[string]string, len(host)+len(env))
+	for k, v := range host {
+		if checkEnv("hostEnv", map[string]string{k: v}) == nil {
+			out[k] = v
+		}
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
 // agentSandbox finds the agent sandbox of dir, or creates it, and applies
-// the policy's disk read mode, network and loopback before each run.
+// the policy's disk read mode, network and loopback before each run. It
+// writes the store only when something changed: the agent shell's
+// everyday run costs no disk commit here.
 func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
-	all, err := e.List()
+	e.agentMu.Lock()
+	defer e.agentMu.Unlock()
+	var sb *Sandbox
+	err := e.store.EachSandbox(func(data []byte) error {
+		if sb != nil || !bytes.Contains(data, []byte(`"kind":"agent"`)) {
+			return nil
+		}
+		var s Sandbox
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		if s.Kind == "agent" && s.Workspace == dir {
+			sb = &s
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var sb *Sandbox
-	for i := range all {
-		if all[i].Kind == "agent" && all[i].Workspace == dir {
-			sb = &all[i]
-			break
-		}
+	ports := backends.PortRules{Listen: []int{}, Connect: []int{}, Loopback: pol.ExecLoopback}
+	if sb != nil && sb.FsMode == pol.ExecFsMode && sb.Network == pol.ExecNetwork && slices.Equal(sb.Ports.Loopback, ports.Loopback) &&
+		len(sb.Ports.Listen) == 0 && len(sb.Ports.Connect) == 0 && len(sb.Ports.Domains) == 0 && len(sb.Ports.DenyDomains) == 0 {
+		return sb, nil
 	}
 	if sb == nil {
 		def := e.defaultSandbox()
@@ -208,7 +324,7 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 	}
 	sb.FsMode = pol.ExecFsMode
 	sb.Network = pol.ExecNetwork
-	sb.Ports = backends.PortRules{Listen: []int{}, Connect: []int{}, Loopback: pol.ExecLoopback}
+	sb.Ports = ports
 	sb.UpdatedAt = e.now().UTC()
 	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
 		return nil, fmt.Errorf("saving the agent sandbox: %w", err)

@@ -44,6 +44,12 @@ type RunRequest struct {
 	Stderr io.Writer `json:"-"`
 	// Trace traces this run even when its sandbox does not (trace.go).
 	Trace bool `json:"trace,omitempty"`
+	// Attach, when set, keeps a foreground run connected to its caller:
+	// stdin, a terminal, resizes and signals (attach.go).
+	Attach *Attachment `json:"-"`
+	// Agent names the agent whose shell asked for the run (claude-code,
+	// gemini-cli, shell), for the record; "" when none said.
+	Agent string `json:"-"`
 }
 
 // RunResult is a finished (or, in the background, started) run: its
@@ -146,6 +152,18 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 	if req.Source != "" && !slices.Contains(runSources, req.Source) {
 		return nil, badField("source", req.Source, "is not a run source: use one of %s", strings.Join(runSources, ", "))
 	}
+	if a := req.Attach; a != nil {
+		if req.Background {
+			return nil, badField("background", true, "an attached run stays in the foreground; drop background or the attachment")
+		}
+		t, err := checkTerminal(a.Terminal)
+		if err != nil {
+			return nil, err
+		}
+		checked := *a
+		checked.Terminal = t
+		p.req.Attach = &checked
+	}
 	timeout := sb.TimeoutMs
 	if req.TimeoutMs != 0 {
 		if err := checkTimeout("timeoutMs", req.TimeoutMs); err != nil {
@@ -213,6 +231,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		Background:  p.req.Background,
 		TTLMs:       p.req.TTLMs,
 		IdleTTLMs:   p.req.IdleTTLMs,
+		Agent:       p.req.Agent,
 		StartedAt:   e.now().UTC(),
 		State:       "done",
 	}
@@ -248,12 +267,19 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	} else {
 		spec.Stdout, spec.Stderr = stdout, stderr
 	}
+	at, err := e.attach(p, backend, spec, &rec, stdout, stderr)
+	if err != nil {
+		releaseNet()
+		tr.discard()
+		return e.refuse(&rec, err)
+	}
 	start := time.Now()
 	proc, err := backend.Start(ctx, spec)
 	if err != nil {
 		if logFile != nil {
 			logFile.Close()
 		}
+		at.finish()
 		releaseNet()
 		tr.discard() // trace (issue #7)
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
@@ -269,11 +295,13 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	}
 	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{}), logFile: rec.LogFile, workspace: p.sb.Workspace}
 	e.live.add(lr)
+	at.started(proc, rec)
 	if p.sb.Kind != "oneshot" {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr)
+		at.finish() // the terminal's last output, before the record
 		releaseNet()
 		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()

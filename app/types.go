@@ -222,6 +222,11 @@ type RunRecord struct {
 	// (0: none; it runs until it is stopped).
 	TTLMs     int `json:"ttlMs,omitempty"`
 	IdleTTLMs int `json:"idleTtlMs,omitempty"`
+	// Terminal is true when the run had a pseudo-terminal.
+	Terminal bool `json:"terminal,omitempty"`
+	// Agent names the agent whose shell asked for an agent-shell run
+	// (claude-code, gemini-cli, shell).
+	Agent string `json:"agent,omitempty"`
 	// State is "running" for a background run still going, else "done".
 	State     string `json:"state"`
 	ExitCode  *int   `json:"exitCode"`

@@ -10,6 +10,8 @@ package backends
 import (
 	"context"
 	"io"
+	"os"
+	"syscall"
 	"time"
 )
 
@@ -104,6 +106,17 @@ type Spec struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Terminal, when set, is the slave side of a pseudo-terminal the
+	// engine opened for this run (its master stays with the engine). The
+	// command gets it as its controlling terminal, and as each standard
+	// descriptor listed in TerminalFDs (0, 1, 2) in place of Stdin, Stdout
+	// or Stderr. Only a backend implementing Terminals is given one.
+	Terminal    *os.File
+	TerminalFDs []int
+	// Helper is the host path of the senclaw-netfwd binary, which a
+	// backend may bind in to set up a terminal inside (its --tty role)
+	// when the run has no network plumbing to bring it.
+	Helper string
 
 	FsMode FsMode
 	// ReadPaths are extra read-only paths (the allowlist in allowlist mode).
@@ -224,6 +237,21 @@ type Backend interface {
 	// Start starts spec's process. It never falls back to weaker isolation:
 	// if the barrier cannot be set up, it returns an error and nothing ran.
 	Start(ctx context.Context, spec *Spec) (Process, error)
+}
+
+// Terminals is implemented by backends that can give a run a terminal
+// (Spec.Terminal). A run on any other backend gets pipes, and its record
+// says so.
+type Terminals interface {
+	// GivesTerminals reports whether Start honours Spec.Terminal.
+	GivesTerminals() bool
+}
+
+// Signaler is implemented by processes that can pass a signal to the
+// command itself (not to the sandbox's init or the backend's own
+// process), as kill(1) would to the command's pid.
+type Signaler interface {
+	Signal(sig syscall.Signal) error
 }
 
 // Persistent is implemented by backends that keep something per sandbox

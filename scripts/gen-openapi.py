@@ -40,7 +40,9 @@ routes = [
 ("GET","/runs/{id}/log","A background run's log (?offset bytes, negative from the end; ?limit bytes, default 131072, at most 1048576); ?follow=1 streams NDJSON lines {data} as it grows and {end: RunRecord} when the run is over.",None,"RunLog"),
 ("POST","/runs/{id}/kill","Kill one run (a background run, say); killed is false when it had ended.",None,None),
 ("POST","/run-once","Run in a throwaway sandbox (its config fields may be given too); removed afterwards, its record kept.","RunBody","RunReply"),
-("POST","/agent-shell","Run an agent's shell command under the exec policy ({projectDir, command, timeoutMs, env}).","AgentShellBody","RunReply"),
+("POST","/agent-shell","Run an agent's shell command under the exec policy ({projectDir, command or argv, dir, timeoutMs, env, hostEnv, agent}). ?stream=1 streams NDJSON output; with Connection: Upgrade and Upgrade: senclaw-attach/1 the run is attached (101, see below).","AgentShellBody","RunReply"),
+("POST","/agent-shell/check","What the agent shell would do in a project now, running nothing: {execShell, isolation} (none with the switch off), or the refusal (403) or bad project dir (400). Agent hooks ask it first.","ProjectBody",None),
+("GET","/integrations","Where the agent integrations are installed: each agent's user settings, the agent sandboxes' project settings and the SHELL wrapper (read for the owner, never written).",None,None),
 ("POST","/stop-all","Stop every sandbox.",None,None),
 ("GET","/autostart","Start at login: whether the owner's XDG autostart entry (~/.config/autostart/senclaw.desktop) is there, as it is on disk.",None,"Autostart"),
 ("PUT","/autostart","Write ({enabled: true}) or remove ({enabled: false}) the autostart entry; an entry senclaw did not write is left alone (409).","AutostartBody","Autostart"),
@@ -76,7 +78,8 @@ schemas = {
  "FsModeBody":{"type":"object","properties":{"fsMode":{"type":"string","enum":["strict","allowlist","open"]}}},
  "PortsBody":{"type":"object","properties":{"listen":{"type":"array","items":{"type":"integer"}},"connect":{"type":"array","items":{"type":"integer"}},"loopback":{"type":"array","items":{"type":"integer"}}}},
  "TraceBody":{"type":"object","properties":{"enabled":{"type":"boolean"}}},
- "AgentShellBody":{"type":"object","properties":{"projectDir":{"type":"string"},"command":{"type":"string"},"timeoutMs":{"type":"integer"},"env":{"type":"object","additionalProperties":{"type":"string"}}}},
+ "AgentShellBody":{"type":"object","properties":{"projectDir":{"type":"string","description":"the directory the command may write"},"command":{"type":"string"},"argv":{"type":"array","items":{"type":"string"}},"dir":{"type":"string","description":"where in the project the command starts"},"timeoutMs":{"type":"integer"},"env":{"type":"object","additionalProperties":{"type":"string"}},"hostEnv":{"type":"object","additionalProperties":{"type":"string"},"description":"the caller's environment, used only with the switch off (on the host)"},"agent":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"terminal":{"type":"object","description":"attached runs only: a terminal of cols x rows on the standard descriptors fds (1 or 2 among them)","properties":{"cols":{"type":"integer","minimum":1,"maximum":10000},"rows":{"type":"integer","minimum":1,"maximum":10000},"fds":{"type":"array","items":{"type":"integer","enum":[0,1,2]}}}}}},
+ "ProjectBody":{"type":"object","properties":{"projectDir":{"type":"string"}}},
  "Stats":obj,"Settings":obj,"ExecPolicy":{"type":"object","properties":{k:{"type":"boolean"} for k in ["execShell","execNetwork","runPython","runNode","codeNetwork","schedulerScript","schedulerNetwork"]}},
  "Capabilities":obj,"Status":obj,
  "Autostart":{"type":"object","required":["enabled","path"],"properties":{"enabled":{"type":"boolean","description":"the entry exists and is not Hidden=true"},"path":{"type":"string"},"exec":{"type":"string","description":"the program it starts"},"foreign":{"type":"boolean","description":"the file was not written by senclaw and is left alone"}}},
@@ -97,6 +100,7 @@ for m,p,summary,req,resp in routes:
         params.append({"name":"id","in":"path","required":True,"schema":{"type":"string"}})
     if params: op["parameters"]=params
     paths.setdefault("/api/sandbox"+p,{})[m.lower()]=op
+paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]={"description":"Switching Protocols to senclaw-attach/1 (asked for with Connection: Upgrade, Upgrade: senclaw-attach/1; the same token, Host and Origin checks as any request come first). Then both sides send frames: a type byte, a big-endian uint32 length, the payload (at most 1 MiB). Client: '0' stdin bytes, 'e' stdin ended, 'c' control JSON {cols, rows} or {signal: INT|TERM|HUP|QUIT}. Server: '1' stdout, '2' stderr (a terminal's output as the stream of its first output descriptor), 's' the run's record once started (JSON), and last 'r' {result: RunReply} or {error: Error}. Closing the connection kills the run."}
 doc = {"openapi":"3.1.0","info":{"title":"SenClaw Sandbox API","version":"1","description":"The engine's REST API. Over the Unix socket ($XDG_RUNTIME_DIR/senclaw/api.sock, mode 0600) no token is needed; over TCP (127.0.0.1) send Authorization: Bearer <token from $XDG_CONFIG_HOME/senclaw/api-token>. Errors are {error, field?}. The MCP tools are served by the same daemon at /mcp (MCP Streamable HTTP transport, same authentication)."},
   "components":{"securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}},"schemas":schemas,"responses":{"Error":{"description":"An error: what was refused, why, what to do","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}}},
   "security":[{"bearer":[]}],"paths":paths}

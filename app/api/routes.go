@@ -111,6 +111,8 @@ func (s *Server) routes() {
 	s.route("POST /runs/{id}/kill", s.killRun)
 	s.route("POST /run-once", s.runOnce)
 	s.route("POST /agent-shell", s.agentShell)
+	s.route("POST /agent-shell/check", s.agentShellCheck)
+	s.route("GET /integrations", s.integrations)
 	s.route("POST /stop-all", func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopped": s.e.StopAll(r.Context())})
 		return nil

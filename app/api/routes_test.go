@@ -69,6 +69,8 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": false}}, 200, `"runNode":false`},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=5"}, 200, "runs"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: map[string]any{"projectDir": mountDir, "command": "pwd"}}, 200, mountDir},
+		{call{method: "POST", path: "/api/sandbox/agent-shell/check", body: map[string]any{"projectDir": mountDir}}, 200, `"isolation":"none"`},
+		{call{method: "GET", path: "/api/sandbox/integrations"}, 200, `"integrations"`},
 		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
 		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
 		{call{method: "PUT", path: "/api/sandbox/autostart", body: map[string]any{"enabled": true}}, 200, `"enabled":true`},
@@ -151,6 +153,8 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/run-once", body: `{"command": "true", "memoryMb": 1}`}, 400, "memoryMb"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: `{"projectDir": "/", "command": "true"}`}, 400, "projectDir"},
 		{call{method: "PUT", path: "/api/sandbox/autostart", body: `{}`}, 400, "enabled"},
+		{call{method: "POST", path: "/api/sandbox/agent-shell", body: `{"projectDir": "/tmp", "command": "true", "terminal": {"cols": 80, "rows": 24, "fds": [1]}}`}, 400, "terminal"},
+		{call{method: "POST", path: "/api/sandbox/agent-shell/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
 	}
 	for _, b := range bad {
 		status, body := do(t, base, b.c)

@@ -274,16 +274,6 @@ func (s *Server) runOnce(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (s *Server) agentShell(w http.ResponseWriter, r *http.Request) error {
-	var b app.AgentShellRequest
-	if err := decode(r, &b); err != nil {
-		return err
-	}
-	return s.doRun(w, r, app.RunRequest{}, func(req app.RunRequest) (*app.RunResult, error) {
-		return s.e.AgentShell(r.Context(), b)
-	})
-}
-
 func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		Manager   string   `json:"manager"`

@@ -242,14 +242,7 @@ func Run(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	if err != nil {
 		say(io.Err, "senclaw: %v", err)
-		var ce *client.Error
-		switch {
-		case client.IsRefused(err):
-			return ExitRefused
-		case errors.As(err, &ce) && ce.Status < 500:
-			return ExitUsage
-		}
-		return ExitFailure
+		return runErrorExit(err)
 	}
 	rec := res.Run
 	if o.Trace && !o.JSON {
@@ -307,6 +300,19 @@ func Create(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 		}
 	}
 	return 0
+}
+
+// runErrorExit is the exit code of a run that did not happen: 126 when
+// it was refused, 2 for bad input, 1 when the engine failed.
+func runErrorExit(err error) int {
+	var ce *client.Error
+	switch {
+	case client.IsRefused(err):
+		return ExitRefused
+	case errors.As(err, &ce) && ce.Status < 500:
+		return ExitUsage
+	}
+	return ExitFailure
 }
 
 // exitFor maps an API error to an exit code: bad input is a usage error,

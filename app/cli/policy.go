@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/senclaw/sandbox/app/agentshell"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/backends"
 )
@@ -63,6 +64,7 @@ func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int 
 		writeJSON(io.Out, p)
 		return 0
 	}
+	integrations, ierr := cl.Integrations(ctx)
 	onOff := func(b bool) string {
 		if b {
 			return "on"
@@ -80,5 +82,32 @@ func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int 
 	row(tw, "run node", onOff(p.RunNode), "off: every Node code run is refused")
 	row(tw, "code network", onOff(p.CodeNetwork), "network for one-shot code runs")
 	tw.Flush()
+	printIntegrations(io, integrations, ierr)
 	return 0
+}
+
+// printIntegrations says which agents' shells the Agent shell switch
+// governs, where each integration is installed, and how to add one.
+func printIntegrations(io IO, list []agentshell.Integration, err error) {
+	fmt.Fprintln(io.Out, "\nagents whose shell goes through the agent shell:")
+	if err != nil {
+		fmt.Fprintln(io.Out, "  (could not read them:", err, ")")
+		return
+	}
+	tw := table(io)
+	n := 0
+	for _, in := range list {
+		switch {
+		case in.Problem != "":
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tunreadable: %s\n", in.Agent, in.Scope, in.Path, in.Problem)
+		case in.Installed:
+			n++
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tinstalled\n", in.Agent, in.Scope, in.Path)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(tw, "  none\t\t\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(io.Out, "add one: senclaw integrate claude-code | gemini-cli | shell (each with --remove to undo)")
 }

@@ -22,7 +22,7 @@ type policySwitch struct {
 // policySwitches are the switches the tray shows, in the dashboard's order.
 func policySwitches() []policySwitch {
 	return []policySwitch{
-		{"Agent shell", "On: the agent's shell commands run sandboxed. Off: directly on this machine.",
+		{"Agent shell", "On: the shell commands of the agents handed to senclaw (senclaw integrate) run sandboxed in their project. Off: directly on this machine, recorded as none.",
 			func(p *app.ExecPolicy) bool { return p.ExecShell }, func(p *app.ExecPolicy, v bool) { p.ExecShell = v }},
 		{"Scheduler scripts", "On: scheduler scripts run sandboxed. Off: directly on this machine.",
 			func(p *app.ExecPolicy) bool { return p.SchedulerScript }, func(p *app.ExecPolicy, v bool) { p.SchedulerScript = v }},

@@ -39,6 +39,9 @@ type FDs struct {
 	// a symlink swapped into a source path (by code in another sandbox
 	// that can write above it) leads nowhere. Nil binds by path (tests).
 	Mounts []int
+	// Terminal, when set, is the run's terminal (spec.Terminal), which
+	// the helper inside makes the command's (netfwd's --tty role).
+	Terminal int
 }
 
 // Root is a system root as found on the host.
@@ -80,17 +83,22 @@ type Host struct {
 // Args builds bwrap's argument list for spec: Flags, "--", Command. It is
 // a pure function: it reads nothing from the environment or the disk.
 func Args(spec *backends.Spec, host Host, fds FDs) []string {
-	return append(append(Flags(spec, host, fds), "--"), Command(spec)...)
+	return append(append(Flags(spec, host, fds), "--"), Command(spec, fds)...)
 }
 
 // Command is what bwrap runs inside: spec.Argv, behind the network
-// forwarder when the sandbox has the engine's network plumbing. It is the
-// only part of bwrap's arguments on its command line, which pid 1 inside
-// and every process on the host can read; the options, with their host
-// paths and the run's environment, go through a descriptor (--args).
-func Command(spec *backends.Spec) []string {
-	if spec.Net != nil {
-		return netfwd.Argv(spec.Net, spec.Argv)
+// forwarder when the sandbox has the engine's network plumbing or the run
+// has a terminal (fds.Terminal). It is the only part of bwrap's arguments
+// on its command line, which pid 1 inside and every process on the host
+// can read; the options, with their host paths and the run's environment,
+// go through a descriptor (--args).
+func Command(spec *backends.Spec, fds FDs) []string {
+	var tty *netfwd.TTY
+	if fds.Terminal > 0 {
+		tty = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
+	}
+	if spec.Net != nil || tty != nil {
+		return netfwd.ArgvWith(spec.Net, tty, spec.Argv)
 	}
 	return spec.Argv
 }
@@ -185,10 +193,14 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, src, target)
 	}
-	if spec.Net != nil {
+	switch {
+	case spec.Net != nil:
 		a = append(a,
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
+	case fds.Terminal > 0:
+		// The helper that makes the terminal the command's own.
+		a = append(a, "--ro-bind", spec.Helper, netfwd.BinaryPath)
 	}
 	a = append(a, masks(spec, host, exposed)...)
 	return append(a,

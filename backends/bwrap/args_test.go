@@ -2,7 +2,6 @@ package bwrap
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -124,19 +124,7 @@ func TestArgsGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := strings.Join(Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), "\n") + "\n"
-			file := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", file, got, want)
-			}
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden"), got, *update)
 		})
 	}
 }
@@ -327,7 +315,7 @@ func TestArgsEnvironmentAndArgsData(t *testing.T) {
 			t.Errorf("%s is not set after --clearenv: %q", kv, flags)
 		}
 	}
-	if got, want := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), append(append(slices.Clone(flags), "--"), Command(spec)...); !slices.Equal(got, want) {
+	if got, want := Args(spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), append(append(slices.Clone(flags), "--"), Command(spec, FDs{Seccomp: 3, Info: 4, Block: 5})...); !slices.Equal(got, want) {
 		t.Errorf("Args is not Flags, --, Command:\n%q\n%q", got, want)
 	}
 	data, err := ArgsData([]string{"--setenv", "A", "", "--chdir", "/w"})
@@ -375,5 +363,35 @@ func TestArgsMasksEveryView(t *testing.T) {
 				t.Errorf("%s: %s is masked, though it is out of view or gone", name, p)
 			}
 		}
+	}
+}
+
+// A run with a terminal: the helper is bound in (or comes with the
+// network plumbing) and takes the terminal's descriptor before the
+// command; --new-session stays, and the seccomp filter with it.
+func TestArgsTerminalGolden(t *testing.T) {
+	t.Parallel()
+	tty := baseSpec(backends.FsStrict)
+	tty.TerminalFDs = []int{0, 1}
+	tty.Helper = "/usr/lib/senclaw/senclaw-netfwd"
+	ttyNet := baseSpec(backends.FsStrict)
+	ttyNet.TerminalFDs = []int{0, 1, 2}
+	ttyNet.Network = true
+	ttyNet.Net = &backends.NetPlumbing{Dir: "/home/ann/.local/share/sc/net/s1", Forwarder: "/usr/lib/senclaw/senclaw-netfwd"}
+	for _, tc := range []struct {
+		name string
+		spec *backends.Spec
+	}{{"terminal", tty}, {"terminal_network_on", ttyNet}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, Terminal: 6})
+			for _, must := range []string{"--new-session", "--seccomp", "--tty-fd"} {
+				if !slices.Contains(a, must) {
+					t.Errorf("missing %s", must)
+				}
+			}
+			got := strings.Join(a, "\n") + "\n"
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden"), got, *update)
+		})
 	}
 }

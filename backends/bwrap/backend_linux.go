@@ -139,6 +139,20 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Mounts = append(fds.Mounts, 3+len(childEnds))
 		childEnds = append(childEnds, h)
 	}
+	if spec.Terminal != nil {
+		if spec.Net == nil && spec.Helper == "" {
+			return nil, errors.New("starting bwrap: a run with a terminal needs the senclaw-netfwd helper (keep it next to senclaw)")
+		}
+		// bwrap's own 0, 1 and 2 stay the pipes, so that its setup errors
+		// are still read; the helper inside puts the terminal in place.
+		// A copy: the caller keeps its own and closes it when it likes.
+		t, err := dupCloexec(spec.Terminal)
+		if err != nil {
+			return nil, fmt.Errorf("starting bwrap: passing the terminal: %w", err)
+		}
+		fds.Terminal = 3 + len(childEnds)
+		childEnds = append(childEnds, t)
+	}
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
 	}
@@ -151,7 +165,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	childEnds = append(childEnds, argsFD)
 	stderr := &headWriter{w: spec.Stderr}
-	cmd := exec.Command(bin, append([]string{"--args", strconv.Itoa(2 + len(childEnds)), "--"}, Command(spec)...)...)
+	cmd := exec.Command(bin, append([]string{"--args", strconv.Itoa(2 + len(childEnds)), "--"}, Command(spec, fds)...)...)
 	// bwrap runs on the host, outside every namespace it makes: it starts
 	// with the fixed helper environment (also what pid 1 inside shows in
 	// /proc/1/environ), and only the command gets the run's, by --setenv.
@@ -236,7 +250,7 @@ func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error
 		return fmt.Errorf("waiting for bwrap: %w", err)
 	}
 	deadline := time.Now().Add(setupTimeout)
-	for delay := 50 * time.Microsecond; ; delay = min(delay*3/2, 2*time.Millisecond) {
+	for delay := 50 * time.Microsecond; ; delay = min(delay*3/2, 200*time.Microsecond) {
 		n := -1
 		cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 		if cerr != nil || err != nil {
@@ -346,6 +360,18 @@ func argsMemfd(opts []string) (*os.File, error) {
 	}
 	return m, nil
 }
+
+// dupCloexec returns a close-on-exec copy of f.
+func dupCloexec(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+// GivesTerminals reports that Start honours Spec.Terminal.
+func (b *Backend) GivesTerminals() bool { return true }
 
 func closeAll(files []*os.File) {
 	for _, f := range files {

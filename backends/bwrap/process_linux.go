@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
@@ -25,8 +27,9 @@ type process struct {
 	killed atomic.Bool
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	childFD int // pidfd of bwrap's child (pid 1 of the sandbox), or -1
+	mu       sync.Mutex
+	childFD  int // pidfd of bwrap's child (pid 1 of the sandbox), or -1
+	childPid int // its host pid, 0 until known
 
 	done   chan struct{}
 	status backends.ExitStatus
@@ -56,8 +59,59 @@ func (p *process) watchChild(pid int) {
 		return
 	}
 	p.mu.Lock()
-	p.childFD = fd
+	p.childFD, p.childPid = fd, pid
 	p.mu.Unlock()
+}
+
+var _ backends.Signaler = (*process)(nil)
+
+// Signal sends sig to the command: pid 2 of the sandbox's pid namespace,
+// the first process bwrap's init starts (the command itself, or the
+// helper in front of it, which passes signals on). Not to init: the init
+// of a pid namespace drops the signals it has no handler for. The target
+// is held by a pidfd and checked again once held, so a pid reused in the
+// meantime is never signalled.
+func (p *process) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	init := p.childPid
+	p.mu.Unlock()
+	if init == 0 {
+		return errors.New("the sandbox has not started its command yet")
+	}
+	for _, pid := range limits.Descendants(init) {
+		if !isCommand(pid, init) {
+			continue
+		}
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		defer unix.Close(fd)
+		if !isCommand(pid, init) {
+			continue
+		}
+		return unix.PidfdSendSignal(fd, sig, nil, 0)
+	}
+	return errors.New("the sandbox's command has already exited")
+}
+
+// isCommand reports whether pid is init's child with pid 2 in the
+// sandbox's namespace.
+func isCommand(pid, init int) bool {
+	if ppid, ok := limits.ParentPid(pid); !ok || ppid != init {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			return len(f) > 1 && f[len(f)-1] == "2"
+		}
+	}
+	return false
 }
 
 // Pid returns bwrap's host pid.

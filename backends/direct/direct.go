@@ -81,6 +81,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		Stderr:      spec.Stderr,
 		SysProcAttr: sysProcAttr(spec.User),
 	}
+	if spec.Terminal != nil {
+		useTerminal(cmd, spec.Terminal, spec.TerminalFDs)
+	}
 	// trace (issue #7): with spec.Trace, strace runs the command (trace*.go).
 	tr, err := b.traceCommand(cmd, spec)
 	if err != nil {
@@ -125,6 +128,9 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 }
 
 func (p *process) Kill() error { return killGroup(p.cmd.Process.Pid) }
+
+// Signal sends sig to the command itself.
+func (p *process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
 
 func (p *process) Enforcement() backends.Enforcement {
 	return backends.Enforcement{

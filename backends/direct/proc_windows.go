@@ -2,6 +2,7 @@ package direct
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 
 	"github.com/senclaw/sandbox/backends"
@@ -16,3 +17,7 @@ func killGroup(pid int) error {
 	}
 	return p.Kill()
 }
+
+// useTerminal is never called on Windows: the backend does not implement
+// backends.Terminals there.
+func useTerminal(*exec.Cmd, *os.File, []int) {}

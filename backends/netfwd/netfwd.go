@@ -7,13 +7,21 @@
 // It also serves the sandbox's listen ports on Unix sockets so that the
 // engine can forward 127.0.0.1:P on the host into the namespace.
 //
-// Argv builds the wrapped command line (a pure function the backends use);
-// Run is the forwarder itself.
+// Its second role is the run's terminal: given a pseudo-terminal's slave
+// descriptor (--tty-fd), it makes that terminal the controlling terminal
+// of a new session and the standard descriptors listed (--tty-std), then
+// runs the command in the terminal's foreground, so that ^C, ^Z and window
+// size changes reach it as on any terminal. The master side stays with
+// the engine.
+//
+// Argv and ArgvWith build the wrapped command line (pure functions the
+// backends use); Run is the forwarder itself.
 package netfwd
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -48,11 +56,36 @@ func Reserved(p int) bool { return p == HTTPPort || p == SOCKSPort }
 // forwarder opens its listeners, then runs argv as its child and ends
 // with it. It is a pure function.
 func Argv(net *backends.NetPlumbing, argv []string) []string {
-	a := []string{BinaryPath,
+	return ArgvWith(net, nil, argv)
+}
+
+// TTY says where the run's terminal is inside the sandbox: the descriptor
+// that holds it, and the standard descriptors (0, 1, 2) it is to become.
+type TTY struct {
+	FD  int
+	Std []int
+}
+
+// ArgvWith wraps argv in the helper for the network plumbing net and the
+// terminal tty, either of which may be nil (not both). It is a pure
+// function.
+func ArgvWith(net *backends.NetPlumbing, tty *TTY, argv []string) []string {
+	a := []string{BinaryPath}
+	if tty != nil {
+		std := make([]string, len(tty.Std))
+		for i, fd := range tty.Std {
+			std[i] = strconv.Itoa(fd)
+		}
+		a = append(a, "--tty-fd", strconv.Itoa(tty.FD), "--tty-std", strings.Join(std, ","))
+	}
+	if net == nil {
+		return append(append(a, "--"), argv...)
+	}
+	a = append(a,
 		"--http", strconv.Itoa(HTTPPort),
 		"--socks", strconv.Itoa(SOCKSPort),
-		"--proxy-sock", MountDir + "/" + ProxySocket,
-	}
+		"--proxy-sock", MountDir+"/"+ProxySocket,
+	)
 	for _, p := range net.Loopback {
 		a = append(a, "--loopback", strconv.Itoa(p))
 	}

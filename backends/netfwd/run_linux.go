@@ -24,7 +24,16 @@ type config struct {
 	proxySock           string
 	loopback            []int
 	listen              map[int]string
-	argv                []string
+	// ttyFD is the run's terminal (0: none), to become ttyStd.
+	ttyFD  int
+	ttyStd []int
+	argv   []string
+}
+
+// forwards reports whether the forwarder has anything to serve; when it
+// has not (a terminal alone), it execs the command in its own place.
+func (c *config) forwards() bool {
+	return c.httpPort != 0 || c.socksPort != 0 || len(c.loopback) > 0 || len(c.listen) > 0
 }
 
 // exitSetup is the forwarder's own exit code when it could not set up
@@ -43,11 +52,20 @@ func Run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
 		return exitSetup
 	}
+	if cfg.ttyFD > 0 {
+		if err := takeTerminal(cfg.ttyFD, cfg.ttyStd); err != nil {
+			fmt.Fprintf(stderr, "senclaw-netfwd: setting up the terminal: %v\n", err)
+			return exitSetup
+		}
+		if !cfg.forwards() {
+			return execCommand(cfg.argv, stderr)
+		}
+	}
 	if err := cfg.start(); err != nil {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
 		return exitSetup
 	}
-	return runChild(cfg.argv, stderr)
+	return runChild(cfg.argv, cfg.ttyFD > 0, stderr)
 }
 
 func parse(args []string) (*config, error) {
@@ -79,6 +97,20 @@ func parse(args []string) (*config, error) {
 			}
 		case "--proxy-sock":
 			c.proxySock = v
+		case "--tty-fd":
+			fd, err := strconv.Atoi(v)
+			if err != nil || fd < 3 {
+				return nil, fmt.Errorf("--tty-fd %q: want a descriptor above 2", v)
+			}
+			c.ttyFD = fd
+		case "--tty-std":
+			for _, f := range strings.Split(v, ",") {
+				fd, err := strconv.Atoi(f)
+				if err != nil || fd < 0 || fd > 2 {
+					return nil, fmt.Errorf("--tty-std %q: want a list of 0, 1 and 2", v)
+				}
+				c.ttyStd = append(c.ttyStd, fd)
+			}
 		case "--listen":
 			ps, sock, ok := strings.Cut(v, "=")
 			p, err := port(ps)
@@ -297,7 +329,10 @@ func socksConnectLoopback(c net.Conn, q int) error {
 }
 
 // runChild runs argv and returns its exit code, re-raising a fatal signal.
-func runChild(argv []string, stderr io.Writer) int {
+// With a terminal, the command gets a process group of its own in the
+// terminal's foreground, so the terminal's signals reach it (and not the
+// forwarder, which passes on only the signals sent to it).
+func runChild(argv []string, terminal bool, stderr io.Writer) int {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "senclaw: not found in the sandbox: %s\n", argv[0])
@@ -306,6 +341,10 @@ func runChild(argv []string, stderr io.Writer) int {
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	// The command dies with the forwarder, whatever kills it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if terminal {
+		cmd.SysProcAttr.Foreground = true
+		cmd.SysProcAttr.Ctty = terminalFD()
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	if err := cmd.Start(); err != nil {

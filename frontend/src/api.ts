@@ -44,6 +44,17 @@ export interface ExecPolicy {
   schedulerNetwork: boolean;
 }
 
+/** Integration is where one agent's shell is handed to the agent shell. */
+export interface Integration {
+  agent: 'claude-code' | 'gemini-cli' | 'shell';
+  scope: 'user' | 'project';
+  path: string;
+  project?: string;
+  installed: boolean;
+  command?: string;
+  problem?: string;
+}
+
 export interface Settings {
   defaultFsMode: FsMode;
   allowlist: string[];
@@ -165,6 +176,10 @@ export interface RunRecord {
   missing?: string[];
   network: boolean;
   background?: boolean;
+  /** terminal: the run had a pseudo-terminal (senclaw agent-shell at a terminal). */
+  terminal?: boolean;
+  /** agent: whose shell asked for an agent-shell run (claude-code, gemini-cli, shell). */
+  agent?: string;
   state: string;
   exitCode: number | null;
   timedOut: boolean;
@@ -273,6 +288,8 @@ export const api = {
   run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
   autostart: () => get<Autostart>('/autostart'),
   setAutostart: (enabled: boolean) => send<Autostart>('PUT', '/autostart', { enabled }),
+  /** integrations says where agents' shells are handed to the agent shell. */
+  integrations: () => get<{ integrations: Integration[] }>('/integrations'),
 };
 
 /** Start at login: the owner's XDG autostart entry, as it is on disk. */

@@ -2,7 +2,7 @@
 // keeps the raw text of its last answer and only replaces its value when
 // the text changed, so an unchanged list causes no re-render at all.
 
-import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type RunRecord, type Sandbox, type Settings } from './api';
+import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type RunRecord, type Sandbox, type Settings } from './api';
 
 /** How often each source is polled, in milliseconds. */
 const every = {
@@ -13,6 +13,8 @@ const every = {
   // Changed from here (answers are applied at once) or from the CLI.
   policy: 3000,
   settings: 3000,
+  // Settings files of agents, read by the engine: changed by senclaw integrate.
+  integrations: 5000,
 };
 
 type Key = keyof typeof every;
@@ -23,8 +25,9 @@ class Live {
   settings = $state.raw<Settings | null>(null);
   sandboxes = $state.raw<Sandbox[] | null>(null);
   runs = $state.raw<RunRecord[] | null>(null);
+  integrations = $state.raw<Integration[] | null>(null);
   /** The last error of each source, "" when its last poll worked. */
-  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '' });
+  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '' });
   /** now ticks with the polls, for "5 s ago". */
   now = $state(Date.now());
 
@@ -59,6 +62,7 @@ class Live {
     settings: () => this.poll('settings', () => api.settings(), (v) => (this.settings = v)),
     sandboxes: () => this.poll('sandboxes', () => api.sandboxes(), (v) => (this.sandboxes = v.sandboxes)),
     runs: () => this.poll('runs', () => api.runs(30), (v) => (this.runs = v.runs)),
+    integrations: () => this.poll('integrations', () => api.integrations(), (v) => (this.integrations = v.integrations)),
   };
 
   /** refresh polls the named sources now (after an action changed them). */

@@ -1,0 +1,517 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/internal/testutil"
+	"golang.org/x/sys/unix"
+)
+
+// builtSenclaw is senclaw and its helper built once for the tests that
+// run it as a process (a hook, a shell), in a dir any sandbox user can
+// reach.
+var builtSenclaw = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "senclaw-bin-")
+	if err != nil {
+		return "", err
+	}
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "senclaw")
+	for _, b := range [][]string{{"-o", bin, "."}, {"-o", filepath.Join(dir, "senclaw-netfwd"), "./backends/netfwd/cmd/senclaw-netfwd"}} {
+		cmd := exec.Command("go", append([]string{"build"}, b...)...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %v: %v\n%s", b, err, out)
+		}
+	}
+	return bin, nil
+})
+
+// testDaemon is a real `senclaw serve` of its own: its dirs, its HOME,
+// and (for the failing case) its own PATH.
+type testDaemon struct {
+	bin, root, home string
+	env             []string
+	c               *client.Client
+}
+
+func requireBwrapCLI(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap is missing")
+		}
+		t.Skip("bwrap is missing")
+	}
+}
+
+// startDaemon starts a daemon; extraEnv goes into its environment (and
+// that of every senclaw process the test starts, which reach it).
+func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
+	t.Helper()
+	requireBwrapCLI(t)
+	bin, err := builtSenclaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := testutil.SandboxDir(t, "sc-as-")
+	d := &testDaemon{bin: bin, root: root, home: filepath.Join(root, "home")}
+	os.MkdirAll(d.home, 0o755)
+	d.env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
+		"XDG_DATA_HOME=", "SENCLAW_DATA_DIR="+filepath.Join(root, "data"), "HOME="+d.home,
+		// Docker must not stand in for a bwrap that cannot start.
+		"DOCKER_HOST=unix://"+filepath.Join(root, "no-docker.sock"))
+	d.env = append(d.env, extraEnv...)
+	cmd := exec.Command(bin, "serve", "--listen", "")
+	cmd.Env = d.env
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "socket ") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	d.c = client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
+	if err := d.c.Ping(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *testDaemon) setAgentShell(t *testing.T, on bool) {
+	t.Helper()
+	p, err := d.c.Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ExecShell = on
+	if _, err := d.c.SetPolicy(context.Background(), *p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dir makes a directory in the test's root the sandbox user may write.
+func (d *testDaemon) dir(t *testing.T, name string) string {
+	p := filepath.Join(d.root, name)
+	if err := os.MkdirAll(p, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o777)
+	return p
+}
+
+func (d *testDaemon) lastRun(t *testing.T) app.RunRecord {
+	t.Helper()
+	var out struct {
+		Runs []app.RunRecord `json:"runs"`
+	}
+	if err := d.c.Do(context.Background(), "GET", "/runs", nil, nil, &out); err != nil || len(out.Runs) == 0 {
+		t.Fatalf("runs: %v %v", out.Runs, err)
+	}
+	return out.Runs[0]
+}
+
+// hookCommandLine is what the agent's hook would give Claude Code's shell.
+func (d *testDaemon) hook(t *testing.T, agent string, input any) map[string]any {
+	t.Helper()
+	data, _ := json.Marshal(input)
+	cmd := exec.Command(d.bin, "hook", agent)
+	cmd.Env = d.env
+	cmd.Stdin = strings.NewReader(string(data))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("senclaw hook %s: %v %s", agent, err, stderr.String())
+	}
+	var answer map[string]any
+	if err := json.Unmarshal(out, &answer); err != nil {
+		t.Fatalf("the hook's answer %q: %v", out, err)
+	}
+	return answer
+}
+
+// The command an agent might send: quotes of both kinds, a heredoc, &&,
+// an escape attempt beside the project and into $HOME, and a trailing
+// newline.
+func agentCommand(beside, home string) string {
+	return `cat > "out file.txt" <<'EOF'
+it's "quoted" $HOME ` + "`x`" + `
+EOF
+test -s "out file.txt" && echo "ok-$((1+1))" && printf '%s\n' 'a  b'
+touch ` + beside + `/escaped; touch ` + home + `/escaped; echo done
+`
+}
+
+const agentFileContent = "it's \"quoted\" $HOME `x`\n"
+
+func TestClaudeCodeHookRoutesTheCommandThroughTheAgentShell(t *testing.T) {
+	d := startDaemon(t)
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("switch_on_%v", on), func(t *testing.T) {
+			d.setAgentShell(t, on)
+			project := d.dir(t, fmt.Sprintf("proj-%v", on))
+			beside := d.dir(t, fmt.Sprintf("beside-%v", on))
+			command := agentCommand(beside, d.home)
+			// The documented PreToolUse input of a Bash tool call.
+			answer := d.hook(t, "claude-code", map[string]any{
+				"session_id": "s1", "transcript_path": "/dev/null", "cwd": project, "permission_mode": "default",
+				"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
+				"tool_input": map[string]any{"command": command, "description": "write a file", "timeout": 120000},
+			})
+			hso, _ := answer["hookSpecificOutput"].(map[string]any)
+			updated, _ := hso["updatedInput"].(map[string]any)
+			if hso["hookEventName"] != "PreToolUse" || updated == nil || hso["permissionDecision"] != nil {
+				t.Fatalf("answer %v", answer)
+			}
+			if updated["description"] != "write a file" || updated["timeout"] != float64(120000) {
+				t.Errorf("the other fields of the tool input were not kept: %v", updated)
+			}
+			line, _ := updated["command"].(string)
+			sh := exec.Command("/bin/sh", "-c", line)
+			sh.Dir, sh.Env = project, d.env
+			out, err := sh.CombinedOutput()
+			if err != nil && on {
+				t.Logf("the command's last step failed, as it should sandboxed: %v", err)
+			}
+			if !strings.Contains(string(out), "ok-2\na  b\n") || !strings.Contains(string(out), "done") {
+				t.Fatalf("output %q", out)
+			}
+			if got, err := os.ReadFile(filepath.Join(project, "out file.txt")); err != nil || string(got) != agentFileContent {
+				t.Fatalf("the project's file: %q %v", got, err)
+			}
+			_, errBeside := os.Stat(filepath.Join(beside, "escaped"))
+			_, errHome := os.Stat(filepath.Join(d.home, "escaped"))
+			rec := d.lastRun(t)
+			if rec.Source != "agent-shell" || rec.Agent != "claude-code" || rec.Command != command {
+				t.Errorf("record %+v", rec)
+			}
+			if on {
+				if errBeside == nil || errHome == nil {
+					t.Errorf("the sandboxed command wrote beside the project (%v) or into $HOME (%v)", errBeside == nil, errHome == nil)
+				}
+				if rec.Isolation != "bwrap" {
+					t.Errorf("isolation %q, want bwrap", rec.Isolation)
+				}
+			} else {
+				if errBeside != nil || errHome != nil {
+					t.Errorf("off, the command runs on the host and may write anywhere: %v %v", errBeside, errHome)
+				}
+				if rec.Isolation != "none" {
+					t.Errorf("isolation %q, want none", rec.Isolation)
+				}
+			}
+		})
+	}
+}
+
+// With the switch on and bwrap unable to start (a bwrap on the daemon's
+// PATH that always fails; Landlock and Docker not offered), the hook
+// denies with the reason, and the command never runs.
+func TestClaudeCodeHookDeniesWhenNothingCanIsolate(t *testing.T) {
+	fake := testutil.SandboxDir(t, "sc-fakebwrap-")
+	os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n"), 0o755)
+	d := startDaemon(t, "PATH="+fake+":"+os.Getenv("PATH"), "SENCLAW_BACKENDS=bwrap,direct")
+	d.setAgentShell(t, true)
+	project := d.dir(t, "proj")
+	marker := filepath.Join(project, "ran")
+	answer := d.hook(t, "claude-code", map[string]any{
+		"session_id": "s1", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "touch " + marker},
+	})
+	hso, _ := answer["hookSpecificOutput"].(map[string]any)
+	reason, _ := hso["permissionDecisionReason"].(string)
+	if hso["permissionDecision"] != "deny" || hso["updatedInput"] != nil || !strings.Contains(reason, "no isolation") {
+		t.Fatalf("answer %v", answer)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+	// Nor does the agent shell itself run it unconfined.
+	sh := exec.Command(d.bin, "agent-shell", "-c", "touch "+marker)
+	sh.Dir, sh.Env = project, d.env
+	if err := sh.Run(); err == nil || sh.ProcessState.ExitCode() != 126 {
+		t.Fatalf("agent-shell: %v (exit %d), want 126", err, sh.ProcessState.ExitCode())
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+}
+
+// The Gemini CLI hook rewrites run_shell_command's command (its
+// hookSpecificOutput.tool_input merges with the model's arguments) and
+// leaves other tools alone.
+func TestGeminiHookRewritesTheShellTool(t *testing.T) {
+	d := startDaemon(t)
+	d.setAgentShell(t, true)
+	project := d.dir(t, "proj")
+	answer := d.hook(t, "gemini-cli", map[string]any{
+		"session_id": "s1", "cwd": project, "hook_event_name": "BeforeTool", "timestamp": "2026-01-01T00:00:00Z",
+		"tool_name": "run_shell_command", "tool_input": map[string]any{"command": "echo 'it''s' && echo two\n", "description": "d"},
+	})
+	hso, _ := answer["hookSpecificOutput"].(map[string]any)
+	in, _ := hso["tool_input"].(map[string]any)
+	line, _ := in["command"].(string)
+	sh := exec.Command("/bin/sh", "-c", line)
+	sh.Dir, sh.Env = project, d.env
+	if out, err := sh.CombinedOutput(); err != nil || string(out) != "its\ntwo\n" {
+		t.Fatalf("answer %v; running it: %q %v", answer, out, err)
+	}
+	if rec := d.lastRun(t); rec.Agent != "gemini-cli" || rec.Isolation != "bwrap" {
+		t.Errorf("record %+v", rec)
+	}
+	cmd := exec.Command(d.bin, "hook", "gemini-cli")
+	cmd.Env, cmd.Stdin = d.env, strings.NewReader(`{"cwd":"/","tool_name":"read_file","tool_input":{"file_path":"x"}}`)
+	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Errorf("another tool: %q %v", out, err)
+	}
+}
+
+// senclaw integrate claude-code against a settings file with other
+// content: it shows the change, keeps the rest, changes nothing the
+// second time, shows in GET /integrations, and --remove restores the file.
+func TestIntegrateClaudeCodeCommand(t *testing.T) {
+	data := cliEnv(t)
+	home := testutil.SandboxDir(t, "sc-home-")
+	t.Setenv("HOME", home)
+	settings := filepath.Join(home, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	orig := "{\n  \"model\": \"opus\",\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(ls:*)\"\n    ]\n  }\n}\n"
+	os.WriteFile(settings, []byte(orig), 0o644)
+	defer stopServed(t, serveInProcess(t, data))
+	code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code", "--dry-run")
+	if got, _ := os.ReadFile(settings); code != 0 || string(got) != orig || !strings.Contains(out, "+ ") || !strings.Contains(out, "hook claude-code") {
+		t.Fatalf("--dry-run: %d %q %q; file %q", code, out, errOut, got)
+	}
+	if code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code"); code != 0 || !strings.Contains(out, "Installed") {
+		t.Fatalf("integrate: %d %q %q", code, out, errOut)
+	}
+	got, _ := os.ReadFile(settings)
+	if !strings.Contains(string(got), `"PreToolUse"`) || !strings.Contains(string(got), `"Bash(ls:*)"`) || !strings.Contains(string(got), `"model": "opus"`) {
+		t.Fatalf("settings after integrate:\n%s", got)
+	}
+	if code, out, _ := senclaw(t, "--data-dir", data, "integrate", "claude-code"); code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("a second integrate: %d %q", code, out)
+	}
+	if code, out, _ := senclaw(t, "--data-dir", data, "policy"); code != 0 || !strings.Contains(out, "claude-code") || !strings.Contains(out, settings) {
+		t.Errorf("senclaw policy does not show the integration: %q", out)
+	}
+	if code, out, errOut := senclaw(t, "--data-dir", data, "integrate", "claude-code", "--remove"); code != 0 || !strings.Contains(out, "Removed") {
+		t.Fatalf("--remove: %d %q %q", code, out, errOut)
+	}
+	if back, _ := os.ReadFile(settings); string(back) != orig {
+		t.Fatalf("after --remove:\n%s\nwant:\n%s", back, orig)
+	}
+}
+
+// shellStatus is a finished process's status as a shell sees it: the
+// exit code, or 128+N for death by signal N.
+func shellStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// TestAgentShellBehavesAsShC runs a table of command lines both with
+// sh -c and with senclaw agent-shell -c through a real daemon, with the
+// switch on (bwrap) and off (the host), and compares stdout, stderr and
+// the status; the signal cases send the signal to the process once it
+// printed "ready", as kill(1) would.
+func TestAgentShellBehavesAsShC(t *testing.T) {
+	d := startDaemon(t)
+	cases := []struct {
+		name, line, stdin string
+		signal            syscall.Signal
+	}{
+		{"exit_0", "true", "", 0},
+		{"exit_3", "echo out; echo err >&2; exit 3", "", 0},
+		{"exit_255", "exit 255", "", 0},
+		{"not_found", "no-such-command-here", "", 0},
+		{"self_killed", "kill -TERM $$", "", 0},
+		{"stdin_cat", "cat", "one\ntwo\n", 0},
+		{"stdin_read", "read a; read b; echo \"$b-$a\"", "first\nsecond\n", 0},
+		{"stdin_empty", "wc -c", "", 0},
+		{"args", "echo \"$0|$1|$2\"", "", 0},
+		{"quoting", `printf '%s\n' "a b" 'c'"'"'d' $((6*7))`, "", 0},
+		{"sigterm_trap", `trap 'echo got TERM; exit 9' TERM; echo ready; while :; do sleep 0.05; done`, "", syscall.SIGTERM},
+		{"sigint_dies", `echo ready; exec sleep 30`, "", syscall.SIGINT},
+		{"sighup_trap", `trap 'echo got HUP; exit 4' HUP; echo ready; while :; do sleep 0.05; done`, "", syscall.SIGHUP},
+		{"sigterm_dies", `echo ready; exec sleep 30`, "", syscall.SIGTERM},
+	}
+	run := func(t *testing.T, argv []string, dir, stdin string, sig syscall.Signal) (string, string, int) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, d.env, strings.NewReader(stdin)
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		outR, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if sig != 0 && sc.Text() == "ready" {
+				cmd.Process.Signal(sig)
+			}
+		}
+		cmd.Wait()
+		return out.String(), errOut.String(), shellStatus(cmd.ProcessState)
+	}
+	for _, on := range []bool{true, false} {
+		d.setAgentShell(t, on)
+		project := d.dir(t, fmt.Sprintf("shc-%v", on))
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/on_%v", tc.name, on), func(t *testing.T) {
+				extra := []string{}
+				if tc.name == "args" {
+					extra = []string{"zero", "one", "two"}
+				}
+				wantOut, wantErr, wantStatus := run(t, append([]string{"/bin/sh", "-c", tc.line}, extra...), project, tc.stdin, tc.signal)
+				gotOut, gotErr, gotStatus := run(t, append([]string{d.bin, "agent-shell", "-c", tc.line}, extra...), project, tc.stdin, tc.signal)
+				if tc.name == "not_found" {
+					// The shell's message names itself; the status and the stream are what count.
+					wantErr, gotErr = fmt.Sprint(strings.Contains(wantErr, "not found")), fmt.Sprint(strings.Contains(gotErr, "not found"))
+				}
+				if gotOut != wantOut || gotErr != wantErr || gotStatus != wantStatus {
+					t.Errorf("sh -c: %q %q %d\nagent-shell -c: %q %q %d", wantOut, wantErr, wantStatus, gotOut, gotErr, gotStatus)
+				}
+			})
+		}
+	}
+}
+
+// openPTY opens a pseudo-terminal for the test to play the person at it.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Col: 80, Row: 24})
+	return m, s
+}
+
+// TestAgentShellInATerminal drives senclaw agent-shell (no command: an
+// interactive shell) from a pseudo-terminal, as a person would: it types
+// a command and reads its answer, sees a terminal inside with this one's
+// size, resizes it, interrupts a command with ^C, and exits.
+func TestAgentShellInATerminal(t *testing.T) {
+	d := startDaemon(t)
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("on_%v", on), func(t *testing.T) {
+			d.setAgentShell(t, on)
+			master, slave := openPTY(t)
+			defer master.Close()
+			cmd := exec.Command(d.bin, "agent-shell")
+			cmd.Dir, cmd.Env = d.dir(t, fmt.Sprintf("tty-%v", on)), append(d.env, "TERM=dumb", "PS1=$ ")
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var mu sync.Mutex
+			var screen strings.Builder
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := master.Read(buf)
+					mu.Lock()
+					screen.Write(buf[:n])
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
+			waitFor := func(what string) {
+				t.Helper()
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					mu.Lock()
+					s := screen.String()
+					mu.Unlock()
+					if strings.Contains(s, what) {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the terminal never showed %q; it shows:\n%q", what, s)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			typ := func(s string) { master.Write([]byte(s)) }
+			typ("test -t 0 && test -t 1 && echo TTY-$((40+2))\n")
+			waitFor("TTY-42")
+			typ("stty size\n")
+			waitFor("24 80")
+			unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: 120, Row: 40})
+			time.Sleep(300 * time.Millisecond) // SIGWINCH goes to the CLI, then on
+			typ("stty size\n")
+			waitFor("40 120")
+			typ("sleep 30; echo not-interrupted\n")
+			time.Sleep(500 * time.Millisecond)
+			typ("\x03") // ^C: the terminal inside interrupts the sleep
+			typ("echo after-$((1+1))\n")
+			waitFor("after-2")
+			typ("exit 5\n")
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("the shell did not exit")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 5 {
+				t.Errorf("exit code %d, want 5", code)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(screen.String(), "\nnot-interrupted") {
+				t.Errorf("^C did not interrupt the command:\n%s", screen.String())
+			}
+			rec := d.lastRun(t)
+			if !rec.Terminal || (on && rec.Isolation != "bwrap") || (!on && rec.Isolation != "none") {
+				t.Errorf("record %+v", rec)
+			}
+		})
+	}
+}

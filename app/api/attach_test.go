@@ -1,0 +1,79 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/senclaw/sandbox/app/attach"
+)
+
+// TestAttachedAgentShell upgrades POST /agent-shell to attach frames over
+// TCP: stdin goes in, output and the result come back. The upgrade gets
+// the same checks as any request: no token, a foreign Host or Origin is
+// answered before any switch, and nothing runs.
+func TestAttachedAgentShell(t *testing.T) {
+	t.Parallel()
+	ts, _ := tcpServer(t, New(Options{Engine: testEngine(t), Token: testToken}))
+	addr := ts.Listener.Addr().String()
+	project := testDir(t)
+	body := fmt.Sprintf(`{"projectDir": %q, "command": "read l; echo \"in:$l\"; echo err >&2; exit 4", "agent": "shell"}`, project)
+	upgrade := func(headers string) (net.Conn, *bufio.Reader, *http.Response) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "POST /api/sandbox/agent-shell HTTP/1.1\r\nHost: %s\r\n%sConnection: Upgrade\r\nUpgrade: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			addr, headers, attach.Protocol, len(body), body)
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn, br, resp
+	}
+	for name, h := range map[string]string{
+		"no_token":     "",
+		"other_origin": "Authorization: Bearer " + testToken + "\r\nOrigin: http://evil.example\r\n",
+	} {
+		if _, _, resp := upgrade(h); resp.StatusCode == http.StatusSwitchingProtocols || resp.StatusCode < 400 {
+			t.Errorf("%s: %s, want a refusal before the upgrade", name, resp.Status)
+		}
+	}
+	conn, br, resp := upgrade("Authorization: Bearer " + testToken + "\r\n")
+	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != attach.Protocol {
+		t.Fatalf("upgrade: %s %v", resp.Status, resp.Header)
+	}
+	w := attach.NewWriter(conn)
+	w.Frame(attach.FrameStdin, []byte("hello\n"))
+	w.Frame(attach.FrameStdinEOF, nil)
+	r := attach.NewReader(br)
+	var stdout, stderr strings.Builder
+	var started, result map[string]any
+	for result == nil {
+		typ, payload, err := r.Next()
+		if err != nil {
+			t.Fatalf("reading frames: %v (stdout %q)", err, stdout.String())
+		}
+		switch typ {
+		case attach.FrameStdout:
+			stdout.Write(payload)
+		case attach.FrameStderr:
+			stderr.Write(payload)
+		case attach.FrameStarted:
+			json.Unmarshal(payload, &started)
+		case attach.FrameResult:
+			json.Unmarshal(payload, &result)
+		}
+	}
+	rep, _ := result["result"].(map[string]any)
+	run, _ := rep["run"].(map[string]any)
+	if stdout.String() != "in:hello\n" || stderr.String() != "err\n" || run["exitCode"] != float64(4) || started["source"] != "agent-shell" || run["agent"] != "shell" {
+		t.Fatalf("stdout %q stderr %q started %v result %v", stdout.String(), stderr.String(), started, result)
+	}
+}

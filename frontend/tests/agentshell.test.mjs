@@ -1,0 +1,57 @@
+// The Agent shell switch as a person sees it: with Claude Code integrated
+// (its user settings hold senclaw's hook) the Security enforcement card
+// names it next to the switch, and the agent's commands show in Recent
+// runs with their source and isolation; switched off, they say none.
+// Run through scripts/test-browser.sh.
+
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { launch, openDashboard, requireSetup, screenshot, startDaemon, tempDir, waitFor } from './helpers.mjs';
+
+let daemon;
+let browser;
+let home;
+
+before(async (t) => {
+  if (!requireSetup(t)) return;
+  home = tempDir('senclaw-home-');
+  mkdirSync(join(home, '.claude'));
+  const hook = { type: 'command', command: `'${process.env.SENCLAW_BIN}' hook claude-code`, timeout: 30 };
+  writeFileSync(join(home, '.claude', 'settings.json'), JSON.stringify({ model: 'opus', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }, null, 2));
+  daemon = await startDaemon({ name: 'agentshell', env: { HOME: home } });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+test('the enforcement card names the integrated agent and Recent runs shows its commands', async (t) => {
+  if (!daemon) return t.skip('no setup');
+  const { engine } = daemon;
+  const project = tempDir('senclaw-project-');
+  const { page, context, problems } = await openDashboard(browser, engine);
+  t.after(() => context.close());
+
+  const card = page.locator('[data-card=enforcement] [data-part=integrations]');
+  await card.locator('[data-agent=claude-code]').waitFor({ timeout: 10_000 });
+  assert.match(await card.innerText(), /Claude Code: every project/);
+  assert.match(await card.innerText(), /senclaw integrate gemini-cli/);
+
+  for (const on of [true, false]) {
+    await engine.api('PUT', '/exec-policy', { execShell: on });
+    const res = await engine.api('POST', '/agent-shell', { projectDir: project, command: `echo switch-${on}`, agent: 'claude-code' });
+    const row = page.locator(`tr[data-run="${res.run.id}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    const text = await row.innerText();
+    assert.match(text, /agent-shell \(claude-code\)/);
+    assert.match(text, on ? /bwrap/ : /\bnone\b/);
+  }
+  await waitFor(async () => (await page.locator('tr.sb-row').count()) >= 1, 'the agent sandbox in Managed sandboxes');
+  assert.match(await page.locator('[data-card=sandboxes]').innerText(), /agent:senclaw-project-/);
+  await screenshot(page, 'agent-shell');
+  assert.deepEqual(problems, [], 'the page logged errors');
+});
