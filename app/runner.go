@@ -35,6 +35,9 @@ type RunRequest struct {
 	Stderr io.Writer `json:"-"`
 	// Trace traces this run even when its sandbox does not (trace.go).
 	Trace bool `json:"trace,omitempty"`
+	// ScheduleID is the schedule firing this run; only SchedulerScript
+	// sets it (schedules.go).
+	ScheduleID string `json:"-"`
 }
 
 // RunResult is a finished (or, in the background, started) run: its
@@ -59,6 +62,9 @@ type plan struct {
 	timeout time.Duration
 	// codeFile is written into the workspace before the run.
 	codeFile, code string
+	// refusal, when set, is a policy refusal the gate records instead of
+	// running (schedules.go).
+	refusal error
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -158,6 +164,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		Background:  p.req.Background,
 		StartedAt:   e.now().UTC(),
 		State:       "done",
+		ScheduleID:  p.req.ScheduleID,
 	}
 	if rec.Source == "" {
 		rec.Source = SourceCLI
