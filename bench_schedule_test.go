@@ -34,27 +34,8 @@ func TestBenchSchedules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, _ := os.MkdirTemp("", "senclaw-bench-sch-")
-	os.Chmod(root, 0o711)
-	defer os.RemoveAll(root)
-	bin := filepath.Join(root, "senclaw")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	daemon := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
-	daemon.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	stdout, _ := daemon.StdoutPipe()
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { daemon.Process.Signal(syscall.SIGTERM); daemon.Wait() }()
-	for sc := bufio.NewScanner(stdout); sc.Scan() && !strings.HasPrefix(sc.Text(), "socket "); {
-	}
-	c := client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
+	daemon, c, _ := benchDaemon(t, "senclaw-bench-sch-")
 	ctx := context.Background()
-	if err := c.Ping(ctx, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
 	pol, _ := c.Policy(ctx)
 	pol.SchedulerScript = true
 	if _, err := c.SetPolicy(ctx, *pol); err != nil {
@@ -151,4 +132,32 @@ func cpuShare(t *testing.T, pid int, d time.Duration) float64 {
 	time.Sleep(d)
 	used := time.Duration(ticks()-start) * (time.Second / 100) // USER_HZ is 100 on Linux
 	return 100 * used.Seconds() / time.Since(t0).Seconds()
+}
+
+// benchDaemon builds senclaw and starts `senclaw serve` (the Unix socket
+// only) with its own dirs under a fresh root, removed at the end; it
+// returns the daemon, a client of it and the root.
+func benchDaemon(t *testing.T, prefix string) (*exec.Cmd, *client.Client, string) {
+	t.Helper()
+	root, _ := os.MkdirTemp("", prefix)
+	os.Chmod(root, 0o711)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	bin := filepath.Join(root, "senclaw")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	daemon := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
+	daemon.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	stdout, _ := daemon.StdoutPipe()
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Signal(syscall.SIGTERM); daemon.Wait() })
+	for sc := bufio.NewScanner(stdout); sc.Scan() && !strings.HasPrefix(sc.Text(), "socket "); {
+	}
+	c := client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
+	if err := c.Ping(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return daemon, c, root
 }

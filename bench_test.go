@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/client"
 )
 
@@ -32,29 +30,8 @@ func TestBenchDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, _ := os.MkdirTemp("", "senclaw-bench-")
-	os.Chmod(root, 0o711)
-	defer os.RemoveAll(root)
-	bin := filepath.Join(root, "senclaw")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	daemon := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
-	daemon.Env = env
-	stdout, _ := daemon.StdoutPipe()
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { daemon.Process.Signal(syscall.SIGTERM); daemon.Wait() }()
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && !strings.HasPrefix(sc.Text(), "socket ") {
-	}
-	c := client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
+	daemon, c, root := benchDaemon(t, "senclaw-bench-")
 	ctx := context.Background()
-	if err := c.Ping(ctx, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
 	// Raw bwrap with the binds and namespaces a strict sandbox gets, as
 	// the sandbox user, capturing output like the engine does.
 	ws := filepath.Join(root, "raw-ws")

@@ -14,28 +14,7 @@ import (
 // add in each of its three forms, ls, run with the script's exit code,
 // pause and resume, history, rm.
 func TestScheduleCLI(t *testing.T) {
-	data := cliEnv(t)
-	served := make(chan int, 1)
-	go func() {
-		code, _, errOut := senclaw(t, "--data-dir", data, "serve", "--listen", "")
-		if code != 0 {
-			t.Log(errOut)
-		}
-		served <- code
-	}()
-	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not start")
-		}
-	}
-	defer func() {
-		senclaw(t, "stop")
-		<-served
-	}()
+	serveInProcess(t, cliEnv(t), "")
 
 	code, _, errOut := senclaw(t, "schedule", "add", "--name", "bad", "--cron", "0 25 * * *", "--", "true")
 	if code != 2 || !strings.Contains(errOut, "hour (2nd field)") || !strings.Contains(errOut, `did you mean "0 23 * * *"`) {
@@ -99,4 +78,32 @@ func TestScheduleCLI(t *testing.T) {
 	if code, out, _ := senclaw(t, "schedule", "ls", "--json"); code != 0 || strings.Contains(out, id) {
 		t.Fatalf("after rm: %q", out)
 	}
+}
+
+// serveInProcess serves a daemon of data in this process (senclaw serve
+// --listen listen) once its socket is there, and stops it when the test
+// ends.
+func serveInProcess(t *testing.T, data, listen string) {
+	t.Helper()
+	served := make(chan int, 1)
+	go func() {
+		code, _, errOut := senclaw(t, "--data-dir", data, "serve", "--listen", listen)
+		if code != 0 {
+			t.Log(errOut)
+		}
+		served <- code
+	}()
+	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not start")
+		}
+	}
+	t.Cleanup(func() {
+		senclaw(t, "stop")
+		<-served
+	})
 }

@@ -143,24 +143,7 @@ func walk(cmds []*command, path string, f func(path string, c *command)) {
 // login code is issued; nothing is created).
 func TestHelpNeverActs(t *testing.T) {
 	data := cliEnv(t)
-	served := make(chan int, 1)
-	go func() {
-		code, _, _ := senclaw(t, "--data-dir", data, "serve", "--listen", "127.0.0.1:0")
-		served <- code
-	}()
-	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "senclaw", "api.sock")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not start")
-		}
-	}
-	defer func() {
-		senclaw(t, "stop")
-		<-served
-	}()
+	serveInProcess(t, data, "127.0.0.1:0")
 	walk(commands(), "", func(path string, c *command) {
 		if c.hidden {
 			return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/internal/editdist"
 )
 
 var errBadExpr = errors.New("bad expression")
@@ -131,7 +132,7 @@ func diagnoseDescriptor(raw string) (string, string) {
 	}
 	best, bestD := "", 4
 	for _, d := range descriptors {
-		if dist := editDistance(strings.ToLower(word), d); dist < bestD {
+		if dist := editdist.Levenshtein(strings.ToLower(word), d); dist < bestD {
 			best, bestD = d, dist
 		}
 	}
@@ -272,10 +273,10 @@ func fixValue(fl field, s string) (int, string, bool) {
 		if name == "" {
 			continue
 		}
-		if d := editDistance(low, name); d < bestD {
+		if d := editdist.Levenshtein(low, name); d < bestD {
 			best, bestD = i, d
 		}
-		if d := editDistance(low, fullName(fl, i)); d < bestD {
+		if d := editdist.Levenshtein(low, fullName(fl, i)); d < bestD {
 			best, bestD = i, d
 		}
 	}
@@ -290,25 +291,4 @@ func fullName(fl field, i int) string {
 		return strings.ToLower(time.Month(i).String())
 	}
 	return strings.ToLower(time.Weekday(i).String())
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
