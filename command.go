@@ -16,6 +16,7 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/internal/editdist"
 )
 
 // A command is one subcommand of senclaw: what `senclaw help` and
@@ -174,7 +175,7 @@ func unknown(w io.Writer, path, name string, cmds []*command) {
 			continue
 		}
 		for _, n := range append([]string{c.name}, c.aliases...) {
-			d := editDistance(strings.ToLower(name), n)
+			d := editdist.Levenshtein(strings.ToLower(name), n)
 			if strings.HasPrefix(n, strings.ToLower(name)) && len(name) >= 2 {
 				d = min(d, 1)
 			}
@@ -188,27 +189,6 @@ func unknown(w io.Writer, path, name string, cmds []*command) {
 		fmt.Fprintf(w, "; did you mean %q?", best)
 	}
 	fmt.Fprintf(w, " (%s)\n", list)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // printHelp prints a command's help: summary, usage, flags, verbs and

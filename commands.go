@@ -80,6 +80,7 @@ func commands() []*command {
 			},
 		},
 		traceCommand(),
+		scheduleCommand(),
 		{
 			name: "events", summary: "what a traced run read, wrote, started and connected to",
 			args:     "[--kind PREFIX] [--limit N] [--json] RUN",

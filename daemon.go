@@ -21,6 +21,7 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/mcp"
+	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/frontend"
 )
@@ -105,14 +106,25 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		return nil, nil, nil, cli.ExitUsage
 	}
 	release = lock.Release
+	var sched *scheduler.Scheduler
 	if engineErr != nil {
 		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
 		fmt.Fprintln(stderr, "senclaw: the engine could not start:", engineErr)
 	} else {
 		engine.Start(ctx)
 		release = func() { engine.Close(); lock.Release() }
+		// The scheduler starts after the engine and stops before it
+		// closes, so that its last runs are recorded (issue #16).
+		if sched, err = scheduler.New(scheduler.Options{Engine: engine, Logger: logger}); err != nil {
+			logger.Error("The scheduler could not load its schedules; nothing scheduled fires.", "err", err)
+			fmt.Fprintln(stderr, "senclaw: the scheduler could not start:", err)
+			sched = nil
+		} else {
+			sched.Start(ctx)
+			release = func() { sched.Stop(); engine.Close(); lock.Release() }
+		}
 	}
-	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel, Autostart: autostartEntry()})
+	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel, Autostart: autostartEntry(), Scheduler: sched})
 	// MCP over Streamable HTTP at /mcp: the same tools as sandbox-server,
 	// reaching the engine through the API handler in this process.
 	mh := mcp.NewHTTPHandler(mcp.HTTPOptions{

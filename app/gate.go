@@ -21,6 +21,9 @@ const (
 // that is not usable is a refusal, not a fallback.
 func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string, error) {
 	pol := e.Policy()
+	if p.refusal != nil {
+		return nil, "", p.refusal
+	}
 	switch runtimeOf(p) {
 	case "python":
 		if !pol.RunPython {

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
@@ -330,36 +329,4 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 		return nil, fmt.Errorf("saving the agent sandbox: %w", err)
 	}
 	return sb, nil
-}
-
-// SchedulerDeadline bounds a scheduler script.
-const SchedulerDeadline = 600 * time.Second
-
-// SchedulerScript runs a scheduled bash script: directly with the
-// Scheduler scripts switch off (recorded as "none"), else in a one-shot
-// sandbox with the policy's scheduler network.
-func (e *Engine) SchedulerScript(ctx context.Context, script string) (*RunResult, error) {
-	pol := e.Policy()
-	timeout := int(SchedulerDeadline / time.Millisecond)
-	req := RunRequest{Source: SourceScheduler, Language: "bash", Code: script, TimeoutMs: timeout}
-	if pol.SchedulerScript {
-		network := pol.SchedulerNetwork
-		name := "scheduler"
-		return e.RunOnce(ctx, SandboxConfig{Name: &name, Network: &network, TimeoutMs: &timeout}, req)
-	}
-	sb, err := e.newSandbox(SandboxConfig{TimeoutMs: &timeout})
-	if err != nil {
-		return nil, err
-	}
-	sb.Kind, sb.Name = "oneshot", "scheduler (direct)"
-	if err := e.makeWorkspace(&sb); err != nil {
-		return nil, err
-	}
-	defer e.purgeWorkspace(&sb)
-	p, err := e.planFor(&sb, req)
-	if err != nil {
-		return nil, err
-	}
-	p.kind, p.offPath = "oneshot", true
-	return e.run(ctx, p)
 }

@@ -50,6 +50,9 @@ type RunRequest struct {
 	// Agent names the agent whose shell asked for the run (claude-code,
 	// gemini-cli, shell), for the record; "" when none said.
 	Agent string `json:"-"`
+	// ScheduleID is the schedule firing this run; only SchedulerScript
+	// sets it (schedules.go).
+	ScheduleID string `json:"-"`
 }
 
 // RunResult is a finished (or, in the background, started) run: its
@@ -78,6 +81,9 @@ type plan struct {
 	idle time.Duration
 	// codeFile is written into the workspace before the run.
 	codeFile, code string
+	// refusal, when set, is a policy refusal the gate records instead of
+	// running (schedules.go).
+	refusal error
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -234,6 +240,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		Agent:       p.req.Agent,
 		StartedAt:   e.now().UTC(),
 		State:       "done",
+		ScheduleID:  p.req.ScheduleID,
 	}
 	if rec.Source == "" {
 		rec.Source = SourceCLI

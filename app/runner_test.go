@@ -298,11 +298,11 @@ func TestOffSwitchesRunDirectlyAndSaySo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "made-here")); err != nil {
 		t.Fatal(err)
 	}
-	res, err = e.SchedulerScript(context.Background(), "echo scheduled")
+	res, err = e.SchedulerScript(context.Background(), ScheduledRun{ScheduleID: "s1", Name: "nightly", Code: "echo scheduled"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Record.Isolation != isolationNone || res.Record.Source != SourceScheduler || res.Stdout != "scheduled\n" {
+	if res.Record.Isolation != isolationNone || res.Record.Source != SourceScheduler || res.Record.ScheduleID != "s1" || res.Stdout != "scheduled\n" {
 		t.Fatalf("scheduler off: %+v %q", res.Record, res.Stdout)
 	}
 }
@@ -405,5 +405,44 @@ func TestBackgroundRunsLogBothStreams(t *testing.T) {
 	data, _ := os.ReadFile(res.Record.LogFile)
 	if !strings.Contains(string(data), "to-stdout") || !strings.Contains(string(data), "to-stderr") {
 		t.Fatalf("log %q lacks a stream", data)
+	}
+}
+
+// A schedule that wants the network gets it only when the policy's
+// Scheduler network allows it too; when the policy does not, the firing is
+// refused and recorded, and nothing runs.
+func TestScheduledNetworkNeedsThePolicyToo(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	pol := e.Policy()
+	pol.SchedulerScript, pol.SchedulerNetwork = true, false
+	if _, err := e.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(testDir(t), "ran")
+	res, err := e.SchedulerScript(context.Background(), ScheduledRun{ScheduleID: "s2", Name: "fetch", Code: "touch " + marker, Network: true})
+	if !IsRefused(err) || !strings.Contains(err.Error(), "schedulerNetwork") {
+		t.Fatalf("err = %v, want a refusal naming schedulerNetwork", err)
+	}
+	if res == nil || !strings.HasPrefix(res.Record.Isolation, "refused: ") || res.Record.ScheduleID != "s2" {
+		t.Fatalf("record %+v", res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the refused script ran")
+	}
+	// Without the wish the policy's network does not matter: no network.
+	res, err = e.SchedulerScript(context.Background(), ScheduledRun{ScheduleID: "s2", Name: "fetch", Code: "echo hi"})
+	if err != nil || res.Record.Isolation != "bwrap" || res.Record.Network {
+		t.Fatalf("no network wanted: %+v %v", res, err)
+	}
+	for _, bad := range []ScheduledRun{
+		{Code: "x", Language: "cobol"},
+		{Code: " "},
+		{Code: "x", TimeoutMs: 600001},
+		{Code: "x", Env: map[string]string{"1X": "y"}},
+	} {
+		if err := bad.Check(); err == nil {
+			t.Errorf("%+v passed the check", bad)
+		}
 	}
 }

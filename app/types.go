@@ -240,6 +240,8 @@ type RunRecord struct {
 	LogFile    string    `json:"logFile,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
+	// ScheduleID is the schedule that fired the run (source scheduler).
+	ScheduleID string `json:"scheduleId,omitempty"`
 }
 
 // OK reports whether the run exited 0 without timing out.

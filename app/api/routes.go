@@ -121,6 +121,7 @@ func (s *Server) routes() {
 	s.route("PUT /autostart", s.putAutostart)
 	s.route("POST /login-codes", s.loginCode)
 	s.route("POST /daemon/stop", s.daemonStop)
+	s.scheduleRoutes() // schedules.go (issue #16)
 	s.mux.HandleFunc("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
@@ -207,7 +208,12 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return &badRequest{field: "state", msg: "state " + strconv.Quote(st) + ": the only filter is running (the background runs going on now)"}
 	}
-	runs, err := s.e.Runs(r.URL.Query().Get("sandboxId"), limit)
+	var runs []app.RunRecord
+	if src := r.URL.Query().Get("source"); src != "" {
+		runs, err = s.e.RunsFrom(src, limit) // the tray: the scheduler's runs (issue #16)
+	} else {
+		runs, err = s.e.Runs(r.URL.Query().Get("sandboxId"), limit)
+	}
 	if err != nil {
 		return err
 	}

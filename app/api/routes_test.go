@@ -15,7 +15,7 @@ func TestEveryRoute(t *testing.T) {
 	e := testEngine(t)
 	mountDir := testDir(t)
 	auto := &autostart.Entry{Dir: filepath.Join(mountDir, "autostart"), Exec: "/usr/bin/senclaw"}
-	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}, Autostart: auto}))
+	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}, Autostart: auto, Scheduler: testScheduler(t, e)}))
 
 	status, body := do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes", body: map[string]any{"name": "t", "backend": "direct", "memoryMb": 256}})
 	if status != 201 {
@@ -23,6 +23,11 @@ func TestEveryRoute(t *testing.T) {
 	}
 	id := body["sandbox"].(map[string]any)["id"].(string)
 	sb := "/api/sandbox/sandboxes/" + id
+	status, body = do(t, base, call{method: "POST", path: "/api/sandbox/schedules", body: map[string]any{"name": "nightly", "cron": "30 2 * * *", "code": "echo scheduled"}})
+	if status != 201 {
+		t.Fatalf("create schedule: %d %v", status, body)
+	}
+	sch := "/api/sandbox/schedules/" + body["schedule"].(map[string]any)["id"].(string)
 
 	good := []struct {
 		c    call
@@ -68,6 +73,15 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": false}}, 200, `"runNode":false`},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=5"}, 200, "runs"},
+		{call{method: "GET", path: "/api/sandbox/schedules"}, 200, "every day at 02:30"},
+		{call{method: "GET", path: sch}, 200, "echo scheduled"},
+		{call{method: "PATCH", path: sch, body: map[string]any{"cron": "@hourly"}}, 200, "every hour"},
+		{call{method: "POST", path: sch + "/pause"}, 200, `"paused":true`},
+		{call{method: "POST", path: sch + "/resume"}, 200, `"paused":false`},
+		{call{method: "POST", path: sch + "/run?wait=1"}, 200, "scheduled\\n"},
+		{call{method: "POST", path: sch + "/run"}, 202, "started"},
+		{call{method: "GET", path: sch + "/history?limit=5"}, 200, "manual"},
+		{call{method: "GET", path: "/api/sandbox/runs?source=scheduler&limit=5"}, 200, "scheduleId"},
 		{call{method: "POST", path: "/api/sandbox/agent-shell", body: map[string]any{"projectDir": mountDir, "command": "pwd"}}, 200, mountDir},
 		{call{method: "POST", path: "/api/sandbox/agent-shell/check", body: map[string]any{"projectDir": mountDir}}, 200, `"isolation":"none"`},
 		{call{method: "GET", path: "/api/sandbox/integrations"}, 200, `"integrations"`},
@@ -147,6 +161,13 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execShell": "yes"}`}, 400, "execShell"},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=0"}, 400, "limit"},
 		{call{method: "GET", path: "/api/sandbox/runs/nope"}, 404, ""},
+		{call{method: "POST", path: "/api/sandbox/schedules", body: `{"name": "x", "cron": "0 25 * * *", "code": "true"}`}, 400, "cron"},
+		{call{method: "POST", path: "/api/sandbox/schedules", body: `{"name": "x", "cron": "@daily", "code": "true", "retries": 3}`}, 400, ""},
+		{call{method: "PATCH", path: sch, body: `{"timeZone": "Mars/Olympus"}`}, 400, "timeZone"},
+		{call{method: "PATCH", path: sch, body: `{"missed": "always"}`}, 400, "missed"},
+		{call{method: "GET", path: "/api/sandbox/schedules/nope"}, 404, ""},
+		{call{method: "POST", path: "/api/sandbox/schedules/nope/run"}, 404, ""},
+		{call{method: "GET", path: sch + "/history?limit=0"}, 400, "limit"},
 		{call{method: "GET", path: sb + "/events?limit=9999"}, 400, "limit"},
 		{call{method: "GET", path: sb + "/events?kind=bogus"}, 400, "kind"},
 		{call{method: "POST", path: sb + "/trace", body: `{"enabled": "yes"}`}, 400, "enabled"},
@@ -173,6 +194,9 @@ func TestEveryRoute(t *testing.T) {
 	}
 	if status, _ := do(t, base, call{method: "DELETE", path: sb + "?purge=true"}); status != 200 {
 		t.Fatal("delete")
+	}
+	if status, _ := do(t, base, call{method: "DELETE", path: sch}); status != 200 {
+		t.Fatal("delete schedule")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/autostart"
+	"github.com/senclaw/sandbox/app/scheduler"
 )
 
 // Options configure a Server.
@@ -36,6 +37,8 @@ type Options struct {
 	// Autostart is the owner's login autostart entry ("Start at login");
 	// nil when the daemon knows no user config dir.
 	Autostart *autostart.Entry
+	// Scheduler serves /schedules; nil answers them with 503.
+	Scheduler *scheduler.Scheduler
 }
 
 // Server answers the API.

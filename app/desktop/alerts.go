@@ -49,6 +49,7 @@ type alerts struct {
 	refused   []app.RunRecord   // refused runs not yet told
 	appsTold  []string          // apps needing restart last notified about
 	appsReady bool
+	scheduled scheduleAlerts // alerts_schedule.go (issue #16)
 }
 
 // update returns the notifications snapshot s calls for. allow says
@@ -73,7 +74,8 @@ func (a *alerts) update(s Snapshot, allow func(Kind) bool) []Notification {
 		seen := make(map[string]bool, len(s.Runs))
 		for _, r := range s.Runs {
 			seen[r.ID] = true
-			if !first && !a.seenRuns[r.ID] && strings.HasPrefix(r.Isolation, refusedNoIsolation) {
+			// A scheduled run is told by its own kind (alerts_schedule.go).
+			if !first && !a.seenRuns[r.ID] && strings.HasPrefix(r.Isolation, refusedNoIsolation) && r.Source != app.SourceScheduler {
 				a.refused = append(a.refused, r)
 			}
 		}
@@ -85,6 +87,7 @@ func (a *alerts) update(s Snapshot, allow func(Kind) bool) []Notification {
 		out = append(out, refusedNotification(a.refused))
 		a.refused = nil
 	}
+	out = append(out, a.scheduled.update(s.ScheduledRuns, allow)...)
 	if !a.appsReady {
 		a.appsTold, a.appsReady = s.AppsNeedingRestart, true
 	} else if fresh := newNames(a.appsTold, s.AppsNeedingRestart); len(fresh) == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -55,7 +56,13 @@ func testDaemon(t *testing.T, bs ...backends.Backend) (*client.Client, string) {
 		t.Fatal(err)
 	}
 	e := testEngine(t, root, bs...)
-	srv := api.New(api.Options{Engine: e, Token: api.RandomToken(), Autostart: &autostart.Entry{Dir: filepath.Join(root, "config", "autostart"), Exec: "/usr/bin/senclaw"}})
+	sched, err := scheduler.New(scheduler.Options{Engine: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.Start(context.Background())
+	t.Cleanup(sched.Stop) // before the engine closes (cleanups run last first)
+	srv := api.New(api.Options{Engine: e, Token: api.RandomToken(), Autostart: &autostart.Entry{Dir: filepath.Join(root, "config", "autostart"), Exec: "/usr/bin/senclaw"}, Scheduler: sched})
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan api.DaemonInfo, 1)
 	done := make(chan error, 1)

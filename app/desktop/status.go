@@ -29,6 +29,8 @@ type Snapshot struct {
 	Caps   *app.Capabilities
 	// Runs are the most recent run records, newest first.
 	Runs []app.RunRecord
+	// ScheduledRuns are the most recent runs the scheduler fired.
+	ScheduledRuns []app.RunRecord
 	// Notifications is the engine's "notifications" setting when the
 	// engine has one, else nil.
 	Notifications *bool

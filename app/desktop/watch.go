@@ -37,6 +37,14 @@ func poll(ctx context.Context, c *client.Client) Snapshot {
 	if s.Runs == nil {
 		s.Runs = []app.RunRecord{}
 	}
+	if runs, err := c.RunsFrom(ctx, app.SourceScheduler, recentRuns); err == nil {
+		s.ScheduledRuns = []app.RunRecord{}
+		for _, r := range runs {
+			if r.Source == app.SourceScheduler { // a daemon that ignores ?source= sends all
+				s.ScheduledRuns = append(s.ScheduledRuns, r)
+			}
+		}
+	}
 	// Space Apps: the API does not list them yet. When it does (GET /apps
 	// with a needsRestart flag), fill s.AppsNeedingRestart here; the
 	// notification (appRestartNotification) and its rate limit are ready.

@@ -191,6 +191,44 @@ export interface RunRecord {
   logFile?: string;
   error?: string;
   startedAt: string;
+  /** The schedule that fired it (source scheduler). */
+  scheduleId?: string;
+}
+
+/** Firing is one entry of a schedule's history. */
+export interface Firing {
+  at: string;
+  trigger: 'schedule' | 'catch-up' | 'manual';
+  outcome: 'ok' | 'failed' | 'refused' | 'skipped' | 'missed' | 'running';
+  runId?: string;
+  startedAt?: string;
+  exitCode?: number | null;
+  isolation?: string;
+  durationMs?: number;
+  reason?: string;
+  missed?: number;
+}
+
+/** Schedule is a scheduled script as the list shows it (without its code). */
+export interface Schedule {
+  id: string;
+  name: string;
+  cron: string;
+  timeZone: string;
+  /** The zone it is read in, by name. */
+  zone: string;
+  /** The expression in words. */
+  description: string;
+  language: string;
+  summary: string;
+  timeoutMs: number;
+  network: boolean;
+  paused: boolean;
+  missed: 'skip' | 'once';
+  jitterSec: number;
+  nextRun: string | null;
+  running: boolean;
+  lastRun: Firing | null;
 }
 
 /** ApiError is an answer other than 2xx; field names the bad input. */
@@ -286,6 +324,14 @@ export const api = {
   events: (sandboxId: string, runId: string) =>
     get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),
   run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
+  schedules: () => get<{ schedules: Schedule[] }>('/schedules'),
+  pauseSchedule: (scheduleId: string) => send<Schedule>('POST', `/schedules/${id(scheduleId)}/pause`),
+  resumeSchedule: (scheduleId: string) => send<Schedule>('POST', `/schedules/${id(scheduleId)}/resume`),
+  /** runSchedule fires a schedule now; the run goes on after the answer. */
+  runSchedule: (scheduleId: string) =>
+    send<{ started: boolean; schedule: Schedule }>('POST', `/schedules/${id(scheduleId)}/run`),
+  scheduleHistory: (scheduleId: string, limit = 10) =>
+    get<{ history: Firing[] }>(`/schedules/${id(scheduleId)}/history?limit=${limit}`),
   autostart: () => get<Autostart>('/autostart'),
   setAutostart: (enabled: boolean) => send<Autostart>('PUT', '/autostart', { enabled }),
   /** integrations says where agents' shells are handed to the agent shell. */

@@ -50,3 +50,15 @@ export function ports(list: number[] | null | undefined): string {
 export function count(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** until says how long after now t is: "in 12 s", "in 3 min", "in 2 h". */
+export function until(t: string, now: number): string {
+  const s = Math.round((Date.parse(t) - now) / 1000);
+  if (s <= 0) return 'now';
+  if (s < 60) return `in ${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `in ${m} min`;
+  const h = Math.round(m / 60);
+  if (h < 48) return `in ${h} h`;
+  return `in ${Math.round(h / 24)} days`;
+}

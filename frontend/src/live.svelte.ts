@@ -2,12 +2,13 @@
 // keeps the raw text of its last answer and only replaces its value when
 // the text changed, so an unchanged list causes no re-render at all.
 
-import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type RunRecord, type Sandbox, type Settings } from './api';
+import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type RunRecord, type Sandbox, type Schedule, type Settings } from './api';
 
 /** How often each source is polled, in milliseconds. */
 const every = {
   sandboxes: 1000,
   runs: 1000,
+  schedules: 2000,
   // Probes are cached by the engine for 20 s; asking more often is useless.
   caps: 5000,
   // Changed from here (answers are applied at once) or from the CLI.
@@ -26,8 +27,9 @@ class Live {
   sandboxes = $state.raw<Sandbox[] | null>(null);
   runs = $state.raw<RunRecord[] | null>(null);
   integrations = $state.raw<Integration[] | null>(null);
+  schedules = $state.raw<Schedule[] | null>(null);
   /** The last error of each source, "" when its last poll worked. */
-  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '' });
+  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '', schedules: '' });
   /** now ticks with the polls, for "5 s ago". */
   now = $state(Date.now());
 
@@ -40,7 +42,8 @@ class Live {
       (this.policy !== null || this.errors.policy !== '') &&
       (this.settings !== null || this.errors.settings !== '') &&
       (this.sandboxes !== null || this.errors.sandboxes !== '') &&
-      (this.runs !== null || this.errors.runs !== ''),
+      (this.runs !== null || this.errors.runs !== '') &&
+      (this.schedules !== null || this.errors.schedules !== ''),
   );
 
   private async poll<T>(key: Key, fetcher: () => Promise<Fetched<T>>, apply: (v: T) => void) {
@@ -63,6 +66,7 @@ class Live {
     sandboxes: () => this.poll('sandboxes', () => api.sandboxes(), (v) => (this.sandboxes = v.sandboxes)),
     runs: () => this.poll('runs', () => api.runs(30), (v) => (this.runs = v.runs)),
     integrations: () => this.poll('integrations', () => api.integrations(), (v) => (this.integrations = v.integrations)),
+    schedules: () => this.poll('schedules', () => api.schedules(), (v) => (this.schedules = v.schedules)),
   };
 
   /** refresh polls the named sources now (after an action changed them). */

@@ -1,0 +1,261 @@
+package scheduler
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/senclaw/sandbox/app"
+)
+
+// Missed-run policies: what happens to the times a schedule should have
+// fired while the engine was not running (or the machine slept).
+const (
+	// MissedSkip forgets them (the history says how many); the default.
+	MissedSkip = "skip"
+	// MissedOnce runs one catch-up at once, for the latest of them.
+	MissedOnce = "once"
+)
+
+// MaxJitterSec bounds a schedule's jitter.
+const MaxJitterSec = 3600
+
+// Schedule is what a schedule is: what it runs, when, and how.
+type Schedule struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Cron is the expression: five fields, or @hourly, @daily, @every 90s.
+	Cron string `json:"cron"`
+	// TimeZone is an IANA zone name; "" is the engine's local zone.
+	TimeZone string `json:"timeZone"`
+	// Language is bash (a script), python or node; Code is what it runs.
+	Language  string            `json:"language"`
+	Code      string            `json:"code,omitempty"`
+	Env       map[string]string `json:"env"`
+	TimeoutMs int               `json:"timeoutMs"`
+	// Network: the schedule wants the network; with the Scheduler
+	// scripts switch on it needs the policy's Scheduler network too.
+	Network bool `json:"network"`
+	// Paused schedules do not fire on their own (run now still works).
+	Paused bool `json:"paused"`
+	// Missed is MissedSkip or MissedOnce.
+	Missed string `json:"missed"`
+	// JitterSec delays each firing by a fixed share of it (0 to
+	// JitterSec seconds, from the id), so that schedules sharing a
+	// minute do not all start at once, and each keeps a steady rhythm.
+	JitterSec int `json:"jitterSec"`
+	// Tenant is the id of the tenant that owns the schedule. Empty until
+	// tenants exist: every schedule is then the owner's (master tenant).
+	Tenant    string    `json:"tenant"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Spec is what a caller gives on create and update. Nil means "not given":
+// the default on create, unchanged on update.
+type Spec struct {
+	Name      *string           `json:"name,omitempty"`
+	Cron      *string           `json:"cron,omitempty"`
+	TimeZone  *string           `json:"timeZone,omitempty"`
+	Language  *string           `json:"language,omitempty"`
+	Code      *string           `json:"code,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	TimeoutMs *int              `json:"timeoutMs,omitempty"`
+	Network   *bool             `json:"network,omitempty"`
+	Paused    *bool             `json:"paused,omitempty"`
+	Missed    *string           `json:"missed,omitempty"`
+	JitterSec *int              `json:"jitterSec,omitempty"`
+}
+
+// Firing is one entry of a schedule's history.
+type Firing struct {
+	// At is the time the schedule was due (or run now was asked).
+	At time.Time `json:"at"`
+	// Trigger is "schedule", "catch-up" (missed policy once) or "manual".
+	Trigger string `json:"trigger"`
+	// Outcome is "ok", "failed", "refused" (nothing ran), "skipped" (the
+	// previous run was still going), "missed" (the engine was not
+	// running) or, for a run still going, "running".
+	Outcome    string    `json:"outcome"`
+	RunID      string    `json:"runId,omitempty"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	ExitCode   *int      `json:"exitCode,omitempty"`
+	Isolation  string    `json:"isolation,omitempty"`
+	DurationMs int64     `json:"durationMs,omitempty"`
+	// Reason says why, for anything but ok.
+	Reason string `json:"reason,omitempty"`
+	// Missed counts the times that were missed (outcome missed).
+	Missed int `json:"missed,omitempty"`
+}
+
+// Firing outcomes.
+const (
+	OutcomeOK      = "ok"
+	OutcomeFailed  = "failed"
+	OutcomeRefused = "refused"
+	OutcomeSkipped = "skipped"
+	OutcomeMissed  = "missed"
+	OutcomeRunning = "running"
+)
+
+// View is a schedule as the faces show it.
+type View struct {
+	Schedule
+	// Description says the expression in words; Zone is the zone it is
+	// read in (the engine's local one by name when TimeZone is empty).
+	Description string `json:"description"`
+	Zone        string `json:"zone"`
+	// Summary is the first line of the code (lists leave the code out).
+	Summary string `json:"summary"`
+	// NextRun is when it fires next; nil when paused.
+	NextRun *time.Time `json:"nextRun"`
+	Running bool       `json:"running"`
+	LastRun *Firing    `json:"lastRun"`
+}
+
+// doc is a schedule's stored document: the schedule and what the
+// scheduler keeps of it.
+type doc struct {
+	Schedule
+	// Through: every time the schedule was due up to this instant has
+	// been fired, skipped or counted as missed.
+	Through time.Time `json:"through"`
+	// History is newest first, at most maxHistory entries.
+	History []Firing `json:"history"`
+}
+
+const maxHistory = 50
+
+// apply validates spec onto a copy of s. Create and update share it, so
+// that the same input is judged the same way.
+func apply(s Schedule, spec Spec, create bool) (Schedule, *Expr, error) {
+	if spec.Name != nil || create {
+		name := strings.TrimSpace(deref(spec.Name))
+		if name == "" || len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return s, nil, &app.FieldError{Field: "name", Value: name, Reason: "must be 1 to 100 characters, without control characters"}
+		}
+		s.Name = name
+	}
+	if spec.Cron != nil || create {
+		s.Cron = strings.Join(strings.Fields(deref(spec.Cron)), " ")
+	}
+	if spec.TimeZone != nil {
+		s.TimeZone = strings.TrimSpace(*spec.TimeZone)
+		if s.TimeZone == "Local" || s.TimeZone == "local" {
+			s.TimeZone = ""
+		}
+	}
+	expr, err := ParseExpr(s.Cron, s.TimeZone)
+	if err != nil {
+		return s, nil, err
+	}
+	if spec.Language != nil {
+		s.Language = *spec.Language
+	}
+	if spec.Code != nil {
+		s.Code = *spec.Code
+	}
+	if spec.Env != nil {
+		s.Env = spec.Env
+	}
+	if spec.TimeoutMs != nil {
+		s.TimeoutMs = *spec.TimeoutMs
+	}
+	if s.TimeoutMs == 0 {
+		s.TimeoutMs = int(app.SchedulerDeadline / time.Millisecond)
+	}
+	run := s.run()
+	if err := run.Check(); err != nil {
+		return s, nil, err
+	}
+	s.Language = run.Language
+	if s.Env == nil {
+		s.Env = map[string]string{}
+	}
+	if spec.Network != nil {
+		s.Network = *spec.Network
+	}
+	if spec.Paused != nil {
+		s.Paused = *spec.Paused
+	}
+	if spec.Missed != nil {
+		s.Missed = *spec.Missed
+	}
+	switch s.Missed {
+	case "":
+		s.Missed = MissedSkip
+	case MissedSkip, MissedOnce:
+	default:
+		return s, nil, &app.FieldError{Field: "missed", Value: s.Missed, Reason: "must be skip (forget the times missed while the engine was not running) or once (run one catch-up at start)"}
+	}
+	if spec.JitterSec != nil {
+		s.JitterSec = *spec.JitterSec
+	}
+	if s.JitterSec < 0 || s.JitterSec > MaxJitterSec {
+		return s, nil, &app.FieldError{Field: "jitterSec", Value: s.JitterSec, Reason: fmt.Sprintf("must be from 0 to %d seconds", MaxJitterSec)}
+	}
+	return s, expr, nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// run is what the runner gets for one firing of s.
+func (s *Schedule) run() app.ScheduledRun {
+	return app.ScheduledRun{ScheduleID: s.ID, Name: s.Name, Language: s.Language, Code: s.Code, Env: s.Env, TimeoutMs: s.TimeoutMs, Network: s.Network}
+}
+
+// jitter is the fixed delay of each of s's firings.
+func (s *Schedule) jitter() time.Duration {
+	if s.JitterSec <= 0 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s.ID))
+	return time.Duration(h.Sum32()%uint32(s.JitterSec*1000)) * time.Millisecond
+}
+
+// Notes say, in words, what the exec policy will do to s's runs.
+func Notes(s Schedule, pol app.ExecPolicy) []string {
+	var notes []string
+	switch {
+	case s.Language == "python" && !pol.RunPython:
+		notes = append(notes, "Run Python is off: this schedule's runs are refused until it is on")
+	case s.Language == "node" && !pol.RunNode:
+		notes = append(notes, "Run Node is off: this schedule's runs are refused until it is on")
+	}
+	switch {
+	case !pol.SchedulerScript:
+		notes = append(notes, "Scheduler scripts is off: this schedule runs directly on the host, with no isolation (recorded as none)")
+	case s.Network && !pol.SchedulerNetwork:
+		notes = append(notes, "the schedule wants the network and Scheduler network is off: its runs are refused until one of them changes")
+	}
+	return notes
+}
+
+// summary is the first line of code, shortened.
+func summary(code string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
+	if r := []rune(line); len(r) > 120 {
+		line = string(r[:119]) + "…"
+	}
+	return line
+}
+
+// zoneName is the name of the zone a schedule is read in.
+func zoneName(s Schedule, now time.Time) string {
+	if s.TimeZone != "" {
+		return s.TimeZone
+	}
+	abbr, _ := now.In(time.Local).Zone()
+	if name := time.Local.String(); name != "Local" {
+		return name
+	}
+	return "local (" + abbr + ")"
+}
