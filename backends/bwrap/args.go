@@ -27,6 +27,9 @@ type FDs struct {
 	// Workspace, when set, is an open handle of the workspace, which is
 	// bound from it like the mounts below (spec.WorkspaceExact).
 	Workspace int
+	// UnixGuard, when set, is the descriptor over which the forwarder
+	// hands the Unix socket guard to the engine (spec.UnixGuard).
+	UnixGuard int
 	// Mounts, when set, has one open handle per spec.Mounts entry, in
 	// order: bwrap binds the very directory the engine opened and checked
 	// (--bind-fd), not whatever the path names when bwrap gets to it, so
@@ -154,6 +157,14 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
 		argv = netfwd.Argv(spec.Net, spec.Argv)
+	}
+	// The Unix socket guard (issue #10): the forwarder loads it in front
+	// of the command, with or without network.
+	if g := spec.UnixGuard; g != nil && fds.UnixGuard > 0 {
+		if spec.Net == nil {
+			a = append(a, "--ro-bind", g.Forwarder, netfwd.BinaryPath)
+		}
+		argv = netfwd.GuardedArgv(spec.Net, fds.UnixGuard, spec.Argv)
 	}
 	a = append(a,
 		"--seccomp", strconv.Itoa(fds.Seccomp),

@@ -50,6 +50,16 @@ func validate(spec *backends.Spec) error {
 			return err
 		}
 	}
+	if g := spec.UnixGuard; g != nil {
+		if err := absClean("forwarder", g.Forwarder); err != nil {
+			return err
+		}
+		for _, p := range g.Sockets {
+			if err := absClean("allowed socket", p); err != nil {
+				return err
+			}
+		}
+	}
 	if spec.RunID != "" && !validRunID(spec.RunID) {
 		return fmt.Errorf("invalid run id %q", spec.RunID)
 	}

@@ -62,3 +62,15 @@ func Argv(net *backends.NetPlumbing, argv []string) []string {
 	a = append(a, "--")
 	return append(a, argv...)
 }
+
+// GuardedArgv is Argv that also has the forwarder load the Unix socket
+// guard and hand it to the engine over the inherited descriptor fd
+// before anything else (backends/unixguard). With net nil the forwarder
+// forwards nothing and becomes the command once the guard is in place.
+func GuardedArgv(net *backends.NetPlumbing, fd int, argv []string) []string {
+	guard := []string{BinaryPath, "--unix-guard", strconv.Itoa(fd)}
+	if net == nil {
+		return append(append(guard, "--"), argv...)
+	}
+	return append(guard, Argv(net, argv)[1:]...)
+}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,6 +26,9 @@ type config struct {
 	loopback            []int
 	listen              map[int]string
 	argv                []string
+	// unixGuard is the descriptor over which the Unix socket guard is
+	// handed to the engine, or -1 (backends/unixguard).
+	unixGuard int
 }
 
 // exitSetup is the forwarder's own exit code when it could not set up
@@ -43,6 +47,17 @@ func Run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
 		return exitSetup
 	}
+	// The guard goes first: the forwarder's own connects go through it
+	// too, and nothing of the sandbox runs before the engine took it.
+	if cfg.unixGuard >= 0 {
+		if err := unixguard.Install(cfg.unixGuard); err != nil {
+			fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
+			return exitSetup
+		}
+		if cfg.proxySock == "" && len(cfg.listen) == 0 {
+			return execCommand(cfg.argv, stderr) // nothing to forward
+		}
+	}
 	if err := cfg.start(); err != nil {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
 		return exitSetup
@@ -51,7 +66,7 @@ func Run(args []string, stderr io.Writer) int {
 }
 
 func parse(args []string) (*config, error) {
-	c := &config{listen: map[int]string{}}
+	c := &config{listen: map[int]string{}, unixGuard: -1}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -79,6 +94,12 @@ func parse(args []string) (*config, error) {
 			}
 		case "--proxy-sock":
 			c.proxySock = v
+		case "--unix-guard":
+			fd, err := strconv.Atoi(v)
+			if err != nil || fd < 3 {
+				return nil, fmt.Errorf("--unix-guard %q: want an inherited descriptor", v)
+			}
+			c.unixGuard = fd
 		case "--listen":
 			ps, sock, ok := strings.Cut(v, "=")
 			p, err := port(ps)
@@ -294,6 +315,19 @@ func socksConnectLoopback(c net.Conn, q int) error {
 		return errors.New("refused")
 	}
 	return nil
+}
+
+// execCommand replaces the forwarder with argv (the guard, loaded, stays
+// with it); it returns only when that fails.
+func execCommand(argv []string, stderr io.Writer) int {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "senclaw-netfwd: %s: command not found\n", argv[0])
+		return 127
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintf(stderr, "senclaw-netfwd: %s: %v\n", argv[0], err)
+	return 126
 }
 
 // runChild runs argv and returns its exit code, re-raising a fatal signal.
