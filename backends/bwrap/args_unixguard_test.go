@@ -1,8 +1,6 @@
 package bwrap
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,20 +28,7 @@ func TestArgsGuarded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			a := Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5, UnixGuard: 6})
-			got := strings.Join(a, "\n") + "\n"
-			file := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", file, got, want)
-			}
+			golden(t, tc.name, a)
 			cmd := a[slices.Index(a, "--")+1:]
 			if len(cmd) < 3 || cmd[0] != netfwd.BinaryPath || cmd[1] != "--unix-guard" || cmd[2] != "6" {
 				t.Errorf("the command does not start with the guarded forwarder: %q", cmd)
@@ -51,7 +36,7 @@ func TestArgsGuarded(t *testing.T) {
 			if !slices.Equal(cmd[len(cmd)-len(tc.spec.Argv):], tc.spec.Argv) {
 				t.Errorf("the command %q does not end with the sandbox's %q", cmd, tc.spec.Argv)
 			}
-			if n := strings.Count(got, "\n"+netfwd.BinaryPath+"\n"); n != 2 { // bound once, run once
+			if n := strings.Count(strings.Join(a, "\n"), "\n"+netfwd.BinaryPath+"\n"); n != 2 { // bound once, run once
 				t.Errorf("the forwarder appears %d times", n)
 			}
 			// Without the descriptor there is no guard to hand over.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // python is the system interpreter (not a pyenv shim from the engine's
@@ -39,22 +40,15 @@ type sandboxUser struct {
 }
 
 func sandboxUsers(t *testing.T) []sandboxUser {
-	if os.Geteuid() != 0 {
-		return []sandboxUser{{"ordinary_user", nil}}
+	var out []sandboxUser
+	for _, u := range testutil.SandboxUsers() {
+		out = append(out, sandboxUser{u.Name, u.Cred})
 	}
-	return []sandboxUser{
-		{"root_engine", &backends.Credential{UID: 65534, GID: 65534}},
-		{"ordinary_user", &backends.Credential{UID: 1000, GID: 1000}},
-	}
+	return out
 }
 
-// uidOf is the host uid a sandbox of u runs as.
-func (u sandboxUser) uid() int {
-	if u.cred == nil {
-		return os.Geteuid()
-	}
-	return int(u.cred.UID)
-}
+// uid is the host uid a sandbox of u runs as.
+func (u sandboxUser) uid() int { return testutil.SandboxUser{Cred: u.cred}.UID() }
 
 // testDirs is a throwaway tree: base (0711, under os.TempDir()) holding the
 // workspace (owned by the sandbox user), and an "outside" directory that

@@ -11,6 +11,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestOutsideSocketsAreRefusedInEveryMode runs the probe in every fs mode
@@ -21,12 +22,12 @@ import (
 func TestOutsideSocketsAreRefusedInEveryMode(t *testing.T) {
 	t.Parallel()
 	requireGuard(t)
-	for _, u := range sandboxUsers() {
+	for _, u := range testutil.SandboxUsers() {
 		for _, mode := range []backends.FsMode{backends.FsOpen, backends.FsAllowlist, backends.FsStrict} {
 			for _, network := range []bool{false, true} {
-				name := u.name + "/" + string(mode) + "/network_off"
+				name := u.Name + "/" + string(mode) + "/network_off"
 				if network {
-					name = u.name + "/" + string(mode) + "/network_on"
+					name = u.Name + "/" + string(mode) + "/network_on"
 				}
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -47,7 +48,7 @@ func TestOutsideSocketsAreRefusedInEveryMode(t *testing.T) {
 						"sendto:" + f.dgram.path:         "EACCES",
 						"pairsendto:" + f.dgram.path:     "EACCES",
 						"listener":                       "EBUSY",
-						"peer:" + f.named.path:           "uid=" + strconv.Itoa(u.uid()),
+						"peer:" + f.named.path:           "uid=" + strconv.Itoa(u.UID()),
 					}
 					if f.private != "" {
 						want["connect:"+f.private] = "EACCES"
@@ -110,7 +111,7 @@ func TestOutsideSocketsAreRefusedInEveryMode(t *testing.T) {
 func TestWithoutTheGuardTheOutsideIsReachable(t *testing.T) {
 	t.Parallel()
 	requireGuard(t)
-	u := sandboxUsers()[0]
+	u := testutil.SandboxUsers()[0]
 	f := newFixture(t, u)
 	race := "race:" + filepath.Join(f.ws, "race.sock") + "," + f.outside[0].path + ",3000"
 	want := map[string]string{
@@ -147,8 +148,8 @@ func TestWithoutTheGuardTheOutsideIsReachable(t *testing.T) {
 func TestRacingThreadsNeverReachTheOutside(t *testing.T) {
 	t.Parallel()
 	requireGuard(t)
-	for _, u := range sandboxUsers() {
-		t.Run(u.name, func(t *testing.T) {
+	for _, u := range testutil.SandboxUsers() {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, u)
 			check := "race:" + filepath.Join(f.ws, "race.sock") + "," + f.outside[0].path + ",3000"
@@ -175,7 +176,7 @@ func TestUnderARealOrdinaryUser(t *testing.T) {
 	}
 	probe, err := probeBuild()
 	must(t, err)
-	dir := sandboxDir(t, "/tmp", "sgt-self-")
+	dir := testutil.SandboxDirIn(t, "/tmp", "sgt-self-")
 	self := filepath.Join(dir, "unixguard.test")
 	data, err := os.ReadFile(os.Args[0])
 	must(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/backends/unixguard"
+	"github.com/senclaw/sandbox/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,31 +38,6 @@ func requireGuard(t *testing.T) {
 		t.Fatalf("the Unix socket guard tests need bwrap and a kernel that can run the guard: %s", why)
 	}
 	t.Skip(why)
-}
-
-// sandboxUser is one way the engine runs: as root with nobody, or as an
-// ordinary user (a root test imitates it with uid 1000, which makes bwrap
-// run unprivileged and the guard connect with that user's credentials).
-type sandboxUser struct {
-	name string
-	cred *backends.Credential
-}
-
-func sandboxUsers() []sandboxUser {
-	if os.Geteuid() != 0 {
-		return []sandboxUser{{"ordinary_user", nil}}
-	}
-	return []sandboxUser{
-		{"root_engine", &backends.Credential{UID: 65534, GID: 65534}},
-		{"ordinary_user", &backends.Credential{UID: 1000, GID: 1000}},
-	}
-}
-
-func (u sandboxUser) uid() int {
-	if u.cred == nil {
-		return os.Geteuid()
-	}
-	return int(u.cred.UID)
 }
 
 var probeBuild = sync.OnceValues(func() (string, error) {
@@ -156,14 +132,14 @@ type fixture struct {
 	private            string
 }
 
-func newFixture(t *testing.T, u sandboxUser) *fixture {
+func newFixture(t *testing.T, u testutil.SandboxUser) *fixture {
 	t.Helper()
 	probe, err := probeBuild()
 	if err != nil {
 		t.Fatalf("building the probe: %v", err)
 	}
-	base := sandboxDir(t, "/tmp", "sgt-")
-	varDir := sandboxDir(t, "/var/tmp", "sgt-")
+	base := testutil.SandboxDirIn(t, "/tmp", "sgt-")
+	varDir := testutil.SandboxDirIn(t, "/var/tmp", "sgt-")
 	f := &fixture{ws: filepath.Join(base, "ws"), varDir: varDir, tmpDir: filepath.Join(base, "outside")}
 	must(t, os.Mkdir(f.ws, 0o755))
 	must(t, os.Mkdir(f.tmpDir, 0o755))
@@ -188,35 +164,24 @@ func newFixture(t *testing.T, u sandboxUser) *fixture {
 			if err != nil || p == f.private {
 				return err
 			}
-			return os.Lchown(p, u.uid(), u.uid())
+			return os.Lchown(p, u.UID(), u.UID())
 		}))
 	}
 	return f
 }
 
-// sandboxDir is a fresh directory under parent that the sandbox user can
-// walk into, removed after the test.
-func sandboxDir(t *testing.T, parent, prefix string) string {
-	t.Helper()
-	d, err := os.MkdirTemp(parent, prefix)
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(d) })
-	must(t, os.Chmod(d, 0o755))
-	return d
-}
-
 // plumbing is a network directory with a stand-in for the engine's proxy
 // that answers "proxy" to every connection.
-func plumbing(t *testing.T, u sandboxUser) *backends.NetPlumbing {
+func plumbing(t *testing.T, u testutil.SandboxUser) *backends.NetPlumbing {
 	t.Helper()
-	dir := filepath.Join(sandboxDir(t, "/tmp", "sgn-"), "net")
+	dir := filepath.Join(testutil.SandboxDirIn(t, "/tmp", "sgn-"), "net")
 	must(t, os.Mkdir(dir, 0o700))
 	l, err := net.Listen("unix", filepath.Join(dir, "proxy.sock"))
 	must(t, err)
 	t.Cleanup(func() { l.Close() })
 	must(t, os.Chmod(filepath.Join(dir, "proxy.sock"), 0o666))
 	if os.Geteuid() == 0 {
-		must(t, os.Chown(dir, u.uid(), u.uid()))
+		must(t, os.Chown(dir, u.UID(), u.UID()))
 	}
 	go func() {
 		for {
@@ -240,7 +205,7 @@ func must(t *testing.T, err error) {
 
 // spec is a guarded run of the probe with checks in the fixture's
 // workspace.
-func (f *fixture) spec(t *testing.T, u sandboxUser, mode backends.FsMode, checks ...string) *backends.Spec {
+func (f *fixture) spec(t *testing.T, u testutil.SandboxUser, mode backends.FsMode, checks ...string) *backends.Spec {
 	return &backends.Spec{
 		RunID:          fmt.Sprintf("sgt-%d", time.Now().UnixNano()),
 		Workspace:      f.ws,
@@ -248,7 +213,7 @@ func (f *fixture) spec(t *testing.T, u sandboxUser, mode backends.FsMode, checks
 		Argv:           append([]string{filepath.Join(f.ws, "probe")}, checks...),
 		Env:            []string{"PATH=/usr/bin:/bin", "HOME=" + f.ws},
 		FsMode:         mode,
-		User:           u.cred,
+		User:           u.Cred,
 		UnixGuard:      &backends.UnixGuard{Forwarder: netfwdtest.Path(t), Sockets: []string{f.named.path}},
 	}
 }

@@ -91,16 +91,10 @@ func run(name string, p []string) string {
 		return readLine(net.Dial("unix", p[0]))
 	case "sendto": // sendto:PATH: a datagram to PATH, without connect
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
-		if err != nil {
-			return result(err)
-		}
-		return result(unix.Sendto(fd, []byte("x"), 0, &unix.SockaddrUnix{Name: p[0]}))
+		return sendTo(fd, err, p[0])
 	case "pairsendto": // pairsendto:PATH: the same from a socketpair's end
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
-		if err != nil {
-			return result(err)
-		}
-		return result(unix.Sendto(fds[0], []byte("x"), 0, &unix.SockaddrUnix{Name: p[0]}))
+		return sendTo(fds[0], err, p[0])
 	case "dgram":
 		_, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		return result(err)
@@ -126,6 +120,14 @@ func run(name string, p []string) string {
 		return race(p[0], p[1], n)
 	}
 	return "unknown"
+}
+
+// sendTo sends a datagram from fd (made with err) to path.
+func sendTo(fd int, err error, path string) string {
+	if err != nil {
+		return result(err)
+	}
+	return result(unix.Sendto(fd, []byte("x"), 0, &unix.SockaddrUnix{Name: path}))
 }
 
 func connectPath(path string) error {
