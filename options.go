@@ -19,6 +19,7 @@ import (
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/backends/landlock"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // engineOptions resolves the engine's directories from the flag and the
@@ -75,16 +76,20 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 			}),
 			direct.New(),
 		},
-		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
+		Probes: []app.Prober{
+			app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() }),
+			app.ProbeFunc(unixguard.Name, func(context.Context) backends.Capability { return unixguard.Probe() }),
+		},
 		Logger:    logger,
 		EUID:      euid,
 		Forwarder: findForwarder(),
 	}, nil
 }
 
-// findForwarder finds senclaw-netfwd, the in-sandbox network forwarder:
-// next to this executable, else on PATH. "" when there is none: the
-// engine then refuses runs that need network and says how to build it.
+// findForwarder finds senclaw-netfwd, the in-sandbox forwarder (it loads
+// the Unix socket guard and relays the network): next to this
+// executable, else on PATH. "" when there is none: the engine then
+// refuses bwrap runs and runs that need network, and says how to build it.
 func findForwarder() string {
 	if self, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(self); err == nil {

@@ -79,18 +79,9 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 	if !wantsNetwork(sb) || (b.Name() != "bwrap" && b.Name() != "docker") {
 		return func() {}, nil
 	}
-	fwd := e.opts.Forwarder
-	if fwd == "" {
-		return nil, refused("%s", noForwarder)
-	}
-	if fi, err := os.Stat(fwd); err != nil || fi.IsDir() {
-		return nil, refused("%s (looked at %s)", noForwarder, fwd)
-	}
-	user := spec.User
-	if b.Name() == "bwrap" && user != nil {
-		if err := reachable(fwd, *user); err != nil {
-			return nil, refused("the forwarder %s: %v", fwd, err)
-		}
+	fwd, err := e.forwarder(b, spec.User, noForwarder)
+	if err != nil {
+		return nil, err
 	}
 	uid, gid := -1, -1
 	if u := e.sandboxUser(); u != nil {

@@ -85,6 +85,11 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		list = []string{}
 	}
 	s.Allowlist = list
+	socks, err := e.checkAllowedSockets(s.AllowedSockets)
+	if err != nil {
+		return Settings{}, err
+	}
+	s.AllowedSockets = socks
 	s.DefaultImage = strings.TrimSpace(s.DefaultImage)
 	if err := e.store.PutSetting("app", s); err != nil {
 		return Settings{}, fmt.Errorf("saving settings: %w", err)

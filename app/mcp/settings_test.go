@@ -28,6 +28,8 @@ func TestParseSettingsPatch(t *testing.T) {
 		{"allow_direct_case", `{"ALLOWDIRECT": true}`, "", "allowDirect cannot be changed"},
 		{"sandbox_uid", `{"defaultPids": 64, "sandboxUid": 0}`, "", "sandboxUid cannot be changed"},
 		{"sandbox_gid", `{"SandboxGid": 0}`, "", "sandboxGid cannot be changed"},
+		{"allowed_sockets", `{"allowedSockets": ["/var/run/docker.sock"]}`, "", "allowedSockets cannot be changed"},
+		{"allowed_sockets_case", `{"AllowedSockets": []}`, "", "allowedSockets cannot be changed"},
 		{"case_variant", `{"DefaultPids": 64}`, "", `unknown setting "DefaultPids"`},
 		{"unknown", `{"theme": "dark"}`, "", `unknown setting "theme"`},
 		{"wrong_type", `{"defaultCpus": "many"}`, "", "defaultCpus: expected float64, got string"},
