@@ -45,6 +45,7 @@ export interface ExecPolicy {
 export interface Settings {
   defaultFsMode: FsMode;
   allowlist: string[];
+  allowedSockets: string[];
   defaultNetwork: boolean;
   defaultCpus: number;
   defaultMemoryMb: number;
