@@ -39,6 +39,13 @@ func TestBenchDaemon(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	// The forwarder next to it, as `make build` leaves it: every bwrap run
+	// needs it (the Unix socket guard).
+	fwd := exec.Command("go", "build", "-o", filepath.Join(root, "senclaw-netfwd"), "./backends/netfwd/cmd/senclaw-netfwd")
+	fwd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := fwd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
 	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
 	daemon := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
 	daemon.Env = env
