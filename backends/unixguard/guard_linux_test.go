@@ -1,6 +1,7 @@
 package unixguard_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,8 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
@@ -59,16 +62,19 @@ func TestOutsideSocketsAreRefusedInEveryMode(t *testing.T) {
 						rel, err := filepath.Rel(f.ws, f.outside[0].path)
 						must(t, err)
 						want["connect:"+f.outside[0].path] = "EACCES"
+						want["procfd:"+f.outside[0].path] = "EACCES,EACCES"
 						want["relative:"+f.ws+","+rel] = "EACCES"
 						// The private /tmp hides the host's.
 						want["connect:"+f.outside[1].path] = "ENOENT"
 					case backends.FsAllowlist:
 						want["connect:"+f.outside[0].path] = "EACCES"
+						want["procfd:"+f.outside[0].path] = "EACCES,EACCES"
 						// An allowlisted folder under /tmp is under the
 						// private /tmp too.
 						want["connect:"+f.outside[1].path] = "ENOENT"
 					case backends.FsStrict:
 						want["connect:"+filepath.Join(f.ws, "mnt/out.sock")] = "EACCES"
+						want["procfd:"+filepath.Join(f.ws, "mnt/out.sock")] = "EACCES,EACCES"
 						want["connect:"+filepath.Join(f.ws, "rw/out.sock")] = "EACCES"
 						want["relative:"+f.ws+",mnt/out.sock"] = "EACCES"
 					}
@@ -117,6 +123,7 @@ func TestWithoutTheGuardTheOutsideIsReachable(t *testing.T) {
 	want := map[string]string{
 		"connect:" + f.outside[0].path:                "ok",
 		"connect:" + filepath.Join(f.ws, "link.sock"): "ok",
+		"procfd:" + f.outside[0].path:                 "ok,ok",
 		"sendto:" + f.dgram.path:                      "ok",
 		"pairsendto:" + f.dgram.path:                  "ok",
 	}
@@ -193,5 +200,58 @@ func TestUnderARealOrdinaryUser(t *testing.T) {
 	}
 	if strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("the tests as uid 1000 skipped:\n%s", out)
+	}
+}
+
+// TestAForwarderThatDoesNotHandOverTheGuardIsRefused: a forwarder that
+// does not load the guard (one built before it; the command then never
+// runs) or hands over something else than a seccomp listener gets the run
+// refused.
+func TestAForwarderThatDoesNotHandOverTheGuardIsRefused(t *testing.T) {
+	t.Parallel()
+	requireGuard(t)
+	u := testutil.SandboxUsers()[0]
+	dir := testutil.SandboxDirIn(t, "", "sgt-fake-")
+	pipe := filepath.Join(dir, "pipe-forwarder")
+	// Sends the hello with a pipe instead of a listener, then runs the
+	// command.
+	must(t, os.WriteFile(pipe, []byte(`#!/usr/bin/python3
+import os, socket, sys
+fd = int(sys.argv[2])
+r, w = os.pipe()
+socket.send_fds(socket.socket(fileno=fd), [b"senclaw-unixguard/1"], [r])
+os.execvp(sys.argv[4], sys.argv[4:])
+`), 0o755))
+	for _, c := range []struct {
+		name, forwarder, want string
+		runs                  bool
+	}{
+		{"old_forwarder", "/usr/bin/true", "did not hand over", false},
+		// This one runs the command without waiting: it is killed.
+		{"not_a_listener", pipe, "not a seccomp listener", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, u)
+			marker := filepath.Join(f.ws, "ran")
+			spec := f.spec(t, u, backends.FsStrict)
+			spec.Argv = []string{"/bin/sh", "-c", "echo > " + marker}
+			spec.UnixGuard.Forwarder = c.forwarder
+			b := bwrap.New(bwrap.Options{SandboxUser: u.Cred})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			p, err := b.Start(ctx, spec)
+			if err == nil {
+				p.Wait()
+				t.Fatal("the run started")
+			}
+			if !strings.Contains(err.Error(), "Unix socket guard") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("want a refusal naming the guard and %q, got %v", c.want, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if _, err := os.Stat(marker); err == nil && !c.runs {
+				t.Error("the command ran")
+			}
+		})
 	}
 }

@@ -89,6 +89,14 @@ func run(name string, p []string) string {
 		return readLine(net.Dial("tcp", "127.0.0.1:"+p[0]))
 	case "peer": // peer:PATH: what the server says it saw
 		return readLine(net.Dial("unix", p[0]))
+	case "procfd": // procfd:PATH: through an O_PATH handle's /proc link
+		fd, err := unix.Open(p[0], unix.O_PATH, 0)
+		if err != nil {
+			return result(err)
+		}
+		self := result(connectPath("/proc/self/fd/" + strconv.Itoa(fd)))
+		pid := result(connectPath("/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + strconv.Itoa(fd)))
+		return self + "," + pid
 	case "sendto": // sendto:PATH: a datagram to PATH, without connect
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 		return sendTo(fd, err, p[0])
