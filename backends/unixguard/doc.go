@@ -116,6 +116,11 @@
 // all runs; a run has at most 16 answers under way, so a run whose
 // connects block (a socket whose backlog is full: the connect waits until
 // the server accepts, or dies with its sandbox) cannot hold up the others.
+// A caller waits for its answer; once the engine has taken its call
+// (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux 5.19) only SIGKILL
+// interrupts the wait, so the engine's connect and the caller's result
+// never part ways (on older kernels a signal restarts the call, which
+// then finds the socket connected or connecting: EISCONN, EALREADY).
 // Threads rather than a helper process: no extra process to start, watch
 // and reap, and no second hop per connect; the cost is the engine process
 // becoming non-dumpable (the kernel does that on any change of
