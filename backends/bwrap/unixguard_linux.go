@@ -60,10 +60,12 @@ func traceConnects(spec *backends.Spec) func(unixguard.Connect) {
 func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p *process) error {
 	sup, err := h.Accept(ctx, childPid, p.done)
 	if err != nil {
-		// A forwarder that failed says why on stderr and exits.
+		// Nothing goes on; a forwarder that failed has said why on
+		// stderr, which is all read once the run is over.
+		_ = p.Kill()
 		select {
 		case <-p.done:
-		case <-time.After(2 * time.Second):
+		case <-time.After(5 * time.Second):
 		}
 		for _, line := range strings.Split(p.stderr.head(), "\n") {
 			if strings.HasPrefix(line, "senclaw-netfwd: ") {
