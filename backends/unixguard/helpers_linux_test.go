@@ -1,8 +1,6 @@
 package unixguard_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -221,23 +219,12 @@ func (f *fixture) spec(t *testing.T, u testutil.SandboxUser, mode backends.FsMod
 // run starts spec under bwrap and returns the probe's answers by check.
 func run(t *testing.T, spec *backends.Spec) map[string]string {
 	t.Helper()
-	b := bwrap.New(bwrap.Options{SandboxUser: spec.User})
-	var out, errb bytes.Buffer
-	spec.Stdout, spec.Stderr = &out, &errb
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	p, err := b.Start(ctx, spec)
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = p.Kill() })
-	defer stop()
-	st, err := p.Wait()
-	if err != nil || st.Code != 0 {
-		t.Fatalf("probe: %+v %v\nstdout: %s\nstderr: %s", st, err, out.String(), errb.String())
+	r := testutil.StartAndWait(t, bwrap.New(bwrap.Options{SandboxUser: spec.User}), spec, 90*time.Second)
+	if r.Err != nil || r.Status.Code != 0 {
+		t.Fatalf("probe: %+v %v\nstdout: %s\nstderr: %s", r.Status, r.Err, r.Stdout, r.Stderr)
 	}
 	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		k, v, _ := strings.Cut(line, "=")
 		got[k] = v
 	}

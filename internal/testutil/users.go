@@ -1,7 +1,11 @@
 package testutil
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -34,4 +38,30 @@ func (u SandboxUser) UID() int {
 		return os.Geteuid()
 	}
 	return int(u.Cred.UID)
+}
+
+// Run is one started process's end: its output, how it ended.
+type Run struct {
+	Stdout, Stderr string
+	Status         backends.ExitStatus
+	Err            error
+	Proc           backends.Process
+}
+
+// StartAndWait starts spec on b and waits for it, killing it after
+// timeout; a failed start fails t.
+func StartAndWait(t testing.TB, b backends.Backend, spec *backends.Spec, timeout time.Duration) Run {
+	t.Helper()
+	var out, errb bytes.Buffer
+	spec.Stdout, spec.Stderr = &out, &errb
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	p, err := b.Start(ctx, spec)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = p.Kill() })
+	defer stop()
+	st, err := p.Wait()
+	return Run{out.String(), errb.String(), st, err, p}
 }

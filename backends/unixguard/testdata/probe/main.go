@@ -199,28 +199,12 @@ func race(allowed, outside string, n int) string {
 	if err != nil {
 		return "listen_" + result(err)
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAll(l)
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "listen_" + result(err)
 	}
-	go func() {
-		for {
-			c, err := tl.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAll(tl)
 	good := rawUnix(allowed)
 	bad := rawUnix(outside)
 	var inet [unix.SizeofSockaddrUnix]byte
@@ -285,6 +269,17 @@ func race(allowed, outside string, n int) string {
 	stop.Store(true)
 	wg.Wait()
 	return strconv.Itoa(ok)
+}
+
+// acceptAll accepts and closes connections until l is closed.
+func acceptAll(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
 }
 
 func rawUnix(path string) (b [unix.SizeofSockaddrUnix]byte) {
