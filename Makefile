@@ -39,8 +39,9 @@ dashboard:
 	cd frontend && npm ci --no-audit --no-fund && npm run build
 
 # The headless binary: every subcommand but the window and tray, no cgo;
-# next to it senclaw-netfwd, the static forwarder bound into sandboxes with
-# network (the engine finds it there; without it such runs are refused).
+# next to it senclaw-netfwd, the static forwarder bound into every bwrap
+# sandbox (it loads the Unix socket guard) and into sandboxes with network
+# (the engine finds it there; without it such runs are refused).
 build: dashboard netfwd
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BINARY) .
 

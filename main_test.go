@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -22,6 +23,9 @@ func cliEnv(t *testing.T) (dataDir string) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
 	t.Setenv("XDG_DATA_HOME", "")
 	t.Setenv("SENCLAW_DATA_DIR", "")
+	// The engine finds the forwarder on PATH (next to the test binary
+	// there is none): every bwrap run needs it for the Unix socket guard.
+	t.Setenv("PATH", filepath.Dir(netfwdtest.Path(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return filepath.Join(root, "data")
 }
 

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/backends/landlock"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // engineOptions resolves the engine's directories from the flag and the
@@ -83,6 +85,8 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		Logger:     logger,
 		EUID:       euid,
 		Forwarder:  findForwarder(),
+		// Facilities shown with the capabilities that are not backends.
+		Probes: []app.Prober{app.ProbeFunc(unixguard.Name, func(context.Context) backends.Capability { return unixguard.Probe() })},
 	}, nil
 }
 
@@ -99,11 +103,12 @@ func selfPath() string {
 	return self
 }
 
-// findForwarder finds senclaw-netfwd, the in-sandbox network forwarder:
-// next to this executable (a build in a clone), in ../lib/senclaw beside
-// it (where make install and the Debian package put it), else on PATH. ""
-// when there is none: the engine then refuses runs that need network and
-// says how to build it.
+// findForwarder finds senclaw-netfwd, the in-sandbox forwarder (it loads
+// the Unix socket guard and relays the network): next to this executable
+// (a build in a clone), in ../lib/senclaw beside it (where make install
+// and the Debian package put it), else on PATH. "" when there is none: the
+// engine then refuses bwrap runs and runs that need network, and says how
+// to build it.
 func findForwarder() string {
 	if self := selfPath(); self != "" {
 		dir := filepath.Dir(self)

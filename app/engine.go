@@ -56,9 +56,10 @@ type Options struct {
 	ProcessLister monitor.Lister
 	// SampleInterval is how often processes are sampled (default 1 s).
 	SampleInterval time.Duration
-	// Forwarder is the senclaw-netfwd binary bound into sandboxes with
+	// Forwarder is the senclaw-netfwd binary bound into sandboxes: it
+	// loads the Unix socket guard of every bwrap sandbox and relays the
 	// network (main finds it next to the senclaw executable, else on
-	// PATH). Empty: runs that need network are refused, others work.
+	// PATH). Empty: bwrap runs and runs that need network are refused.
 	Forwarder string
 	// NetResolve and NetTreatAsRemote are test overrides of the egress
 	// proxy's resolver and local-address check (see netproxy.Options);
@@ -213,6 +214,7 @@ func (e *Engine) Settings() Settings {
 	s := e.settings
 	s.Allowlist = append([]string{}, s.Allowlist...)
 	s.MountAllow = append([]string{}, s.MountAllow...)
+	s.AllowedSockets = append([]string{}, s.AllowedSockets...)
 	return s
 }
 

@@ -85,20 +85,11 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 	if landlock && len(sb.Ports.Listen) > 0 && !e.Settings().LandlockListen {
 		return nil, refused("listen ports %v under the landlock backend would bind in this machine's own network (Landlock has no network namespace), where a bind to 0.0.0.0 is reachable from the LAN; use the bwrap or docker backend, drop the listen ports, or turn landlockListen on in the settings if you accept that", sb.Ports.Listen)
 	}
-	fwd := e.opts.Forwarder
-	switch {
-	case landlock:
-	case fwd == "":
-		return nil, refused("%s", noForwarder)
-	default:
-		if fi, err := os.Stat(fwd); err != nil || fi.IsDir() {
-			return nil, refused("%s (looked at %s)", noForwarder, fwd)
-		}
-	}
-	user := spec.User
-	if b.Name() == "bwrap" && user != nil {
-		if err := reachable(fwd, *user); err != nil {
-			return nil, refused("the forwarder %s: %v", fwd, err)
+	var fwd string
+	if !landlock {
+		var err error
+		if fwd, err = e.forwarder(b, spec.User, noForwarder); err != nil {
+			return nil, err
 		}
 	}
 	uid, gid := -1, -1

@@ -19,6 +19,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -303,13 +304,21 @@ func sbPorts(sb *Sandbox, domains []string) (r backends.PortRules) {
 	return r
 }
 
-func TestNoForwarderRefusesOnlyNetworkRuns(t *testing.T) {
+// TestNoForwarderRefusesBwrapRuns: the forwarder loads the Unix socket
+// guard of every bwrap run, so without it every bwrap run is refused and
+// says how to build it (where the kernel has no guard to load, runs with
+// the network off go on).
+func TestNoForwarderRefusesBwrapRuns(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t, func(o *Options) { o.Forwarder = "" })
 	_ = netfwdtest.Path // the other engines get the forwarder from newTestEngine
+	guarded, _ := unixguard.Available()
 	res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Command: "echo off"})
-	if err != nil || res.Stdout != "off\n" {
-		t.Fatalf("network off: %v %+v", err, res)
+	switch {
+	case guarded && (err == nil || !strings.Contains(err.Error(), "make build") || !strings.Contains(err.Error(), "Unix socket guard")):
+		t.Errorf("network off: want a refusal saying the guard needs the forwarder and how to build it, got %v", err)
+	case !guarded && (err != nil || res.Stdout != "off\n"):
+		t.Errorf("network off, no guard on this kernel: %v %+v", err, res)
 	}
 	for _, cfg := range []SandboxConfig{{Network: ptr(true)}, {Loopback: []int{5432}}, {Listen: []int{8123}}} {
 		_, err := e.RunOnce(context.Background(), cfg, RunRequest{Command: "echo on"})

@@ -111,6 +111,11 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		list = []string{}
 	}
 	s.Allowlist = list
+	socks, err := e.checkAllowedSockets(s.AllowedSockets)
+	if err != nil {
+		return Settings{}, err
+	}
+	s.AllowedSockets = socks
 	if s.DefaultImage, err = checkImage("defaultImage", s.DefaultImage); err != nil {
 		return Settings{}, err
 	}

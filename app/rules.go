@@ -112,7 +112,8 @@ func (e *Engine) SetPortRules(ctx context.Context, id string, r backends.PortRul
 }
 
 // networkNote says in words what the sandbox's network rules get, by
-// which layer, and what they do not cover.
+// which layer, and what they do not cover, and which Unix sockets it
+// reaches.
 func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 	backend := sb.Backend
 	if backend == "" {
@@ -120,6 +121,15 @@ func (e *Engine) networkNote(ctx context.Context, sb *Sandbox) string {
 			backend = b.Name()
 		}
 	}
+	note := e.netNote(sb, backend)
+	if u := e.unixSocketNote(backend); u != "" {
+		note += "; " + u
+	}
+	return note
+}
+
+// netNote is the network part of networkNote.
+func (e *Engine) netNote(sb *Sandbox, backend string) string {
 	if b := e.probes.find(backend); b != nil {
 		if n, ok := b.(networkNoter); ok {
 			return n.NetworkNote(sb.Network, sb.Ports)

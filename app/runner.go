@@ -256,6 +256,12 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		return e.refuse(&rec, err)
 	}
 	tr := e.traceRun(p, &rec, backend, spec) // trace (issue #7)
+	// issue #10: the Unix socket guard
+	unguarded, err := e.guardUnixSockets(backend, spec)
+	if err != nil {
+		tr.discard()
+		return e.refuse(&rec, err)
+	}
 	releaseNet, err := e.plumbNetwork(p, backend, spec)
 	if err != nil {
 		tr.discard()
@@ -294,6 +300,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	enf := proc.Enforcement()
 	tr.started(enf) // trace (issue #7)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
+	if unguarded != "" {
+		rec.Missing = append(rec.Missing, unguarded)
+	}
 	if backend.Name() == "direct" && wantsNetwork(p.sb) {
 		rec.Missing = append(rec.Missing, "network: the direct backend enforces nothing; the network switch, port and domain rules are advisory only")
 	}

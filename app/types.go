@@ -99,6 +99,11 @@ type Settings struct {
 	DefaultTimeoutMs int             `json:"defaultTimeoutMs"`
 	// DefaultDiskMB is the workspace quota of new sandboxes.
 	DefaultDiskMB int `json:"defaultDiskMb"`
+	// AllowedSockets are host Unix sockets every sandbox may connect to
+	// by that path, in every fs mode, although they lie outside its own
+	// places (the Unix socket guard, backends/unixguard). Only a person
+	// may change them.
+	AllowedSockets []string `json:"allowedSockets"`
 	// SandboxUID and SandboxGID are the unprivileged host user that
 	// sandboxed code runs as when the engine itself runs as root.
 	SandboxUID uint32 `json:"sandboxUid"`
@@ -138,6 +143,7 @@ func DefaultSettings() Settings {
 		DefaultFsMode:         backends.FsStrict,
 		Allowlist:             []string{},
 		MountAllow:            []string{},
+		AllowedSockets:        []string{},
 		DefaultCPUs:           1,
 		DefaultMemoryMB:       512,
 		DefaultPids:           256,

@@ -145,6 +145,10 @@ type Spec struct {
 	// network at all.
 	Net    *NetPlumbing
 	Limits Limits
+	// UnixGuard, when set, asks the backend to let the sandbox reach no
+	// pathname Unix socket outside its own places (backends/unixguard).
+	// bwrap does; the engine sets it for bwrap runs only.
+	UnixGuard *UnixGuard
 	// User is who the process runs as on the host; nil means the engine's
 	// own user (which must not be root for an isolating backend).
 	User *Credential
@@ -174,6 +178,16 @@ type NetPlumbing struct {
 	// Loopback are the host service ports the forwarder opens on loopback
 	// inside, relayed to the proxy (which checks them per connection).
 	Loopback []int
+}
+
+// UnixGuard is what a backend needs for the Unix socket guard.
+type UnixGuard struct {
+	// Forwarder is the host path of senclaw-netfwd, which loads the guard
+	// inside the sandbox before the command runs.
+	Forwarder string
+	// Sockets are host paths of sockets the sandbox may reach although
+	// they are not in its own places: the settings' allowedSockets.
+	Sockets []string
 }
 
 // TraceEvent is one action of a traced run.

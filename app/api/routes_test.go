@@ -67,6 +67,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "GET", path: "/api/sandbox/settings"}, 200, "defaultFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"defaultPids": 128}}, 200, "128"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"mountAllow": []string{"/srv/www"}}}, 200, `"mountAllow":["/srv/www"]`},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"allowedSockets": []string{"/run/postgresql/.s.PGSQL.5432"}}}, 200, `"allowedSockets":["/run/postgresql/.s.PGSQL.5432"]`},
 		{call{method: "GET", path: "/api/sandbox/exec-policy"}, 200, "runPython"},
 		// A direct run before Run Node goes off: a backend with no barrier
 		// refuses every run while a runtime is switched off.
@@ -157,6 +158,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"mountAllow": ["relative"]}`}, 400, "mountAllow[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowlist": ["relative/path"]}`}, 400, "allowlist[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"sandboxUid": 0}`}, 400, "sandboxUid"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowedSockets": ["/var/run/docker.sock"]}`}, 400, "allowedSockets[0]"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execFsMode": "everything"}`}, 400, "execFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execShell": "yes"}`}, 400, "execShell"},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=0"}, 400, "limit"},

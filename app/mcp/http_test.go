@@ -390,12 +390,29 @@ func TestHTTPSessionBound(t *testing.T) {
 	if _, err := d.socket.SetSettings(ctx, map[string]any{"mcpMaxSessions": 2}); err != nil {
 		t.Fatal(err)
 	}
-	connectHTTP(t, d, nil)
-	connectHTTP(t, d, nil)
-	tr := &sdk.StreamableClientTransport{Endpoint: d.base + "/mcp", HTTPClient: &http.Client{Transport: bearer{d.token, http.DefaultTransport}}, MaxRetries: -1}
-	_, err := sdk.NewClient(&sdk.Implementation{Name: "third", Version: "v0"}, nil).Connect(ctx, tr, nil)
-	if err == nil || !strings.Contains(err.Error(), "429") && !strings.Contains(err.Error(), "Too Many") {
-		t.Fatalf("a third session with a bound of 2: %v, want 429", err)
+	// Raw initialize requests, one session each (a client library could
+	// retry one under load and open two).
+	initialize := func() (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v0"}}}`
+		req, _ := http.NewRequest(http.MethodPost, d.base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id") + " " + string(data)
+	}
+	for i := range 2 {
+		if code, got := initialize(); code != http.StatusOK || strings.HasPrefix(got, " ") {
+			t.Fatalf("session %d of 2: %d %s", i+1, code, got)
+		}
+	}
+	if code, got := initialize(); code != http.StatusTooManyRequests || !strings.Contains(got, "mcpMaxSessions") {
+		t.Fatalf("a third session with a bound of 2: %d %s, want 429", code, got)
 	}
 	// The socket's principal has its own count.
 	other, err := sdk.NewClient(&sdk.Implementation{Name: "socket-2", Version: "v0"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://senclaw/mcp", HTTPClient: socketHTTP(d.sock)}, nil)

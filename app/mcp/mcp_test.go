@@ -312,6 +312,7 @@ func TestSettingsCannotSwitchIsolationOff(t *testing.T) {
 		{"defaultPids": 64, "allowdirect": true},
 		{"sandboxUid": 0},
 		{"sandboxGid": 1000},
+		{"allowedSockets": []string{"/var/run/docker.sock"}},
 	} {
 		fails(t, cs, "sbx_settings", args, "an agent must not switch off its own isolation")
 	}

@@ -37,6 +37,8 @@ var protectedSettings = map[string]string{
 	// mountAllow widens the mount guard: the agent must not give itself
 	// a system folder to write.
 	"mountallow": "mountAllow",
+	// Host sockets opened to every sandbox (the Unix socket guard).
+	"allowedsockets": "allowedSockets",
 }
 
 // parseSettingsPatch decodes the arguments of sbx_settings into the patch
@@ -63,7 +65,7 @@ func parseSettingsPatch(raw []byte) (map[string]any, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		if canonical, ok := protectedSettings[strings.ToLower(name)]; ok {
-			return nil, fmt.Errorf("%s cannot be changed with sbx_settings: it decides whether and as whom code runs isolated, and an agent must not switch off its own isolation; a person can change it in the SenClaw dashboard or with the senclaw CLI", canonical)
+			return nil, fmt.Errorf("%s cannot be changed with sbx_settings: it decides whether and as whom code runs isolated, or what it reaches outside its sandbox, and an agent must not switch off its own isolation; a person can change it in the SenClaw dashboard or with the senclaw CLI", canonical)
 		}
 		if !slices.Contains(settableSettings, name) {
 			return nil, fmt.Errorf("unknown setting %q: sbx_settings can change %s", name, strings.Join(settableSettings, ", "))

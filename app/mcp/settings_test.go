@@ -30,6 +30,8 @@ func TestParseSettingsPatch(t *testing.T) {
 		{"mount_allow", `{"mountAllow": ["/etc"]}`, "", "mountAllow cannot be changed"},
 		{"mount_allow_case", `{"MountAllow": ["/etc"]}`, "", "mountAllow cannot be changed"},
 		{"sandbox_gid", `{"SandboxGid": 0}`, "", "sandboxGid cannot be changed"},
+		{"allowed_sockets", `{"allowedSockets": ["/var/run/docker.sock"]}`, "", "allowedSockets cannot be changed"},
+		{"allowed_sockets_case", `{"AllowedSockets": []}`, "", "allowedSockets cannot be changed"},
 		{"case_variant", `{"DefaultPids": 64}`, "", `unknown setting "DefaultPids"`},
 		{"unknown", `{"theme": "dark"}`, "", `unknown setting "theme"`},
 		{"wrong_type", `{"defaultCpus": "many"}`, "", "defaultCpus: expected float64, got string"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 )
 
 // TestSandboxServerOverStdio drives the real binary as an agent client
@@ -31,6 +32,15 @@ func TestSandboxServerOverStdio(t *testing.T) {
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// The forwarder next to it, as `make build` leaves it: every bwrap run
+	// needs it (the Unix socket guard).
+	fwd, err := os.ReadFile(netfwdtest.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "senclaw-netfwd"), fwd, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	runtimeDir := filepath.Join(dir, "rt")
 	for _, d := range []string{runtimeDir, filepath.Join(dir, "cfg")} {

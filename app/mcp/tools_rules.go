@@ -117,7 +117,7 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 	addTool(srv, "sbx_settings", "Read or change the sandbox defaults",
 		"With no arguments, read the settings: the defaults of new sandboxes and one-shot runs (fs mode, allowlist, network, CPUs, memory, pids, timeout, disk, image). "+
 			"With arguments, change only those settings (the allowlist is replaced as a whole); values are checked as on create. "+
-			"allowDirect, landlockListen, sandboxUid and sandboxGid cannot be changed here: an agent must not switch off its own isolation.",
+			"allowDirect, landlockListen, mountAllow, allowedSockets, sandboxUid and sandboxGid cannot be changed here: an agent must not switch off its own isolation.",
 		changes, settingsSchema,
 		func(ctx context.Context, req *sdk.CallToolRequest, raw json.RawMessage) (*sdk.CallToolResult, settingsResult, error) {
 			patch, err := parseSettingsPatch(raw)

@@ -14,6 +14,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -125,6 +126,7 @@ func testEngine(t *testing.T, root string, bs ...backends.Backend) *app.Engine {
 	e, err := app.New(app.Options{
 		DataDir: filepath.Join(root, "data"), ConfigDir: filepath.Join(root, "config"), RuntimeDir: filepath.Join(root, "run"),
 		HomeDir: filepath.Join(root, "home"), Backends: append(bs, direct.New()), EUID: os.Geteuid(),
+		Forwarder: netfwdtest.Path(t), // every bwrap run needs it (the Unix socket guard)
 	})
 	if err != nil {
 		t.Fatal(err)

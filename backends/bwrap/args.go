@@ -33,6 +33,9 @@ type FDs struct {
 	// Workspace, when set, is an open handle of the workspace, which is
 	// bound from it like the mounts below (spec.WorkspaceExact).
 	Workspace int
+	// UnixGuard, when set, is the descriptor over which the forwarder
+	// hands the Unix socket guard to the engine (spec.UnixGuard).
+	UnixGuard int
 	// Mounts, when set, has one open handle per spec.Mounts entry, in
 	// order: bwrap binds the very directory the engine opened and checked
 	// (--bind-fd), not whatever the path names when bwrap gets to it, so
@@ -86,19 +89,23 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 	return append(append(Flags(spec, host, fds), "--"), Command(spec, fds)...)
 }
 
-// Command is what bwrap runs inside: spec.Argv, behind the network
-// forwarder when the sandbox has the engine's network plumbing or the run
-// has a terminal (fds.Terminal). It is the only part of bwrap's arguments
-// on its command line, which pid 1 inside and every process on the host
-// can read; the options, with their host paths and the run's environment,
-// go through a descriptor (--args).
+// Command is what bwrap runs inside: spec.Argv, behind the forwarder when
+// the sandbox has the engine's network plumbing, the run has the Unix
+// socket guard (fds.UnixGuard) or a terminal (fds.Terminal). It is the
+// only part of bwrap's arguments on its command line, which pid 1 inside
+// and every process on the host can read; the options, with their host
+// paths and the run's environment, go through a descriptor (--args).
 func Command(spec *backends.Spec, fds FDs) []string {
 	var tty *netfwd.TTY
 	if fds.Terminal > 0 {
 		tty = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
 	}
-	if spec.Net != nil || tty != nil {
-		return netfwd.ArgvWith(spec.Net, tty, spec.Argv)
+	guard := 0
+	if spec.UnixGuard != nil {
+		guard = fds.UnixGuard
+	}
+	if spec.Net != nil || tty != nil || guard > 0 {
+		return netfwd.ArgvWith(spec.Net, tty, guard, spec.Argv)
 	}
 	return spec.Argv
 }
@@ -193,13 +200,17 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, src, target)
 	}
+	// The forwarder, bound in when the run needs it: for the network
+	// plumbing, the Unix socket guard (issue #10; it loads the guard in
+	// front of the command, with or without network) or a terminal.
 	switch {
 	case spec.Net != nil:
 		a = append(a,
 			"--bind", spec.Net.Dir, netfwd.MountDir,
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
+	case spec.UnixGuard != nil && fds.UnixGuard > 0:
+		a = append(a, "--ro-bind", spec.UnixGuard.Forwarder, netfwd.BinaryPath)
 	case fds.Terminal > 0:
-		// The helper that makes the terminal the command's own.
 		a = append(a, "--ro-bind", spec.Helper, netfwd.BinaryPath)
 	}
 	a = append(a, masks(spec, host, exposed)...)

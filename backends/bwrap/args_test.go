@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"flag"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -126,6 +127,25 @@ func TestArgsGolden(t *testing.T) {
 			got := strings.Join(Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), "\n") + "\n"
 			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden"), got, *update)
 		})
+	}
+}
+
+// golden compares argv with testdata/name.golden (rewritten by -update).
+func golden(t *testing.T, name string, argv []string) {
+	t.Helper()
+	got := strings.Join(argv, "\n") + "\n"
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", file, got, want)
 	}
 }
 

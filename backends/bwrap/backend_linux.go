@@ -153,6 +153,15 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Terminal = 3 + len(childEnds)
 		childEnds = append(childEnds, t)
 	}
+	guard, err := offerUnixGuard(spec) // issue #10
+	if err != nil {
+		return nil, err
+	}
+	if guard != nil {
+		defer guard.Close()
+		fds.UnixGuard = 3 + len(childEnds)
+		childEnds = append(childEnds, guard.ChildEnd())
+	}
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
 	}
@@ -212,6 +221,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	if err == nil {
 		err = waitConsumed(ctx, blockW, p.done)
+	}
+	if err == nil && guard != nil {
+		err = acceptUnixGuard(ctx, guard, childPid, p) // issue #10
 	}
 	if err != nil {
 		if exiting(err) {

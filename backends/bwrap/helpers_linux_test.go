@@ -1,8 +1,6 @@
 package bwrap
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // python is the system interpreter (not a pyenv shim from the engine's
@@ -89,18 +88,8 @@ type result struct {
 // run starts spec on b and waits for it, with a deadline.
 func run(t *testing.T, b *Backend, spec *backends.Spec) result {
 	t.Helper()
-	var out, errb bytes.Buffer
-	spec.Stdout, spec.Stderr = &out, &errb
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p, err := b.Start(ctx, spec)
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = p.Kill() })
-	defer stop()
-	st, err := p.Wait()
-	return result{out.String(), errb.String(), st, err, p}
+	r := testutil.StartAndWait(t, b, spec, 60*time.Second)
+	return result{r.Stdout, r.Stderr, r.Status, r.Err, r.Proc}
 }
 
 // py runs a Python program in a sandbox and returns its result.

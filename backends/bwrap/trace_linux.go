@@ -26,10 +26,11 @@ func traceCommand(cmd *exec.Cmd, spec *backends.Spec) (*tracer.Session, error) {
 	if spec.Trace == nil {
 		return nil, nil
 	}
-	if spec.Net == nil {
+	if spec.Net == nil && spec.UnixGuard == nil && spec.Terminal == nil {
 		return tracer.Wrap(cmd, spec.Trace, 1, "")
 	}
-	// The forwarder's exec is a launcher too, and its relays to the proxy
+	// The forwarder's exec is a launcher too (it also loads the Unix
+	// socket guard, then execs the command), and its relays to the proxy
 	// are machinery: the sandboxed program's own connect is what the trace
 	// shows.
 	emit := spec.Trace

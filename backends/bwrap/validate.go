@@ -17,6 +17,16 @@ func validate(spec *backends.Spec) error {
 	if n := spec.Net; n != nil && (n.Forwarder == "" || !path.IsAbs(n.Forwarder) || path.Clean(n.Forwarder) != n.Forwarder) {
 		return fmt.Errorf("invalid forwarder %q: must be an absolute, clean path", n.Forwarder)
 	}
+	if g := spec.UnixGuard; g != nil {
+		if g.Forwarder == "" || !path.IsAbs(g.Forwarder) || path.Clean(g.Forwarder) != g.Forwarder {
+			return fmt.Errorf("invalid forwarder %q: must be an absolute, clean path", g.Forwarder)
+		}
+		for _, p := range g.Sockets {
+			if p == "" || !path.IsAbs(p) || path.Clean(p) != p {
+				return fmt.Errorf("invalid allowed socket %q: must be an absolute, clean path", p)
+			}
+		}
+	}
 	if spec.RunID != "" && !limits.ValidName(spec.RunID) {
 		return fmt.Errorf("invalid run id %q", spec.RunID)
 	}

@@ -56,7 +56,7 @@ func Reserved(p int) bool { return p == HTTPPort || p == SOCKSPort }
 // forwarder opens its listeners, then runs argv as its child and ends
 // with it. It is a pure function.
 func Argv(net *backends.NetPlumbing, argv []string) []string {
-	return ArgvWith(net, nil, argv)
+	return ArgvWith(net, nil, 0, argv)
 }
 
 // TTY says where the run's terminal is inside the sandbox: the descriptor
@@ -66,11 +66,16 @@ type TTY struct {
 	Std []int
 }
 
-// ArgvWith wraps argv in the helper for the network plumbing net and the
-// terminal tty, either of which may be nil (not both). It is a pure
-// function.
-func ArgvWith(net *backends.NetPlumbing, tty *TTY, argv []string) []string {
+// ArgvWith wraps argv in the helper for what the run needs of it: the
+// network plumbing net, the terminal tty, and the Unix socket guard (the
+// inherited descriptor guard over which the forwarder hands the guard to
+// the engine before anything else, backends/unixguard); net and tty may
+// be nil and guard 0. It is a pure function.
+func ArgvWith(net *backends.NetPlumbing, tty *TTY, guard int, argv []string) []string {
 	a := []string{BinaryPath}
+	if guard > 0 {
+		a = append(a, "--unix-guard", strconv.Itoa(guard))
+	}
 	if tty != nil {
 		std := make([]string, len(tty.Std))
 		for i, fd := range tty.Std {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,10 +29,14 @@ type config struct {
 	ttyFD  int
 	ttyStd []int
 	argv   []string
+	// unixGuard is the descriptor over which the Unix socket guard is
+	// handed to the engine, or -1 (backends/unixguard).
+	unixGuard int
 }
 
 // forwards reports whether the forwarder has anything to serve; when it
-// has not (a terminal alone), it execs the command in its own place.
+// has not (a terminal or the guard alone), it execs the command in its
+// own place.
 func (c *config) forwards() bool {
 	return c.httpPort != 0 || c.socksPort != 0 || len(c.loopback) > 0 || len(c.listen) > 0
 }
@@ -52,13 +57,23 @@ func Run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
 		return exitSetup
 	}
+	// The guard goes first: the forwarder's own connects go through it
+	// too, and nothing of the sandbox runs before the engine took it.
+	if cfg.unixGuard >= 0 {
+		if err := unixguard.Install(cfg.unixGuard); err != nil {
+			fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
+			return exitSetup
+		}
+	}
 	if cfg.ttyFD > 0 {
 		if err := takeTerminal(cfg.ttyFD, cfg.ttyStd); err != nil {
 			fmt.Fprintf(stderr, "senclaw-netfwd: setting up the terminal: %v\n", err)
 			return exitSetup
 		}
+	}
+	if cfg.unixGuard >= 0 || cfg.ttyFD > 0 {
 		if !cfg.forwards() {
-			return execCommand(cfg.argv, stderr)
+			return execCommand(cfg.argv, stderr) // nothing to forward
 		}
 	}
 	if err := cfg.start(); err != nil {
@@ -69,7 +84,7 @@ func Run(args []string, stderr io.Writer) int {
 }
 
 func parse(args []string) (*config, error) {
-	c := &config{listen: map[int]string{}}
+	c := &config{listen: map[int]string{}, unixGuard: -1}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -111,6 +126,12 @@ func parse(args []string) (*config, error) {
 				}
 				c.ttyStd = append(c.ttyStd, fd)
 			}
+		case "--unix-guard":
+			fd, err := strconv.Atoi(v)
+			if err != nil || fd < 3 {
+				return nil, fmt.Errorf("--unix-guard %q: want an inherited descriptor", v)
+			}
+			c.unixGuard = fd
 		case "--listen":
 			ps, sock, ok := strings.Cut(v, "=")
 			p, err := port(ps)
@@ -328,15 +349,46 @@ func socksConnectLoopback(c net.Conn, q int) error {
 	return nil
 }
 
+// execCommand replaces the forwarder with argv when it has nothing to
+// forward (the guard, loaded, stays with it; with a terminal the command
+// is then the session's leader and gets the signals sent to it); it
+// returns only when that fails.
+func execCommand(argv []string, stderr io.Writer) int {
+	path, code := lookCommand(argv[0], stderr)
+	if code != 0 {
+		return code
+	}
+	err := syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintf(stderr, "senclaw-netfwd: %s: %v\n", argv[0], err)
+	return 126
+}
+
+// lookCommand finds the command name as a shell would, and when it
+// cannot says so as a shell does: 127 when it is not there, 126 when it
+// is there and cannot be executed.
+func lookCommand(name string, stderr io.Writer) (string, int) {
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path, 0
+	}
+	if strings.Contains(name, "/") {
+		if fi, serr := os.Stat(name); serr == nil && !fi.IsDir() {
+			fmt.Fprintf(stderr, "senclaw: not executable in the sandbox: %s\n", name)
+			return "", 126
+		}
+	}
+	fmt.Fprintf(stderr, "senclaw: not found in the sandbox: %s\n", name)
+	return "", 127
+}
+
 // runChild runs argv and returns its exit code, re-raising a fatal signal.
 // With a terminal, the command gets a process group of its own in the
 // terminal's foreground, so the terminal's signals reach it (and not the
 // forwarder, which passes on only the signals sent to it).
 func runChild(argv []string, terminal bool, stderr io.Writer) int {
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "senclaw: not found in the sandbox: %s\n", argv[0])
-		return 127
+	path, code := lookCommand(argv[0], stderr)
+	if code != 0 {
+		return code
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	// The command dies with the forwarder, whatever kills it.

@@ -2,11 +2,7 @@ package netfwd
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"slices"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,18 +40,4 @@ func terminalFD() int {
 		}
 	}
 	return 0
-}
-
-// execCommand replaces this process with argv: with a terminal and
-// nothing to forward, the helper leaves no process of its own behind, so
-// the command is the session's leader and gets the signals sent to it.
-func execCommand(argv []string, stderr io.Writer) int {
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "senclaw-netfwd: %s: command not found\n", argv[0])
-		return 127
-	}
-	err = syscall.Exec(path, argv, os.Environ())
-	fmt.Fprintf(stderr, "senclaw-netfwd: %s: %v\n", argv[0], err)
-	return 126
 }

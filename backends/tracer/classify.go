@@ -171,16 +171,29 @@ func classifyConnect(c *Call, addr string) (backends.TraceEvent, bool) {
 	if target == "" {
 		return backends.TraceEvent{}, false
 	}
+	ev := ConnectEvent(target, c.Errno)
+	ev.TimeMs, ev.Pid, ev.Source = c.TimeMs, c.Pid, SourceStrace
+	return ev, true
+}
+
+// ConnectEvent is the event of a connect() to target ("127.0.0.1:80",
+// "unix:/run/x.sock") that ended with errno ("" when it connected); the
+// caller fills in the time, the pid and the source. The engine's Unix
+// socket guard, which answers every connect() of a bwrap sandbox (strace
+// no longer sees them), reports them with it.
+func ConnectEvent(target, errno string) backends.TraceEvent {
+	ev := backends.TraceEvent{Kind: KindConnect, Target: target}
 	switch {
-	case c.OK():
-		return event(c, KindConnect, target, "connected"), true
-	case deniedErrno(c.Errno):
-		return event(c, KindDenied, target, "connect: "+c.Errno), true
-	case c.Errno == "EINPROGRESS":
-		return event(c, KindConnect, target, "connecting (non-blocking)"), true
+	case errno == "":
+		ev.Detail = "connected"
+	case deniedErrno(errno):
+		ev.Kind, ev.Detail = KindDenied, "connect: "+errno
+	case errno == "EINPROGRESS":
+		ev.Detail = "connecting (non-blocking)"
 	default:
-		return event(c, KindConnect, target, "failed: "+c.Errno), true
+		ev.Detail = "failed: " + errno
 	}
+	return ev
 }
 
 // sockaddr reads strace's struct sockaddr into "127.0.0.1:80",

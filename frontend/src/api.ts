@@ -58,6 +58,7 @@ export interface Integration {
 export interface Settings {
   defaultFsMode: FsMode;
   allowlist: string[];
+  allowedSockets: string[];
   defaultNetwork: boolean;
   defaultCpus: number;
   defaultMemoryMb: number;

@@ -184,12 +184,20 @@ describe('dashboard', { concurrency: false }, () => {
     assert.match(await page.locator('[data-field=mountAllow]').innerText(), /mountAllow\[0\]/);
 
     await page.locator('#mountAllow').fill('/srv/www');
+
+    await page.locator('#allowedSockets').fill('/var/run/docker.sock');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    await page.locator('[data-field=allowedSockets]').waitFor();
+    assert.match(await page.locator('[data-field=allowedSockets]').innerText(), /container engine/);
+
+    await page.locator('#allowedSockets').fill('/run/postgresql/.s.PGSQL.5432');
     await page.locator('#defaultMemoryMb').fill('1024');
     await page.getByRole('button', { name: 'Save defaults' }).click();
     await waitFor(async () => (await engine.api('GET', '/settings')).defaultMemoryMb === 1024, 'defaultMemoryMb = 1024');
     const saved = await engine.api('GET', '/settings');
     assert.deepEqual(saved.allowlist, ['/usr/share']);
     assert.deepEqual(saved.mountAllow, ['/srv/www']);
+    assert.deepEqual(saved.allowedSockets, ['/run/postgresql/.s.PGSQL.5432']);
     assert.equal(saved.defaultCpus, before.defaultCpus, 'an untouched field changed');
     assert.equal(await page.locator('[data-field]').count(), 0, 'an error stayed after a good save');
   });

@@ -1,6 +1,6 @@
 // Package testutil holds what the tests of several packages need: a free
-// loopback port, a directory a sandbox user can walk into, and golden
-// files.
+// loopback port, a directory a sandbox user can walk into, golden files,
+// and the users sandboxes run as.
 package testutil
 
 import (
@@ -27,7 +27,14 @@ func FreePort(t testing.TB) int {
 // in 108 bytes.
 func SandboxDir(t testing.TB, prefix string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", prefix)
+	return SandboxDirIn(t, "", prefix)
+}
+
+// SandboxDirIn is SandboxDir under parent ("" is the system temp dir):
+// /var/tmp, for example, which open mode shows, unlike /tmp.
+func SandboxDirIn(t testing.TB, parent, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

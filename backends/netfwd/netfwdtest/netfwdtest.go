@@ -38,7 +38,7 @@ func build() (string, error) {
 	src := filepath.Dir(filepath.Dir(self)) // backends/netfwd
 	h := sha256.New()
 	fmt.Fprintln(h, runtime.Version())
-	for _, glob := range []string{"*.go", "cmd/senclaw-netfwd/*.go", "../backends.go"} {
+	for _, glob := range []string{"*.go", "cmd/senclaw-netfwd/*.go", "../backends.go", "../unixguard/*.go"} {
 		files, _ := filepath.Glob(filepath.Join(src, glob))
 		for _, f := range files {
 			data, err := os.ReadFile(f)

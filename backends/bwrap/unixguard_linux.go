@@ -1,0 +1,84 @@
+package bwrap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
+	"github.com/senclaw/sandbox/backends/tracer"
+	"github.com/senclaw/sandbox/backends/unixguard"
+)
+
+// unixGuarded says in words what the guard enforces, for Enforcement.
+const unixGuarded = "unix sockets: connect() checked by the engine (seccomp user notification); only sockets in the workspace and the private /tmp, the engine's proxy and the settings' allowedSockets are reachable, and no Unix datagram socket can be made"
+
+// offerUnixGuard prepares the handoff of the Unix socket guard when spec
+// asks for it (issue #10); nil when it does not.
+func offerUnixGuard(spec *backends.Spec) (*unixguard.Handoff, error) {
+	g := spec.UnixGuard
+	if g == nil {
+		return nil, nil
+	}
+	pol := unixguard.Policy{Workspace: spec.Workspace, Sockets: g.Sockets, User: spec.User}
+	if spec.Net != nil {
+		pol.Plumbing = &unixguard.Bind{Host: spec.Net.Dir, Inside: netfwd.MountDir}
+	}
+	if spec.Trace != nil {
+		pol.Observe = traceConnects(spec)
+	}
+	h, err := unixguard.NewHandoff(pol)
+	if err != nil {
+		return nil, &RefusedError{Reason: err.Error()}
+	}
+	return h, nil
+}
+
+// traceConnects reports the connects the guard answers to the run's
+// trace: strace no longer sees them (the guard's notification wins over
+// its seccomp stop). The forwarder's own relays are machinery.
+func traceConnects(spec *backends.Spec) func(unixguard.Connect) {
+	var mu sync.Mutex
+	return func(c unixguard.Connect) {
+		if c.Carrier && spec.Net != nil {
+			return
+		}
+		ev := tracer.ConnectEvent(c.Target, c.Errno)
+		ev.TimeMs, ev.Pid, ev.Source = time.Now().UnixMilli(), c.Pid, tracer.SourceEngine
+		mu.Lock()
+		defer mu.Unlock()
+		spec.Trace(ev)
+	}
+}
+
+// acceptUnixGuard takes the guard over from the sandbox's forwarder and
+// supervises it until the run is over. On failure the run must end: the
+// error says why, with the forwarder's own message when it gave one.
+func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p *process) error {
+	sup, err := h.Accept(ctx, childPid, p.done)
+	if err != nil {
+		// Nothing goes on; a forwarder that failed has said why on
+		// stderr, which is all read once the run is over.
+		_ = p.Kill()
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+		for _, line := range strings.Split(p.stderr.head(), "\n") {
+			if strings.HasPrefix(line, "senclaw-netfwd: ") {
+				err = fmt.Errorf("%w (%s)", err, line)
+				break
+			}
+		}
+		return &RefusedError{Reason: "the Unix socket guard could not be set up, and no run goes without it: " + err.Error()}
+	}
+	go func() {
+		<-p.done
+		sup.Close()
+	}()
+	p.enf.Limits = append(p.enf.Limits, unixGuarded)
+	return nil
+}
