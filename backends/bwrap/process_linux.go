@@ -25,15 +25,19 @@ type process struct {
 	killed atomic.Bool
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	childFD int // pidfd of bwrap's child (pid 1 of the sandbox), or -1
+	mu       sync.Mutex
+	childFD  int // pidfd of bwrap's child (pid 1 of the sandbox), or -1
+	childPid int // its host pid, 0 until known
 
 	done   chan struct{}
 	status backends.ExitStatus
 	err    error
 }
 
-var _ backends.Process = (*process)(nil)
+var (
+	_ backends.Process    = (*process)(nil)
+	_ backends.Terminator = (*process)(nil)
+)
 
 func newProcess(cmd *exec.Cmd, plan *limitPlan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
 	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{}), log: log}
@@ -56,7 +60,7 @@ func (p *process) watchChild(pid int) {
 		return
 	}
 	p.mu.Lock()
-	p.childFD = fd
+	p.childFD, p.childPid = fd, pid
 	p.mu.Unlock()
 }
 
@@ -91,6 +95,30 @@ func (p *process) Kill() error {
 	p.mu.Unlock()
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
+	}
+	return nil
+}
+
+// Terminate sends SIGTERM to every process of the sandbox but bwrap's own
+// two (the outer bwrap and pid 1 inside, which pass no signals on and
+// would take the tree down at once): the command and everything it
+// started get the chance to end cleanly. Kill follows if they do not.
+func (p *process) Terminate() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.mu.Lock()
+	child := p.childPid
+	p.mu.Unlock()
+	for _, pid := range p.Pids() {
+		if pid == p.cmd.Process.Pid || pid == child {
+			continue
+		}
+		if err := unix.Kill(pid, unix.SIGTERM); err != nil && !errors.Is(err, unix.ESRCH) {
+			return err
+		}
 	}
 	return nil
 }

@@ -19,7 +19,10 @@ import (
 // Backend is the no-isolation backend.
 type Backend struct{}
 
-var _ backends.Backend = (*Backend)(nil)
+var (
+	_ backends.Backend    = (*Backend)(nil)
+	_ backends.Terminator = (*process)(nil)
+)
 
 // New returns the direct backend.
 func New() *Backend { return &Backend{} }
@@ -103,6 +106,9 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 }
 
 func (p *process) Kill() error { return killGroup(p.cmd.Process.Pid) }
+
+// Terminate sends SIGTERM to the process group.
+func (p *process) Terminate() error { return termGroup(p.cmd.Process.Pid) }
 
 func (p *process) Enforcement() backends.Enforcement {
 	return backends.Enforcement{

@@ -26,3 +26,12 @@ func killGroup(pid int) error {
 	}
 	return err
 }
+
+// termGroup asks the process group led by pid to end.
+func termGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGTERM)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}

@@ -16,3 +16,6 @@ func killGroup(pid int) error {
 	}
 	return p.Kill()
 }
+
+// termGroup: Windows has no SIGTERM; the process is killed.
+func termGroup(pid int) error { return killGroup(pid) }
