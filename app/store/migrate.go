@@ -15,13 +15,15 @@ import (
 //   - 2: runs_by_sandbox, an index of run ids per sandbox, so a sandbox's
 //     history and its deletion do not scan every run.
 //   - 3: events, the trace events of runs (issue #7).
-const CurrentSchema = 3
+//   - 4: space_apps, one document per Space App (issue #11).
+const CurrentSchema = 4
 
 // migrations[v] upgrades a file from version v to v+1, inside one
 // transaction together with the version bump.
 var migrations = map[int]func(tx *bolt.Tx) error{
 	1: migrateRunIndex,
 	2: migrateEvents, // events.go (issue #7)
+	3: migrateApps,   // apps.go (issue #11)
 }
 
 func readVersion(tx *bolt.Tx) int {
@@ -49,7 +51,7 @@ func (s *Store) migrate() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		v := readVersion(tx)
 		if v == 0 && tx.Bucket(bucketMeta) == nil {
-			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents} {
+			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketApps} {
 				if _, err := tx.CreateBucket(name); err != nil {
 					return fmt.Errorf("creating bucket %s: %w", name, err)
 				}
