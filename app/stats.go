@@ -99,6 +99,12 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 			_ = e.sampler.SampleOnce() // a fresh sandbox need not wait for the next tick
 		}
 	}
+	return e.hostStats(sb), nil
+}
+
+// hostStats is sb's processes as the engine's sampler last saw them.
+func (e *Engine) hostStats(sb *Sandbox) *Stats {
+	id := sb.ID
 	snap := e.sampler.Snapshot(id)
 	st := &Stats{SandboxID: id, Source: "host", Running: e.live.count(id) > 0, MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
 	if !snap.SampledAt.IsZero() {
@@ -121,7 +127,7 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 	for _, h := range e.sampler.History(id) {
 		st.History = append(st.History, StatsPoint{AtMs: h.At.UnixMilli(), CPUPercent: round1(h.CPUPercent), RSSMB: mb(h.RSSBytes)})
 	}
-	return st, nil
+	return st
 }
 
 // Kill kills one process of the sandbox (only one that belongs to it), or

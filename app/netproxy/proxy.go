@@ -111,7 +111,7 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	}
 	lit, err := netip.ParseAddr(host)
 	isName := err != nil
-	inLoopback := slices.Contains(r.Ports.Loopback, port) && !p.opts.Protected(port)
+	inLoopback := slices.Contains(r.Ports.Loopback, port) && (!p.opts.Protected(port) || r.ReachAPI)
 	if isName {
 		if matchDomain(host, r.Ports.DenyDomains) {
 			return deny("the name is in the sandbox's denyDomains")
@@ -156,10 +156,12 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 		}
 		switch {
 		case local == "" && egressPort:
+			p.recordAllowed(id)
 			return ap, nil
 		case local == "":
 			why = p.egressRule(r, port)
 		case hostLoopback(a) && inLoopback:
+			p.recordAllowed(id)
 			return ap, nil
 		case hostLoopback(a) && p.opts.Protected(port):
 			why = "port " + strconv.Itoa(port) + " is the engine's own API, never reachable from a sandbox"
