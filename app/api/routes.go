@@ -96,6 +96,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopped": s.e.StopAll(r.Context())})
 		return nil
 	})
+	s.spaceRoutes() // space.go (issue #11)
 	s.route("POST /login-codes", s.loginCode)
 	s.route("POST /daemon/stop", s.daemonStop)
 	s.mux.HandleFunc("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/spaceapps"
 )
 
 // Options configure a Server.
@@ -32,6 +33,9 @@ type Options struct {
 	Now func() time.Time
 	// OnStop is called by POST /api/sandbox/daemon/stop.
 	OnStop func()
+	// Apps is the engine's Space Apps supervisor, served under
+	// /api/space/apps/ (503 when it is nil).
+	Apps *spaceapps.Supervisor
 }
 
 // Server answers the API.
@@ -39,6 +43,7 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	e        *app.Engine
+	apps     *spaceapps.Supervisor
 	sessions *sessions
 	started  time.Time
 	mux      *http.ServeMux
@@ -54,7 +59,7 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, log: opts.Logger, e: opts.Engine, sessions: newSessions(opts.Now), started: opts.Now()}
+	s := &Server{opts: opts, log: opts.Logger, e: opts.Engine, apps: opts.Apps, sessions: newSessions(opts.Now), started: opts.Now()}
 	s.mux = http.NewServeMux()
 	s.routes()
 	return s
@@ -135,7 +140,11 @@ func decode(r *http.Request, v any) error {
 // ServeHTTP makes Server an http.Handler: authentication first, then the
 // routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	limit := int64(maxBody)
+	if r.Method == http.MethodPost && r.URL.Path == spacePrefix {
+		limit = spaceapps.MaxZipBytes + 1<<20 // a Space App's zip
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	if !s.authorize(w, r) {

@@ -266,8 +266,8 @@ func TestAPortHeldByAForeignProcessIsReportedAndLeftAlone(t *testing.T) {
 	dir := writeApp(t, manifest, map[string]string{"probe.py": probeApp})
 	v := f.register(t, dir, true)
 	_, err := f.s.Start(ctx, "fixed", true)
-	var pc *portConflict
-	if !errors.As(err, &pc) || !strings.Contains(err.Error(), "port taken by PID "+itoa(foreign.Process.Pid)+" (") || !strings.Contains(err.Error(), "http.server") {
+	var ce *app.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "port taken by PID "+itoa(foreign.Process.Pid)+" (") || !strings.Contains(err.Error(), "http.server") {
 		t.Fatalf("start with the port held: %v", err)
 	}
 	row, _ := f.s.Get("fixed")
@@ -282,7 +282,7 @@ func TestAPortHeldByAForeignProcessIsReportedAndLeftAlone(t *testing.T) {
 	// The same port held by a server started from the app's directory.
 	outside := startServer(t, v.Dir, port)
 	_, err = f.s.Start(ctx, "fixed", true)
-	if !errors.As(err, &pc) || !pc.outside || !strings.Contains(err.Error(), "running outside the engine") {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "running outside the engine") {
 		t.Fatalf("start with the app running outside: %v", err)
 	}
 	row, _ = f.s.Get("fixed")

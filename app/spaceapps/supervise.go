@@ -266,7 +266,14 @@ func (s *Supervisor) launchOnce(ctx context.Context, a *appState, first started)
 				state = StateOutside
 				s.attention(a.id, "needs restart: "+m.Name)
 			}
-			return s.block(a, first, state, err)
+			o := s.block(a, nil, state, err)
+			// To the caller it is a conflict with what runs on this
+			// machine; the state keeps who holds the port.
+			o.err = &app.ConflictError{Reason: err.Error()}
+			if first != nil {
+				first <- o
+			}
+			return o
 		}
 		return s.block(a, first, StateFailed, err)
 	}

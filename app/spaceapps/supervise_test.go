@@ -146,10 +146,11 @@ func TestBackoffResetsAfterAMinuteHealthy(t *testing.T) {
 		v, _ := f.s.Get("flaky")
 		return v.State == StateRunning
 	})
-	v, _ = f.s.Get("flaky")
-	if v.Launches != 2 {
-		t.Fatalf("after the restart %+v", v)
+	d, _ := f.s.Get("flaky")
+	if d.Launches != 2 {
+		t.Fatalf("after the restart %+v", d)
 	}
+	v = &d.AppView
 	// Healthy for a minute (the probes come every 10 s), then a crash:
 	// backoff 1 s again, not 2 s.
 	for i := 0; i < 7; i++ {

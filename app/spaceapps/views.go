@@ -151,14 +151,28 @@ func (s *Supervisor) List(ctx context.Context) ([]AppView, Overview) {
 	return views, ov
 }
 
+// AppDetail is one app with its manifest and registration.
+type AppDetail struct {
+	AppView
+	Manifest Manifest `json:"manifest"`
+	// Source is where it was registered from: a folder, or "zip upload".
+	Source         string `json:"source"`
+	RegisteredAtMs int64  `json:"registeredAtMs"`
+	// Env is the app's own environment, values that look secret masked.
+	Env map[string]string `json:"env"`
+}
+
 // Get returns one app.
-func (s *Supervisor) Get(id string) (*AppView, error) {
+func (s *Supervisor) Get(id string) (*AppDetail, error) {
 	a, err := s.find(id)
 	if err != nil {
 		return nil, err
 	}
-	v := s.view(a, true)
-	return &v, nil
+	d := &AppDetail{AppView: s.view(a, true)}
+	a.mu.Lock()
+	d.Manifest, d.Source, d.RegisteredAtMs, d.Env = a.rec.Manifest, a.rec.Source, a.rec.RegisteredAt.UnixMilli(), maskEnv(a.rec.Env)
+	a.mu.Unlock()
+	return d, nil
 }
 
 // view is a's row; stats adds CPU, memory and the proxy's counts.
