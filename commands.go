@@ -104,6 +104,7 @@ func commands() []*command {
 				})
 			},
 		},
+		appsCommand(),
 		serveCommand(),
 		{
 			name: "sandbox-server", summary: "MCP server over stdio (the sbx_* tools) for agent clients",

@@ -19,6 +19,7 @@ import (
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/spaceapps"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/frontend"
 )
@@ -59,7 +60,7 @@ func serve(ctx context.Context, opts app.Options, sf serveFlags, logger *slog.Lo
 	err := srv.Serve(ctx, api.DaemonOptions{
 		RuntimeDir: opts.RuntimeDir, Listen: sf.listen, FallbackListen: fallback, AllowRemote: sf.allowRemote, TLSCert: sf.tlsCert, TLSKey: sf.tlsKey,
 		Ready: func(info api.DaemonInfo) {
-			protectAPIPort(engine, info.URL)
+			apiReady(srv, engine, info.URL)
 			if info.URL != "" {
 				fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 			}
@@ -99,15 +100,36 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		return nil, nil, nil, cli.ExitUsage
 	}
 	release = lock.Release
+	var apps *spaceapps.Supervisor
 	if engineErr != nil {
 		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
 		fmt.Fprintln(stderr, "senclaw: the engine could not start:", engineErr)
 	} else {
 		engine.Start(ctx)
 		release = func() { engine.Close(); lock.Release() }
+		// Space Apps: after the engine, stopped before it closes; they
+		// autostart once the API listens (apiReady).
+		var err error
+		if apps, err = spaceapps.New(spaceapps.Options{Engine: engine, Logger: logger}); err != nil {
+			logger.Error("Space Apps could not be loaded; their API answers 503.", "err", err)
+		} else {
+			apps.Recover(ctx)
+			release = func() { apps.Close(); engine.Close(); lock.Release() }
+		}
 	}
-	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel})
+	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel, Apps: apps})
 	return srv, engine, release, 0
+}
+
+// apiReady is what the host does once the API listens: the engine learns
+// the API's port (which no sandbox may reach), the Space Apps where the
+// API is (for daemonApi apps), and those that autostart start.
+func apiReady(srv *api.Server, engine *app.Engine, apiURL string) {
+	protectAPIPort(engine, apiURL)
+	if apps := srv.Apps(); apps != nil {
+		apps.SetAPI(apiURL)
+		apps.Autostart()
+	}
 }
 
 // flagGiven reports whether the flag name was set on the command line.

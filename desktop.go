@@ -74,7 +74,7 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 		served <- srv.Serve(ctx, api.DaemonOptions{
 			RuntimeDir: opts.RuntimeDir, Listen: desktopListen(), FallbackListen: "127.0.0.1:0",
 			Ready: func(info api.DaemonInfo) {
-				protectAPIPort(engine, info.URL)
+				apiReady(srv, engine, info.URL)
 				if info.URL != "" {
 					fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 				}

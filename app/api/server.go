@@ -65,6 +65,10 @@ func New(opts Options) *Server {
 	return s
 }
 
+// Apps is the Space Apps supervisor the server answers for (nil when
+// there is none).
+func (s *Server) Apps() *spaceapps.Supervisor { return s.apps }
+
 // maxBody bounds request bodies (file writes are the largest).
 const maxBody = app.MaxFileWrite*4/3 + 1<<20
 

@@ -82,7 +82,8 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
 
     def log_message(self, fmt, *args):
-        sys.stderr.write("%s %s\n" % (self.command, self.path))
+        if self.path != "/health":  # the engine's probe comes every 10 s
+            sys.stderr.write("%s %s\n" % (self.command, self.path))
 
 
 def main():
