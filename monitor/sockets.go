@@ -139,3 +139,22 @@ func socketOf(pid int, c gnet.ConnectionStat) Socket {
 	}
 	return s
 }
+
+// ListensOn reports whether a process of pids listens on TCP port, in its
+// own network namespace (a sandboxed server's is not the host's). It reads
+// only those processes' descriptors and tables, so a supervisor can watch
+// a server come up every few milliseconds without connecting to it.
+func ListensOn(ctx context.Context, pids []int, port int) bool {
+	for _, pid := range pids {
+		conns, err := gnet.ConnectionsPidWithoutUidsWithContext(ctx, "tcp", int32(pid))
+		if err != nil {
+			continue
+		}
+		for _, c := range conns {
+			if c.Status == "LISTEN" && int(c.Laddr.Port) == port {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -47,6 +47,9 @@ func TestPortHolderAndSocketsSeeARealListener(t *testing.T) {
 	if listening < 0 || connected < 0 {
 		t.Fatalf("no listener or connection on %s in %+v", want, socks)
 	}
+	if !ListensOn(ctx, []int{os.Getpid()}, port) || ListensOn(ctx, []int{os.Getpid()}, port+1) {
+		t.Fatalf("ListensOn does not see exactly the listener on %d", port)
+	}
 	if few, truncated := Sockets(ctx, []int{os.Getpid()}, 1); len(few) != 1 || !truncated {
 		t.Fatalf("a bound of 1 gave %d sockets (truncated %v)", len(few), truncated)
 	}

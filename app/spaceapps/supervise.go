@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/monitor"
 )
 
 // outcome is how one launch went.
@@ -366,7 +367,7 @@ func (s *Supervisor) watch(ctx context.Context, a *appState, l *app.Launched, po
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, rt.HealthPath)
 	deadline := s.clock.Now().Add(time.Duration(rt.StartTimeoutSec) * time.Second)
-	ok, exited := s.awaitHealthy(ctx, a, l, url, deadline)
+	ok, exited := s.awaitHealthy(ctx, a, l, port, url, deadline)
 	switch {
 	case ctx.Err() != nil:
 		s.stopLaunch(a, l, rt, "stopped")
@@ -405,18 +406,23 @@ func (s *Supervisor) watch(ctx context.Context, a *appState, l *app.Launched, po
 }
 
 // awaitHealthy probes url until a 2xx, the launch's end, the deadline (on
-// the supervisor's clock) or ctx's end. Probes come every 10 ms for the
+// the supervisor's clock) or ctx's end. Looks come every 5 ms for the
 // first 3 s (a fast server is seen at once), then less often.
-func (s *Supervisor) awaitHealthy(ctx context.Context, a *appState, l *app.Launched, url string, deadline time.Time) (ok, exited bool) {
+func (s *Supervisor) awaitHealthy(ctx context.Context, a *appState, l *app.Launched, port int, url string, deadline time.Time) (ok, exited bool) {
 	began := time.Now()
 	for {
-		if code, latency, err := probeOnce(ctx, url); err == nil {
-			a.mu.Lock()
-			a.health.record(s.clock.Now(), code, latency, nil)
-			a.mu.Unlock()
-			return true, false
+		// Until the server listens (seen in its own network namespace,
+		// without a connection), an HTTP probe of a sandboxed one would
+		// only wake the proxy and the forwarder in vain.
+		if pids := l.Pids(); len(pids) == 0 || monitor.ListensOn(ctx, pids, port) {
+			if code, latency, err := probeOnce(ctx, url); err == nil {
+				a.mu.Lock()
+				a.health.record(s.clock.Now(), code, latency, nil)
+				a.mu.Unlock()
+				return true, false
+			}
 		}
-		gap := 10 * time.Millisecond
+		gap := 5 * time.Millisecond
 		switch since := time.Since(began); {
 		case since > 20*time.Second:
 			gap = 500 * time.Millisecond

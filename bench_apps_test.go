@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/spaceapps"
+)
+
+// benchDaemon builds senclaw and senclaw-netfwd and runs `senclaw serve`
+// in root; it returns a client of its socket and its pid.
+func benchDaemon(t *testing.T, root string) (*client.Client, int) {
+	t.Helper()
+	bin := filepath.Join(root, "senclaw")
+	for _, b := range [][]string{{"-o", bin, "."}, {"-o", filepath.Join(root, "senclaw-netfwd"), "./backends/netfwd/cmd/senclaw-netfwd"}} {
+		if out, err := exec.Command("go", append([]string{"build"}, b...)...).CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+	}
+	d := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
+	d.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "SENCLAW_DATA_DIR=")
+	stdout, _ := d.StdoutPipe()
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Process.Signal(syscall.SIGTERM); d.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "socket ") {
+	}
+	c := client.DialSocket(api.SocketPath(filepath.Join(root, "run", "senclaw")))
+	if err := c.Ping(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return c, d.Process.Pid
+}
+
+// benchApp makes an app folder: the example notes app with id and a
+// manifest sandbox block.
+func benchApp(t *testing.T, root, id, sandbox string) string {
+	t.Helper()
+	dir := filepath.Join(root, "src-"+id)
+	os.MkdirAll(dir, 0o755)
+	src, err := os.ReadFile("examples/space-apps/app.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "app.py"), src, 0o644)
+	os.WriteFile(filepath.Join(dir, "senclaw-app.json"), []byte(`{"id": "`+id+`", "name": "`+id+`", "runtime": {"start": "python3 app.py"}, "sandbox": `+sandbox+`}`), 0o644)
+	return dir
+}
+
+// TestBenchSpaceAppStartToHealthy measures, in one run, the time from
+// `start` to the first 2xx from /health of the example app, sandboxed
+// under bwrap through the daemon's socket, against the same server
+// started directly and probed the same way (every 10 ms). Target: at most
+// +50 ms median. `make bench` runs it.
+func TestBenchSpaceAppStartToHealthy(t *testing.T) {
+	if os.Getenv("SENCLAW_BENCH") == "" {
+		t.Skip("set SENCLAW_BENCH=1 (make bench)")
+	}
+	root, _ := os.MkdirTemp("", "senclaw-bench-apps-")
+	os.Chmod(root, 0o711)
+	defer os.RemoveAll(root)
+	c, _ := benchDaemon(t, root)
+	ctx := context.Background()
+	if _, err := c.RegisterApp(ctx, spaceapps.RegisterRequest{Dir: benchApp(t, root, "notes", `{"enabled": true, "readMode": "strict", "network": "off"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	direct := filepath.Join(root, "direct")
+	os.MkdirAll(direct, 0o755)
+	src, _ := os.ReadFile("examples/space-apps/app.py")
+	os.WriteFile(filepath.Join(direct, "app.py"), src, 0o644)
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := func() (time.Duration, error) {
+		l, _ := freeBenchPort()
+		start := time.Now()
+		cmd := exec.Command(py, "app.py")
+		cmd.Dir = direct
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "PORT=" + strconv.Itoa(l), "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"}
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+		url := fmt.Sprintf("http://127.0.0.1:%d/health", l)
+		hc := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+		for time.Since(start) < 30*time.Second {
+			if resp, err := hc.Get(url); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return time.Since(start), nil
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return 0, fmt.Errorf("the direct server did not answer")
+	}
+	sandboxed := func() (time.Duration, error) {
+		start := time.Now()
+		r, err := c.StartApp(ctx, "notes", true)
+		d := time.Since(start)
+		if err == nil && !r.OK {
+			err = fmt.Errorf("start: %s", r.Note)
+		}
+		if _, serr := c.StopApp(ctx, "notes"); serr != nil && err == nil {
+			err = serr
+		}
+		return d, err
+	}
+	var tRaw, tBox []time.Duration
+	for i := 0; i < 23; i++ {
+		dr, err := raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sandboxed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= 3 {
+			tRaw, tBox = append(tRaw, dr), append(tBox, db)
+		}
+	}
+	mr, mb := medianOf(tRaw), medianOf(tBox)
+	fmt.Printf("BENCH Space App start to healthy: direct %v, sandboxed (bwrap, through the socket) %v, +%v (target <= +50ms)\n",
+		mr.Round(time.Millisecond), mb.Round(time.Millisecond), (mb - mr).Round(time.Millisecond))
+}
+
+// TestBenchMonitoring50Apps measures what watching 50 running sandboxed
+// apps at the default rate (process sampling every second, a health probe
+// every 10 s) costs the daemon: its CPU time over 30 s, as a share of one
+// core; then the same with the dashboard's card polling the list every
+// second. Target: at most 3% of one core.
+func TestBenchMonitoring50Apps(t *testing.T) {
+	if os.Getenv("SENCLAW_BENCH") == "" {
+		t.Skip("set SENCLAW_BENCH=1 (make bench)")
+	}
+	root, _ := os.MkdirTemp("", "senclaw-bench-apps-")
+	os.Chmod(root, 0o711)
+	defer os.RemoveAll(root)
+	c, pid := benchDaemon(t, root)
+	ctx := context.Background()
+	const n = 50
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("app%02d", i)
+		if _, err := c.RegisterApp(ctx, spaceapps.RegisterRequest{Dir: benchApp(t, root, id, `{"enabled": true, "network": "off"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := c.StartApp(ctx, id, true); err != nil || !r.OK {
+			t.Fatalf("start %s: %+v %v", id, r, err)
+		}
+	}
+	time.Sleep(5 * time.Second) // settle
+	window := 30 * time.Second
+	measure := func(during func(stop <-chan struct{})) float64 {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { during(stop); close(done) }()
+		before, at := cpuSeconds(pid), time.Now()
+		time.Sleep(window)
+		after, wall := cpuSeconds(pid), time.Since(at)
+		close(stop)
+		<-done
+		return 100 * (after - before) / wall.Seconds()
+	}
+	idle := measure(func(stop <-chan struct{}) { <-stop })
+	polled := measure(func(stop <-chan struct{}) {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_, _ = c.Apps(ctx)
+			}
+		}
+	})
+	l, err := c.Apps(ctx)
+	if err != nil || l.Overview.Running != n {
+		t.Fatalf("running %+v %v", l.Overview, err)
+	}
+	fmt.Printf("BENCH monitoring %d running apps: the daemon uses %.2f%% of one core (target <= 3%%); with the card polling the list every second %.2f%%\n", n, idle, polled)
+}
+
+// cpuSeconds is pid's user plus system CPU time.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}
+
+func freeBenchPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
