@@ -197,7 +197,7 @@ func liveNote(r *SandboxReply) string {
 		parts = append(parts, strings.Join(r.AppliedLive, ", ")+" applied to the running app at once (the proxy checks every new connection)")
 	}
 	if len(r.PendingRestart) > 0 {
-		parts = append(parts, strings.Join(r.PendingRestart, ", ")+" are fixed at launch: they apply when the app is restarted")
+		parts = append(parts, strings.Join(r.PendingRestart, ", ")+" apply when the app is restarted (the running process keeps what it got at launch)")
 	}
 	if len(parts) == 0 {
 		return "nothing changed"
