@@ -20,16 +20,24 @@ import (
 	"github.com/senclaw/sandbox/app/spaceapps"
 )
 
-// benchDaemon builds senclaw and senclaw-netfwd and runs `senclaw serve`
-// in root; it returns a client of its socket and its pid.
-func benchDaemon(t *testing.T, root string) (*client.Client, int) {
+// buildSenclaw builds senclaw into dir, with senclaw-netfwd next to it
+// (where the engine finds it), and returns its path.
+func buildSenclaw(t *testing.T, dir string) string {
 	t.Helper()
-	bin := filepath.Join(root, "senclaw")
-	for _, b := range [][]string{{"-o", bin, "."}, {"-o", filepath.Join(root, "senclaw-netfwd"), "./backends/netfwd/cmd/senclaw-netfwd"}} {
+	bin := filepath.Join(dir, "senclaw")
+	for _, b := range [][]string{{"-o", bin, "."}, {"-o", filepath.Join(dir, "senclaw-netfwd"), "./backends/netfwd/cmd/senclaw-netfwd"}} {
 		if out, err := exec.Command("go", append([]string{"build"}, b...)...).CombinedOutput(); err != nil {
 			t.Fatalf("build: %v\n%s", err, out)
 		}
 	}
+	return bin
+}
+
+// benchDaemon builds senclaw and runs `senclaw serve` in root; it returns
+// a client of its socket and its pid.
+func benchDaemon(t *testing.T, root string) (*client.Client, int) {
+	t.Helper()
+	bin := buildSenclaw(t, root)
 	d := exec.Command(bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
 	d.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "SENCLAW_DATA_DIR=")
 	stdout, _ := d.StdoutPipe()

@@ -140,14 +140,7 @@ func TestTheAppsVerbs(t *testing.T) {
 func TestAKilledEngineLeavesNoAppBehind(t *testing.T) {
 	requireBwrap(t)
 	root := testutil.SandboxDir(t, "senclaw-kill-")
-	bin := filepath.Join(root, "senclaw")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	fwd := filepath.Join(root, "senclaw-netfwd")
-	if out, err := exec.Command("go", "build", "-o", fwd, "./backends/netfwd/cmd/senclaw-netfwd").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildSenclaw(t, root)
 	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "SENCLAW_DATA_DIR=")
 	data := filepath.Join(root, "data")
 	start := func() *exec.Cmd {

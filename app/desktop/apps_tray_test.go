@@ -3,7 +3,6 @@
 package desktop
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,26 +42,7 @@ func appsDaemon(t *testing.T) (*client.Client, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(apps.Close)
-	srv := api.New(api.Options{Engine: e, Apps: apps, Token: api.RandomToken()})
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan api.DaemonInfo, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.Serve(ctx, api.DaemonOptions{RuntimeDir: filepath.Join(root, "run"), Ready: func(i api.DaemonInfo) { ready <- i }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	select {
-	case info := <-ready:
-		return client.DialSocket(info.Socket), info.Socket
-	case err := <-done:
-		t.Fatalf("the daemon did not start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the daemon did not start within 10 s")
-	}
-	return nil, ""
+	return serveAPI(t, root, api.Options{Engine: e, Apps: apps})
 }
 
 // TestSpaceAppsAttentionOverDBus: on the tray's private bus, an app that

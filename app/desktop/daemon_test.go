@@ -53,8 +53,15 @@ func testDaemon(t *testing.T, bs ...backends.Backend) (*client.Client, string) {
 	if err := os.MkdirAll(filepath.Join(root, "run"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	e := testEngine(t, root, bs...)
-	srv := api.New(api.Options{Engine: e, Token: api.RandomToken()})
+	return serveAPI(t, root, api.Options{Engine: testEngine(t, root, bs...)})
+}
+
+// serveAPI serves opts's engine (and Space Apps) on a Unix socket in
+// root/run until the test ends.
+func serveAPI(t *testing.T, root string, opts api.Options) (*client.Client, string) {
+	t.Helper()
+	opts.Token = api.RandomToken()
+	srv := api.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan api.DaemonInfo, 1)
 	done := make(chan error, 1)

@@ -192,31 +192,42 @@ func TestSettingsAndSandboxes(t *testing.T) {
 	}
 }
 
+// writeOld makes a file the way schema version wrote it: buckets, then
+// fill (if any) in the same transaction.
+func writeOld(t *testing.T, path string, version int, fill func(*bolt.Tx) error, buckets ...string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range buckets {
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		if fill != nil {
+			if err := fill(tx); err != nil {
+				return err
+			}
+		}
+		return writeVersion(tx, version)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMigrationFromSchema3AddsTheAppsBucket opens a file as schema 3 left
 // it (no space_apps bucket) with a sandbox in it: the migration adds the
 // bucket, keeps the sandbox, and apps can be stored and listed.
 func TestMigrationFromSchema3AddsTheAppsBucket(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v3.db")
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{"meta", "settings", "sandboxes", "runs", "runs_by_sandbox", "events"} {
-			if _, err := tx.CreateBucket([]byte(name)); err != nil {
-				return err
-			}
-		}
-		if err := tx.Bucket([]byte("sandboxes")).Put([]byte("s1"), []byte(`{"id":"s1"}`)); err != nil {
-			return err
-		}
-		return writeVersion(tx, 3)
-	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	writeOld(t, path, 3, func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("sandboxes")).Put([]byte("s1"), []byte(`{"id":"s1"}`))
+	}, "meta", "settings", "sandboxes", "runs", "runs_by_sandbox", "events")
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
