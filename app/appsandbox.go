@@ -119,11 +119,14 @@ func (e *Engine) NetworkAllowed(id string) int { return e.proxy.Allowed(id) }
 // cheap. For a container whose processes this machine sees (a local
 // daemon), the tree below its run is sampled like any other.
 func (e *Engine) HostStats(id string) (*Stats, error) {
-	sb, err := e.Get(id)
-	if err != nil {
+	var sb Sandbox // read as stored: no container status, no daemon call
+	if err := e.store.GetSandbox(id, &sb); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &NotFoundError{Kind: "sandbox", ID: id}
+		}
 		return nil, err
 	}
-	st := e.hostStats(sb)
+	st := e.hostStats(&sb)
 	st.Denied, st.RecentDenied = e.proxy.Denials(id)
 	return st, nil
 }

@@ -344,8 +344,12 @@ func (s *Supervisor) Isolation(ctx context.Context, id string) (*IsolationView, 
 		if uid != os.Geteuid() {
 			v.Enforced[1] += " (the sandbox user: a root engine never runs an app as root)"
 		}
+		files := "files: no barrier; it reads and writes whatever its user may"
+		if uid == os.Geteuid() {
+			files += ", the engine's own files among them (its API token file too): it runs as the engine's user"
+		}
 		v.NotEnforced = []string{
-			"files: no barrier; it reads and writes whatever its user may",
+			files,
 			"network: no rules; network mode, hosts and loopback are not applied, and this machine's services are reachable",
 			"limits: no memory, process or CPU limit",
 		}

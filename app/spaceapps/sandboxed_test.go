@@ -372,3 +372,36 @@ func stopServer(cmd *exec.Cmd) {
 		_ = cmd.Wait()
 	}
 }
+
+// TestFoldersAreSeenInTheAppsDirectory: a read-only folder can be read and
+// not written, a read-write one both, and both appear in the app's
+// directory under their names.
+func TestFoldersAreSeenInTheAppsDirectory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ro, rw := testutil.SandboxDir(t, "sapp-ro-"), testutil.SandboxDir(t, "sapp-rw-")
+	for _, d := range []string{ro, rw} {
+		must(t, os.Chmod(d, 0o777))
+		must(t, os.WriteFile(filepath.Join(d, "data.txt"), []byte("folder data"), 0o666))
+	}
+	sandbox := `{"enabled": true, "readMode": "strict", "network": "off", "folders": [{"path": "` + ro + `", "readOnly": true}, {"path": "` + rw + `"}]}`
+	dir := writeApp(t, probeManifest("folders", sandbox), map[string]string{"probe.py": probeApp})
+	f.register(t, dir, false)
+	v := f.start(t, "folders")
+	in := func(d, name string) string { return filepath.Join(v.Dir, filepath.Base(d), name) }
+	if got := get(t, v.Port, "/read?path="+in(ro, "data.txt")); got != "read: folder data" {
+		t.Errorf("reading the read-only folder: %q", got)
+	}
+	if got := get(t, v.Port, "/write?path="+in(ro, "new.txt")); !strings.Contains(got, "error") {
+		t.Errorf("writing the read-only folder: %q", got)
+	}
+	if got := get(t, v.Port, "/write?path="+in(rw, "new.txt")); got != "wrote" {
+		t.Errorf("writing the read-write folder: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(rw, "new.txt")); err != nil {
+		t.Errorf("the write did not reach the read-write folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "new.txt")); err == nil {
+		t.Error("the read-only folder was written")
+	}
+}

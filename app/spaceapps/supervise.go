@@ -55,6 +55,12 @@ type started chan outcome
 func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) {
 	a.op.Lock()
 	a.mu.Lock()
+	if manual && a.sup != nil && a.state == StateBackoff {
+		// A person's start does not wait for the backoff: it starts over.
+		a.mu.Unlock()
+		s.halt(a)
+		a.mu.Lock()
+	}
 	if a.sup != nil {
 		text := a.text
 		a.mu.Unlock()

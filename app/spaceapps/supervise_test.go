@@ -120,6 +120,14 @@ func TestACrashingAppBacksOffAndGivesUp(t *testing.T) {
 	if v, _ := f.s.Get("crash"); v.Launches != 1 || v.TotalLaunches != GiveUpStarts+1 {
 		t.Fatalf("after a manual start: %+v", v)
 	}
+	// A manual start while backing off starts over at once.
+	if _, err := f.s.Start(ctx, "crash", true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "a new launch after a manual start during the backoff", func() bool {
+		v, _ := f.s.Get("crash")
+		return v.Launches == 1 && v.TotalLaunches == GiveUpStarts+2 && v.State == StateBackoff
+	})
 	if _, err := f.s.Stop(ctx, "crash"); err != nil {
 		t.Fatal(err)
 	}
