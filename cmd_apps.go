@@ -63,11 +63,12 @@ func appsCommand() *command {
 			},
 			appsStartVerb("restart", "stop apps gracefully and start them again (applies a changed sandbox)"),
 			{
-				name: "logs", summary: "print an app's log (-f: and follow it)",
-				args:     "[-f] [--bytes N] ID",
+				name: "logs", summary: "print an app's log (-f: and follow it; --clear: empty it)",
+				args:     "[-f] [--bytes N] [--clear] ID",
 				examples: []string{"senclaw apps logs notes", "senclaw apps logs -f --bytes 4096 notes"},
 				setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 					follow := fs.Bool("f", false, "follow: keep printing what the app writes (Ctrl-C ends)")
+					clear := fs.Bool("clear", false, "empty the log (and remove its rotated files) instead of printing it")
 					bytes := fs.Int("bytes", spaceapps.DefaultLogRead, fmt.Sprintf("how much of the log's end, `N` bytes (1 to %d)", spaceapps.MaxLogRead))
 					return func(args []string) int {
 						if len(args) != 1 {
@@ -78,7 +79,7 @@ func appsCommand() *command {
 							fmt.Fprintf(x.io.Err, "senclaw apps logs: --bytes %d: must be between 1 and %d\n", *bytes, spaceapps.MaxLogRead)
 							return cli.ExitUsage
 						}
-						return x.withClient(func(c *client.Client) int { return cli.AppsLogs(x.ctx, c, args[0], *follow, *bytes, x.io) })
+						return x.withClient(func(c *client.Client) int { return cli.AppsLogs(x.ctx, c, args[0], *follow, *clear, *bytes, x.io) })
 					}
 				},
 			},

@@ -108,7 +108,10 @@ func TestTheAppsVerbs(t *testing.T) {
 		t.Fatalf("logs: %q", out)
 	}
 	run(2, "apps", "logs", "--bytes", "0", "notes")
-	if out, _ := run(0, "apps", "sandbox", "notes"); !strings.Contains(out, "read mode") || !strings.Contains(out, "strict") {
+	if out, _ := run(0, "apps", "logs", "--clear", "notes"); !strings.Contains(out, "empty") {
+		t.Fatalf("logs --clear: %q", out)
+	}
+	if out, _ := run(0, "apps", "sandbox", "notes"); !strings.Contains(out, "read mode") || !strings.Contains(out, "strict") || !strings.Contains(out, "enforced: network off") {
 		t.Fatalf("sandbox: %q", out)
 	}
 	if _, errOut := run(0, "apps", "sandbox", "--network", "hosts", "--hosts", "pypi.org", "notes"); !strings.Contains(errOut, "needs a restart") || !strings.Contains(errOut, "network") {

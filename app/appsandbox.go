@@ -139,18 +139,6 @@ func (e *Engine) Reconciled() <-chan struct{} { return e.reconciled }
 // PutSpaceApp stores a Space App's document; app/spaceapps owns its shape.
 func (e *Engine) PutSpaceApp(id string, v any) error { return e.store.PutApp(id, v) }
 
-// GetSpaceApp decodes the Space App id into v; an unknown id is a
-// *NotFoundError.
-func (e *Engine) GetSpaceApp(id string, v any) error {
-	if err := e.store.GetApp(id, v); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return &NotFoundError{Kind: "Space App", ID: id}
-		}
-		return err
-	}
-	return nil
-}
-
 // DeleteSpaceApp removes the Space App's document.
 func (e *Engine) DeleteSpaceApp(id string) error {
 	if err := e.store.DeleteApp(id); err != nil && !errors.Is(err, store.ErrNotFound) {

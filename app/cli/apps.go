@@ -150,8 +150,16 @@ func AppsStop(ctx context.Context, c *client.Client, ids []string, io IO) int {
 	return code
 }
 
-// AppsLogs executes `senclaw apps logs [-f] ID`.
-func AppsLogs(ctx context.Context, c *client.Client, id string, follow bool, limit int, io IO) int {
+// AppsLogs executes `senclaw apps logs [-f|--clear] ID`.
+func AppsLogs(ctx context.Context, c *client.Client, id string, follow, clear bool, limit int, io IO) int {
+	if clear {
+		if err := c.ClearAppLogs(ctx, id); err != nil {
+			fmt.Fprintln(io.Err, "senclaw apps logs:", err)
+			return exitFor(err)
+		}
+		fmt.Fprintf(io.Out, "the log of %s is empty\n", id)
+		return 0
+	}
 	if follow {
 		err := c.FollowAppLogs(ctx, id, limit, func(text string) { fmt.Fprint(io.Out, SafeText(text)) })
 		if err != nil {
@@ -206,6 +214,17 @@ func AppsSandbox(ctx context.Context, c *client.Client, id string, ch AppSandbox
 			return 0
 		}
 		view = v
+		defer func() {
+			// What it gets, in words.
+			if iso, err := c.AppIsolation(ctx, id); err == nil {
+				for _, l := range iso.Enforced {
+					fmt.Fprintln(io.Out, "  enforced: "+Safe(l))
+				}
+				for _, l := range iso.NotEnforced {
+					fmt.Fprintln(io.Out, "  not enforced: "+Safe(l))
+				}
+			}
+		}()
 	}
 	s := view.Settings
 	tw := table(io.Out)

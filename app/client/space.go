@@ -32,12 +32,6 @@ func (c *Client) RegisterApp(ctx context.Context, req spaceapps.RegisterRequest)
 	return &out, c.Do(ctx, http.MethodPost, "/api/space/apps", nil, req, &out)
 }
 
-// App reads one app.
-func (c *Client) App(ctx context.Context, id string) (*spaceapps.AppDetail, error) {
-	var out spaceapps.AppDetail
-	return &out, c.Do(ctx, http.MethodGet, appPath(id, ""), nil, nil, &out)
-}
-
 // RemoveApp stops and forgets an app (purge: and the engine's copy of its
 // files) and says what became of its files.
 func (c *Client) RemoveApp(ctx context.Context, id string, purge bool) (string, error) {
