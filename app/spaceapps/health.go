@@ -11,14 +11,16 @@ import (
 
 // prober is the health probes' HTTP client: no proxy (whatever the
 // engine's environment says), no keep-alive (a probe every 10 s holds no
-// socket in between), no redirects (only a 2xx is healthy), and each
-// probe bounded by ProbeTimeout.
+// socket in between), no redirects (only a 2xx is healthy), each probe
+// bounded by ProbeTimeout, and what the app answers bounded too (its
+// headers here, its body when it is read): the answer is the app's.
 var prober = &http.Client{
 	Timeout: ProbeTimeout,
 	Transport: &http.Transport{
-		Proxy:             nil,
-		DialContext:       (&net.Dialer{Timeout: ProbeTimeout}).DialContext,
-		DisableKeepAlives: true,
+		Proxy:                  nil,
+		DialContext:            (&net.Dialer{Timeout: ProbeTimeout}).DialContext,
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: 64 << 10,
 	},
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
