@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/senclaw/sandbox/monitor"
 )
@@ -149,8 +150,16 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// oneLine keeps a sandbox-chosen text to one line of at most n runes.
+// oneLine keeps a text from elsewhere (another process's command line, an
+// app's command) to one line of at most n runes with no control or
+// bidirectional-override character.
 func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return ' '
+		}
+		return r
+	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
