@@ -149,3 +149,8 @@ func (e *Engine) DeleteSpaceApp(id string) error {
 
 // EachSpaceApp calls fn with every stored Space App document.
 func (e *Engine) EachSpaceApp(fn func(data []byte) error) error { return e.store.EachApp(fn) }
+
+// Machinery reports whether a process (by its command line) is the
+// engine's plumbing in a sandbox's tree rather than the sandboxed code's:
+// bwrap, the network forwarder, a tracer.
+func Machinery(command string) bool { return machinery(command) }

@@ -123,8 +123,20 @@ func (s *Supervisor) Runtime(ctx context.Context, id string) (*Runtime, error) {
 			rt.History = hs.History
 		}
 	}
-	rt.Sockets, rt.SocketsTruncated = monitor.Sockets(ctx, run.Pids(), MaxSockets)
+	rt.Sockets, rt.SocketsTruncated = monitor.Sockets(ctx, appPids(ctx, run.Pids()), MaxSockets)
 	return rt, nil
+}
+
+// appPids are the pids of a launch's tree without the engine's plumbing
+// (bwrap, the forwarder), whose sockets are not the app's.
+func appPids(ctx context.Context, pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		if h, err := monitor.Describe(ctx, pid); err == nil && !app.Machinery(h.Command) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // Logs returns the end of app id's log: limit bytes (0 is DefaultLogRead,

@@ -55,6 +55,11 @@ func TestTheExampleAppRunsSandboxedAndHealthy(t *testing.T) {
 			listen = true
 		}
 	}
+	for _, s := range rt.Sockets {
+		if strings.HasSuffix(s.Local, ":3128") || strings.Contains(s.Local, "listen-") {
+			t.Errorf("the forwarder's socket %+v is listed as the app's", s)
+		}
+	}
 	if !listen || rt.Launch == nil || rt.Launch.Isolation != "bwrap" || rt.Launch.Env["PORT"] != itoa(v.Port) || len(rt.Processes) == 0 {
 		t.Fatalf("runtime %+v (launch %+v)", rt, rt.Launch)
 	}

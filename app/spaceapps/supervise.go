@@ -354,6 +354,7 @@ func (s *Supervisor) launchOnce(ctx context.Context, a *appState, first started)
 	ended := s.clock.Now().UTC()
 	a.mu.Lock()
 	a.run, a.token = nil, ""
+	a.health.status = HealthUnknown // what it said is kept in the history
 	if a.rec.Last != nil && a.rec.Last.RunID == facts.RunID {
 		a.rec.Last.EndedAt, a.rec.Last.Ended = &ended, o.why
 		_ = s.save(a)
