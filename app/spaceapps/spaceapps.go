@@ -258,22 +258,12 @@ func (s *Supervisor) Close() {
 	all := s.list()
 	s.mu.Unlock()
 	s.cancel()
-	var wg sync.WaitGroup
-	for _, a := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a.mu.Lock()
-			sup := a.sup
-			a.mu.Unlock()
-			if sup != nil {
-				<-sup.done
-			}
-			a.log.close()
-		}()
-	}
-	wg.Wait()
+	// Every supervision loop stops its app (in parallel) and is waited
+	// for, also one that a start began just before.
 	s.wg.Wait()
+	for _, a := range all {
+		a.log.close()
+	}
 }
 
 // list returns the apps by id. s.mu is held.

@@ -68,11 +68,18 @@ func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) 
 		v := s.view(a, false)
 		return &StartReply{OK: v.State == StateRunning, Note: "it is already supervised: " + text, App: v}, nil
 	}
-	if s.isClosed() {
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.wg.Add(1) // held until the loop below is counted: Close waits for it
+	}
+	s.mu.Unlock()
+	if closed {
 		a.mu.Unlock()
 		a.op.Unlock()
 		return nil, &app.ConflictError{Reason: "the engine is stopping"}
 	}
+	defer s.wg.Done()
 	if manual {
 		a.rec.StoppedByUser, a.rec.Launches = false, 0
 		a.failures, a.lastLog = nil, nil
@@ -84,7 +91,11 @@ func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) 
 	a.setState(StateStarting, "starting")
 	a.mu.Unlock()
 	first := make(started, 1)
-	go s.supervise(ctx, a, sup, first)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.supervise(ctx, a, sup, first)
+	}()
 	a.op.Unlock()
 	if !wait {
 		return &StartReply{OK: true, Note: "launching", App: s.view(a, false)}, nil
@@ -144,12 +155,6 @@ func (s *Supervisor) halt(a *appState) {
 	}
 	sup.cancel()
 	<-sup.done
-}
-
-func (s *Supervisor) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }
 
 // supervise keeps app a running per its restart policy until ctx ends.
