@@ -38,18 +38,8 @@ func startBenchDaemon(t *testing.T) *benchDaemon {
 	root, _ := os.MkdirTemp("", "senclaw-bench-")
 	os.Chmod(root, 0o711)
 	t.Cleanup(func() { os.RemoveAll(root) })
-	d := &benchDaemon{bin: filepath.Join(root, "senclaw")}
-	if out, err := exec.Command("go", "build", "-o", d.bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	// The forwarder next to it, as `make build` leaves it: every bwrap run
-	// needs it (the Unix socket guard).
-	fwd := exec.Command("go", "build", "-o", filepath.Join(root, "senclaw-netfwd"), "./backends/netfwd/cmd/senclaw-netfwd")
-	fwd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := fwd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	d.env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	d := &benchDaemon{bin: buildSenclaw(t, root)}
+	d.env = append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(root, "run"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "SENCLAW_DATA_DIR=")
 	d.daemon = exec.Command(d.bin, "--data-dir", filepath.Join(root, "data"), "serve", "--listen", "")
 	d.daemon.Env = d.env
 	stdout, _ := d.daemon.StdoutPipe()

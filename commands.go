@@ -113,6 +113,7 @@ func commands() []*command {
 			},
 		},
 		settingsCommand(),
+		appsCommand(),
 		serveCommand(),
 		{
 			name: "sandbox-server", summary: "MCP server over stdio (the sbx_* tools) for agent clients",
@@ -203,7 +204,12 @@ func commands() []*command {
 		{
 			name: "window", hidden: true, raw: true, summary: "the desktop app's window process, started by the app",
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
-				return func(args []string) int { return runWindow(x.ctx, args, x.logger, x.io.Err) }
+				// The table parses the flags first: --socket is declared here
+				// and handed on to runWindow, which checks it.
+				sock := fs.String("socket", "", "the engine's Unix socket")
+				return func(args []string) int {
+					return runWindow(x.ctx, append([]string{"--socket", *sock}, args...), x.logger, x.io.Err)
+				}
 			},
 		},
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/mcp"
 	"github.com/senclaw/sandbox/app/scheduler"
+	"github.com/senclaw/sandbox/app/spaceapps"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/frontend"
 )
@@ -62,7 +63,7 @@ func serve(ctx context.Context, opts app.Options, sf serveFlags, logger *slog.Lo
 	err := srv.Serve(ctx, api.DaemonOptions{
 		RuntimeDir: opts.RuntimeDir, Listen: sf.listen, FallbackListen: fallback, AllowRemote: sf.allowRemote, TLSCert: sf.tlsCert, TLSKey: sf.tlsKey,
 		Ready: func(info api.DaemonInfo) {
-			protectAPIPort(engine, info.URL)
+			apiReady(srv, engine, info.URL)
 			if info.URL != "" {
 				fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 			}
@@ -107,24 +108,42 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 	}
 	release = lock.Release
 	var sched *scheduler.Scheduler
+	var apps *spaceapps.Supervisor
 	if engineErr != nil {
 		logger.Error("The engine could not start; the API answers 503 until it is fixed.", "err", engineErr)
 		fmt.Fprintln(stderr, "senclaw: the engine could not start:", engineErr)
 	} else {
 		engine.Start(ctx)
 		release = func() { engine.Close(); lock.Release() }
-		// The scheduler starts after the engine and stops before it
-		// closes, so that its last runs are recorded (issue #16).
+		// The scheduler and the Space Apps start after the engine and stop
+		// before it closes, so that their last runs are recorded (issues
+		// #16, #11); apps autostart once the API listens (apiReady).
 		if sched, err = scheduler.New(scheduler.Options{Engine: engine, Logger: logger}); err != nil {
 			logger.Error("The scheduler could not load its schedules; nothing scheduled fires.", "err", err)
 			fmt.Fprintln(stderr, "senclaw: the scheduler could not start:", err)
 			sched = nil
 		} else {
 			sched.Start(ctx)
-			release = func() { sched.Stop(); engine.Close(); lock.Release() }
+		}
+		if apps, err = spaceapps.New(spaceapps.Options{Engine: engine, Logger: logger}); err != nil {
+			logger.Error("Space Apps could not be loaded; their API answers 503.", "err", err)
+			apps = nil
+		} else {
+			apps.Recover(ctx)
+		}
+		release = func() {
+			if apps != nil {
+				apps.Close()
+			}
+			if sched != nil {
+				sched.Stop()
+			}
+			engine.Close()
+			lock.Release()
 		}
 	}
-	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel, Autostart: autostartEntry(), Scheduler: sched})
+	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel,
+		Autostart: autostartEntry(), Scheduler: sched, Apps: apps})
 	// MCP over Streamable HTTP at /mcp: the same tools as sandbox-server,
 	// reaching the engine through the API handler in this process.
 	mh := mcp.NewHTTPHandler(mcp.HTTPOptions{
@@ -144,6 +163,17 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 	closeEngine := release
 	release = func() { mh.Close(); closeEngine() }
 	return srv, engine, release, 0
+}
+
+// apiReady is what the host does once the API listens: the engine learns
+// the API's port (which no sandbox may reach), the Space Apps where the
+// API is (for daemonApi apps), and those that autostart start.
+func apiReady(srv *api.Server, engine *app.Engine, apiURL string) {
+	protectAPIPort(engine, apiURL)
+	if apps := srv.Apps(); apps != nil {
+		apps.SetAPI(apiURL)
+		apps.Autostart()
+	}
 }
 
 // autostartEntry is this user's login autostart entry, starting this very

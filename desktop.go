@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	_ "embed"
 	"errors"
@@ -74,7 +75,7 @@ func runDesktop(ctx context.Context, opts app.Options, logger *slog.Logger, stdo
 		served <- srv.Serve(ctx, api.DaemonOptions{
 			RuntimeDir: opts.RuntimeDir, Listen: desktopListen(), FallbackListen: "127.0.0.1:0",
 			Ready: func(info api.DaemonInfo) {
-				protectAPIPort(engine, info.URL)
+				apiReady(srv, engine, info.URL)
 				if info.URL != "" {
 					fmt.Fprintf(stdout, "listening on %s\n", info.URL)
 				}
@@ -145,6 +146,11 @@ func desktopShell(ctx context.Context, quit context.CancelFunc, sock string, c *
 				logger.Warn("Could not show the window.", "err", err)
 			}
 		},
+		OpenDashboardAt: func(anchor string) {
+			if err := win.ShowAt(anchor); err != nil {
+				logger.Warn("Could not show the window.", "err", err)
+			}
+		},
 		Quit: quit,
 	})
 	hasTray = trayErr == nil && trayHost
@@ -188,22 +194,24 @@ func runWindow(ctx context.Context, args []string, logger *slog.Logger, stderr i
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	show := make(chan struct{}, 1)
+	goTo := make(chan string, 1)
 	var st syscall.Stat_t
 	if syscall.Fstat(desktop.ShowFD, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
 		f := os.NewFile(desktop.ShowFD, "show")
 		go func() {
 			defer cancel()
-			var b [64]byte
-			for {
-				n, err := f.Read(b[:])
-				if n > 0 {
+			lines := bufio.NewScanner(f)
+			for lines.Scan() {
+				if anchor, ok := strings.CutPrefix(lines.Text(), "#"); ok && anchor != "" {
 					select {
-					case show <- struct{}{}:
+					case goTo <- anchor:
 					default:
 					}
+					continue
 				}
-				if err != nil {
-					return
+				select {
+				case show <- struct{}{}:
+				default:
 				}
 			}
 		}()
@@ -211,6 +219,7 @@ func runWindow(ctx context.Context, args []string, logger *slog.Logger, stderr i
 	err := desktop.RunWindow(ctx, desktop.WindowOptions{
 		Handler: desktop.InprocHandler(proxy),
 		Show:    show,
+		GoTo:    goTo,
 		Icon:    appIcon,
 		Logger:  logger,
 	})

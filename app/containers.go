@@ -21,12 +21,21 @@ func (e *Engine) startBackends(ctx context.Context) {
 			known[sb.ID] = true
 		}
 	}
+	var reconciling sync.WaitGroup
+	defer func() {
+		go func() {
+			reconciling.Wait()
+			close(e.reconciled)
+		}()
+	}()
 	for _, b := range e.opts.Backends {
 		if s, ok := b.(sweeper); ok {
 			go s.Sweep()
 		}
 		if p, ok := b.(backends.Persistent); ok {
+			reconciling.Add(1)
 			go func() {
+				defer reconciling.Done()
 				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				defer cancel()
 				if c := e.probes.probe(rctx, b, false); !c.Usable() {

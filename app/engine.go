@@ -94,6 +94,8 @@ type Engine struct {
 	runtimeScan backends.RuntimeScan
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
+	// reconciled is closed when Start's reconciliation is done.
+	reconciled chan struct{}
 }
 
 // New opens the store and returns a ready engine.
@@ -123,13 +125,14 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	e := &Engine{
-		opts:   opts,
-		log:    opts.Logger,
-		store:  st,
-		paths:  enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir},
-		now:    opts.Now,
-		live:   newLiveRuns(),
-		status: statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
+		opts:       opts,
+		log:        opts.Logger,
+		store:      st,
+		paths:      enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir},
+		now:        opts.Now,
+		live:       newLiveRuns(),
+		status:     statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
+		reconciled: make(chan struct{}),
 	}
 	e.proxy = netproxy.New(netproxy.Options{
 		Rules: e.netRules, Protected: e.protectedPort,

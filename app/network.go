@@ -56,7 +56,7 @@ func (e *Engine) protectedPort(port int) bool {
 func (e *Engine) netRules(id string) (netproxy.Rules, bool) {
 	var sb Sandbox
 	if err := e.store.GetSandbox(id, &sb); err == nil {
-		return netproxy.Rules{Network: sb.Network, Ports: sb.Ports}, true
+		return netproxy.Rules{Network: sb.Network, Ports: sb.Ports, ReachAPI: sb.APIAccess}, true
 	}
 	e.net.mu.Lock()
 	defer e.net.mu.Unlock()
@@ -123,7 +123,7 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 	}
 	var loop []int
 	for _, q := range sb.Ports.Loopback {
-		if !e.protectedPort(q) {
+		if !e.protectedPort(q) || sb.APIAccess {
 			loop = append(loop, q)
 		}
 	}

@@ -84,6 +84,13 @@ type plan struct {
 	// refusal, when set, is a policy refusal the gate records instead of
 	// running (schedules.go).
 	refusal error
+	// launch is set for a supervised background run (Launch, launch.go):
+	// its output goes to the launch's writer, it has no timeout, and the
+	// launch hears of its start and its end.
+	launch *Launched
+	// keepSandboxUser runs an off-path run as the sandbox user all the
+	// same (an unconfined Space App of a root engine).
+	keepSandboxUser bool
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -270,7 +277,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	stdout := newCappedBuffer(OutputCap, p.req.Stdout)
 	stderr := newCappedBuffer(OutputCap, p.req.Stderr)
 	var logFile *os.File
-	if p.req.Background {
+	if p.launch != nil {
+		spec.Stdout, spec.Stderr = p.launch.output, p.launch.output
+	} else if p.req.Background {
 		if logFile, err = e.openRunLog(p.sb, rec.ID); err != nil {
 			releaseNet()
 			return e.refuse(&rec, err)
@@ -332,13 +341,21 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	rec.State = "running"
 	e.records.save(rec, nil)
 	started := rec
+	if p.launch != nil {
+		p.launch.started(lr, rec)
+	}
 	go func() {
-		finish()
+		res := finish()
 		// A backend may copy output into the log after Start returned
 		// (bwrap does for stderr): the file is closed once the run is over.
-		logFile.Close()
+		if logFile != nil {
+			logFile.Close()
+		}
 		if p.sb.Kind == "oneshot" {
 			_, _ = e.purgeWorkspace(p.sb)
+		}
+		if p.launch != nil {
+			p.launch.ended(res.Record)
 		}
 	}()
 	return &RunResult{Record: started}, nil
@@ -356,7 +373,8 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 		close(waited)
 	}()
 	var timeout <-chan time.Time
-	if p.timeout > 0 {
+	if p.launch == nil && p.timeout > 0 {
+		// A supervised server (Launch) runs until it is stopped.
 		timer := time.NewTimer(p.timeout)
 		defer timer.Stop()
 		timeout = timer.C

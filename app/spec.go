@@ -19,7 +19,7 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 		return nil, err
 	}
 	user := e.sandboxUser()
-	if p.offPath {
+	if p.offPath && !p.keepSandboxUser {
 		user = nil // the documented off path runs as the engine's user
 	}
 	if (rec.Backend == "bwrap" || rec.Backend == "landlock") && user != nil {
@@ -99,9 +99,10 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	if p.offPath && e.opts.HomeDir != "" {
 		home = e.opts.HomeDir
 	}
-	if p.sb.Kind == "agent" || p.sb.Kind == "oneshot" {
-		// The sandbox's private /tmp: it keeps a project dir clean, and a
-		// throwaway workspace needs no folder of its own for it.
+	if p.sb.Kind == "agent" || p.sb.Kind == "oneshot" || p.sb.Kind == KindApp {
+		// The sandbox's private /tmp: it keeps a project dir (or an app's
+		// own directory) clean, and a throwaway workspace needs no folder
+		// of its own for it.
 		tmp = "/tmp"
 	} else if !p.offPath {
 		if _, err := e.engineDir(p.sb, ".tmp"); err != nil {

@@ -98,7 +98,14 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
 		return e.containerStats(ctx, sb, in)
 	}
-	snap := e.freshSnapshot(id)
+	e.freshSnapshot(id) // a fresh sandbox need not wait for the next tick
+	return e.hostStats(sb), nil
+}
+
+// hostStats is sb's processes as the engine's sampler last saw them.
+func (e *Engine) hostStats(sb *Sandbox) *Stats {
+	id := sb.ID
+	snap := e.sampler.Snapshot(id)
 	st := &Stats{SandboxID: id, Source: "host", Running: e.live.count(id) > 0, MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
 	if !snap.SampledAt.IsZero() {
 		st.SampledAtMs = snap.SampledAt.UnixMilli()
@@ -120,7 +127,7 @@ func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 	for _, h := range e.sampler.History(id) {
 		st.History = append(st.History, StatsPoint{AtMs: h.At.UnixMilli(), CPUPercent: round1(h.CPUPercent), RSSMB: mb(h.RSSBytes)})
 	}
-	return st, nil
+	return st
 }
 
 // freshSnapshot is the sampler's snapshot of sandbox id, sampled again

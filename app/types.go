@@ -11,7 +11,8 @@ type Sandbox struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Kind is "" for a managed sandbox, "agent" for the agent shell's
-	// per-project sandbox, "oneshot" for a throwaway one.
+	// per-project sandbox, "oneshot" for a throwaway one, "app" for a
+	// Space App's (KindApp).
 	Kind    string `json:"kind,omitempty"`
 	Backend string `json:"backend"`
 	Image   string `json:"image,omitempty"`
@@ -34,6 +35,11 @@ type Sandbox struct {
 	// instead of folding the system roots (trace.go, issue #7).
 	TraceEnabled bool `json:"traceEnabled"`
 	TraceAll     bool `json:"traceAll,omitempty"`
+	// APIAccess lets the sandbox reach the engine's own API port through
+	// its loopback rules: only a Space App with daemonApi on has it, and
+	// its own token there reaches only its own routes. No SandboxConfig
+	// field sets it.
+	APIAccess bool `json:"apiAccess,omitempty"`
 	// State is "idle", "running" or "error"; running is derived from live
 	// processes when the sandbox is read.
 	State string `json:"state"`
@@ -46,6 +52,9 @@ type Sandbox struct {
 	UpdatedAt  time.Time `json:"updatedAt"`
 	LastUsedAt time.Time `json:"lastUsedAt"`
 }
+
+// KindApp is the kind of a Space App's sandbox (app/spaceapps).
+const KindApp = "app"
 
 // Sandbox states.
 const (

@@ -233,6 +233,14 @@ type Process interface {
 	Pids() []int
 }
 
+// Terminator is implemented by processes whose tree can be asked to end
+// before it is killed: SIGTERM to every process of the tree, as
+// supervisord's stopasgroup does. The caller kills the tree with Kill when
+// it has not ended after its grace time.
+type Terminator interface {
+	Terminate() error
+}
+
 // ExitStatus is how a process ended.
 type ExitStatus struct {
 	// Code is the exit code, or 128+signal when it died by a signal.

@@ -132,7 +132,123 @@ for m,p,summary,req,resp in routes:
     if params: op["parameters"]=params
     paths.setdefault("/api/sandbox"+p,{})[m.lower()]=op
 paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]={"description":"Switching Protocols to senclaw-attach/1 (asked for with Connection: Upgrade, Upgrade: senclaw-attach/1; the same token, Host and Origin checks as any request come first). Then both sides send frames: a type byte, a big-endian uint32 length, the payload (at most 1 MiB). Client: '0' stdin bytes, 'e' stdin ended, 'c' control JSON {cols, rows} or {signal: INT|TERM|HUP|QUIT}. Server: '1' stdout, '2' stderr (a terminal's output as the stream of its first output descriptor), 's' the run's record once started (JSON), and last 'r' {result: RunReply} or {error: Error}. Closing the connection kills the run."}
-doc = {"openapi":"3.1.0","info":{"title":"SenClaw Sandbox API","version":"1","description":"The engine's REST API. Over the Unix socket ($XDG_RUNTIME_DIR/senclaw/api.sock, mode 0600) no token is needed; over TCP (127.0.0.1) send Authorization: Bearer <token from $XDG_CONFIG_HOME/senclaw/api-token>. Errors are {error, field?}. The MCP tools are served by the same daemon at /mcp (MCP Streamable HTTP transport, same authentication)."},
+# Space Apps (issue #11): /api/space/apps/, app/spaceapps. Every field of
+# every answer is listed; "A" is a schema reference.
+def A(name): return {"$ref":"#/components/schemas/"+name}
+def arr(x): return {"type":"array","items":x}
+S, I, B, N = {"type":"string"}, {"type":"integer"}, {"type":"boolean"}, {"type":"number"}
+def o(props, req=None, extra=None):
+    d = {"type":"object","properties":props}
+    if req: d["required"]=req
+    if extra: d.update(extra)
+    return d
+strmap = {"type":"object","additionalProperties":{"type":"string"}}
+space_routes = [
+("GET","","Every Space App, running ones first, with the overview (counts of running, sandboxed, unsandboxed, needs restart, crash-looping, proxy denials).",None,"AppList"),
+("POST","","Register (or update, for a known id) an app: JSON {dir, inPlace, env} for a folder (copied into the engine's apps/<id>/ unless inPlace, which passes the mount guards), or a zip of at most 50 MiB as the body (application/zip) or as the file part of a multipart form (with an optional env part, a JSON object). Unknown manifest fields, bad values, unmet requires, zip entries that climb out or are links: 400 naming the field; nothing registered. 201 when created, 200 when updated.","RegisterRequest","RegisterReply"),
+("GET","/{id}","One app with its manifest, where it came from and its own environment (secret values masked).",None,"AppDetail"),
+("DELETE","/{id}","Stop and forget an app (its sandbox, record and log); ?purge=true also removes the engine's copy of its files, never a folder run in place.",None,"AppDeleteReply"),
+("POST","/{id}/start","Start an app by hand: resets crash-looping, the backoff and the launch count, forgets a person's stop. Waits for the first 2xx from healthPath unless ?wait=false. 400 for an unmet requirement (field requires.*), 409 when its port is held by another process (named; never killed), 403 when no isolation can be applied.",None,"StartReply"),
+("POST","/{id}/stop","Stop an app as a person asks: SIGTERM to its whole tree, SIGKILL after stopTimeoutSec; not restarted, skipped by autostart until started again.",None,"AppStopReply"),
+("POST","/{id}/restart","Stop (gracefully) and start again by hand; ?wait=false does not wait for health.",None,"StartReply"),
+("GET","/{id}/runtime","What the app runs now: pid, uptime, launches, state, health with its history, CPU and RSS of the whole tree with five minutes of history, processes, sockets (at most 200), the proxy's counts and refused hosts, the launch's command and environment (secrets masked). An app's own token (daemonApi) may read its own.",None,"AppRuntime"),
+("GET","/{id}/logs","The end of the app's log (stdout and stderr, captured by the engine, one banner line per launch with the isolation applied): ?limit bytes (default 131072, at most 1048576). ?follow=1 streams NDJSON: the first line is this same object, each next {text} what the app wrote since. An app's own token may read its own.",None,"LogChunk"),
+("DELETE","/{id}/logs","Empty the app's log and remove its rotated files.",None,"LogClearReply"),
+("GET","/{id}/sandbox","The app's sandbox configuration, what its running process got, needs restart with its reasons, which fields apply live and which at the next launch.",None,"AppSandboxView"),
+("PUT","/{id}/sandbox","Change the sandbox configuration (fields left out keep their values; lists given replace). hosts applies to the running app at once; readMode, folders, network, loopback, backend, image, enabled and daemonApi from its next launch. The reply says which is which and whether it now needs a restart. Disabling a forced sandbox is 409 with the reason.","SandboxPatch","AppSandboxReply"),
+("GET","/{id}/isolation","The effective isolation: what the running process got (or a launch would), its limits, and in words what is and is not enforced.",None,"AppIsolation"),
+]
+folder = o({"path":{"type":"string","description":"an absolute host folder (the mount guards apply), seen in the app's directory under its name"},"readOnly":B},["path"])
+settings_props = {
+  "enabled":{"type":"boolean","description":"run in a sandbox; false runs it on this machine with no barrier (isolation none)"},
+  "readMode":{"type":"string","enum":["strict","allowlist","open"]},
+  "network":{"type":"string","enum":["all","hosts","off"],"description":"all: public addresses; hosts: only the names in hosts; off: no egress. This machine's services only through loopback in every mode"},
+  "hosts":{"type":"array","maxItems":64,"items":S,"description":"names for the hosts mode: exact, or *.name for it and its subdomains; a pasted URL becomes its host; localhost, metadata names and addresses are refused"},
+  "loopback":{"type":"array","maxItems":16,"items":{"type":"integer","minimum":1,"maximum":65535}},
+  "folders":{"type":"array","maxItems":16,"items":A("AppFolder")},
+  "backend":{"type":"string","description":"auto, or an isolating backend of this engine (bwrap, docker, ...)"},
+  "image":{"type":"string","description":"container image for a container backend (\"\": the engine's default)"},
+  "daemonApi":{"type":"boolean","description":"give the app a token of its own (SENCLAW_APP_TOKEN, with SENCLAW_API_URL) that reaches only its runtime and logs"},
+}
+health = o({"status":{"type":"string","enum":["ok","failing","unknown"]},"httpStatus":I,"latencyMs":I,"lastError":S,"checkedAtMs":I})
+stats_point = o({"atMs":I,"cpuPercent":N,"rssMb":N})
+holder = o({"pid":I,"command":S,"cwd":S,"exe":S})
+app_states = ["stopped","starting","running","stopping","backoff","crash-looping","exited","failed","port-taken","outside"]
+app_view = {
+  "id":S,"name":S,"description":S,"dir":{"type":"string","description":"where it runs"},"inPlace":B,
+  "port":{"type":"integer","description":"on 127.0.0.1 only; 0 until the engine picked one for a port-0 app"},"url":S,"healthPath":S,
+  "restart":{"type":"string","enum":["on-failure","always","never"]},"autostart":B,
+  "state":{"type":"string","enum":app_states},"stateText":{"type":"string","description":"the state in words, e.g. port taken by PID 42 (python3 -m http.server)"},
+  "stoppedByUser":B,"pid":{"type":"integer","description":"the running launch's host pid (outside: the holder's); 0 when none"},
+  "startedAtMs":I,"uptimeSec":I,"launches":{"type":"integer","description":"since a person last started it; warn above 3"},"totalLaunches":I,
+  "health":A("AppHealth"),"cpuPercent":{"type":"number","description":"percent of one core, whole process tree"},"rssMb":N,
+  "spark":arr(A("StatsPoint")),"sandbox":A("AppSandboxSummary"),
+  "needsRestart":B,"needsRestartReasons":arr(S),"nextAttemptAtMs":I,"lastLog":arr(S),"portHolder":A("PortHolder"),
+}
+space_schemas = {
+ "AppFolder":folder,
+ "AppSandboxSettings":o(settings_props),
+ "SandboxPatch":o(settings_props,None,{"additionalProperties":False,"description":"fields left out (or null) keep their values"}),
+ "AppHealth":health,
+ "StatsPoint":stats_point,
+ "PortHolder":holder,
+ "AppSandboxSummary":o({"enabled":B,"forced":B,"isolation":{"type":"string","description":"what the running process actually got (bwrap, docker, none, ...); empty when it does not run"},"backend":S,"readMode":S,"network":S,"hostCount":I,"denied":I,"recentDenied":arr(S),"allowed":I}),
+ "AppView":o(app_view),
+ "AppOverview":o({"apps":I,"running":I,"sandboxed":I,"unsandboxed":I,"needsRestart":I,"crashLooping":I,"denied":I,"isolation":S}),
+ "AppList":o({"apps":arr(A("AppView")),"overview":A("AppOverview")}),
+ "Manifest":{"type":"object","description":"senclaw-app.json; its JSON schema is app/spaceapps/senclaw-app.schema.json"},
+ "AppDetail":{"allOf":[A("AppView"),o({"manifest":A("Manifest"),"source":{"type":"string","description":"a folder, or zip upload"},"registeredAtMs":I,"env":strmap})]},
+ "RegisterRequest":o({"dir":{"type":"string","description":"the app's folder, absolute, with senclaw-app.json at its root"},"inPlace":B,"env":strmap},["dir"],{"additionalProperties":False}),
+ "RegisterReply":o({"app":A("AppView"),"created":B,"note":S}),
+ "StartReply":o({"ok":{"type":"boolean","description":"it answered 2xx on its health path (with wait=false: it was launched)"},"note":S,"app":A("AppView")}),
+ "AppStopReply":o({"ok":B,"app":A("AppView")}),
+ "AppDeleteReply":o({"ok":B,"deleted":S,"files":{"type":"string","description":"purged, still on disk at DIR, or in place: DIR untouched"}}),
+ "HealthPoint":o({"atMs":I,"ok":B,"status":I,"latencyMs":I,"error":S}),
+ "ProcessInfo":o({"pid":I,"ppid":I,"pgid":I,"command":S,"cpuPercent":N,"rssMb":N,"rssBytes":I,"elapsedSec":N}),
+ "Socket":o({"pid":I,"kind":{"type":"string","enum":["tcp4","tcp6","udp4","udp6","unix"]},"local":S,"remote":S,"state":S}),
+ "ProxyCounts":o({"allowed":I,"denied":I,"recentDenied":arr(S)}),
+ "LaunchView":o({"n":I,"atMs":I,"runId":S,"pid":I,"isolation":S,"backend":S,"command":S,"port":I,"env":strmap,"settings":A("AppSandboxSettings"),"endedAtMs":I,"ended":S}),
+ "AppRuntime":o({"appId":S,"state":{"type":"string","enum":app_states},"stateText":S,"pid":I,"uptimeSec":I,"launches":I,"totalLaunches":I,"health":A("AppHealth"),"healthHistory":arr(A("HealthPoint")),
+   "cpuPercent":N,"rssMb":N,"memoryLimitMb":I,"history":arr(A("StatsPoint")),"processes":arr(A("ProcessInfo")),"sockets":arr(A("Socket")),"socketsTruncated":B,
+   "proxy":A("ProxyCounts"),"launch":{"oneOf":[A("LaunchView"),{"type":"null"}]},"lastLog":arr(S),"note":S}),
+ "LogChunk":o({"appId":S,"text":S,"bytes":I,"truncated":{"type":"boolean","description":"older output was left out"},"sizeBytes":I,"files":arr(S)}),
+ "LogClearReply":o({"ok":B,"cleared":S}),
+ "AppSandboxView":o({"appId":S,"settings":A("AppSandboxSettings"),"forced":B,"lockReason":S,"running":{"oneOf":[A("AppSandboxSettings"),{"type":"null"}]},"isolation":S,
+   "needsRestart":B,"needsRestartReasons":arr(S),"liveFields":arr(S),"restartFields":arr(S),"backends":arr(S)}),
+ "AppSandboxReply":o({"sandbox":A("AppSandboxView"),"changed":arr(S),"appliedLive":arr(S),"pendingRestart":arr(S),"needsRestart":B,"note":S}),
+ "AppIsolation":o({"appId":S,"running":B,"isolation":S,"backend":S,"limits":arr(S),"limitsMissing":arr(S),"enforced":arr(S),"notEnforced":arr(S),"note":S}),
+}
+schemas.update(space_schemas)
+for m,p,summary,req,resp in space_routes:
+    op = {"summary":summary,"responses":{
+      "200":{"description":"OK","content":{"application/json":{"schema":A(resp)}}},
+      "400":{"$ref":"#/components/responses/Error"},"401":{"$ref":"#/components/responses/Error"},"403":{"$ref":"#/components/responses/Error"},
+      "404":{"$ref":"#/components/responses/Error"},"409":{"$ref":"#/components/responses/Error"},"503":{"$ref":"#/components/responses/Error"}}}
+    if req:
+        content = {"application/json":{"schema":A(req)}}
+        if m == "POST" and p == "":
+            content["application/zip"] = {"schema":{"type":"string","format":"binary","maxLength":52428800}}
+            content["multipart/form-data"] = {"schema":o({"file":{"type":"string","format":"binary","description":"the app's zip, at most 50 MiB"},"env":{"type":"string","description":"a JSON object of the app's environment"}},["file"])}
+            op["responses"]["201"] = {"description":"Created","content":{"application/json":{"schema":A(resp)}}}
+        op["requestBody"]={"content":content}
+    params=[]
+    if "{id}" in p:
+        params.append({"name":"id","in":"path","required":True,"schema":{"type":"string"}})
+    if p == "/{id}":
+        pass
+    if m == "DELETE" and p == "/{id}":
+        params.append({"name":"purge","in":"query","schema":B})
+    if p in ("/{id}/start","/{id}/restart"):
+        params.append({"name":"wait","in":"query","schema":{"type":"boolean","default":True}})
+    if m == "GET" and p == "/{id}/logs":
+        params.append({"name":"limit","in":"query","schema":{"type":"integer","minimum":1,"maximum":1048576,"default":131072}})
+        params.append({"name":"follow","in":"query","schema":B})
+        op["responses"]["200"]["content"]["application/x-ndjson"] = {"schema":{"type":"string","description":"first line a LogChunk, then {\"text\": ...} per write"}}
+    if p.endswith("/runtime") or p.endswith("/logs") and m == "GET":
+        op["description"] = "Reachable with a Space App's own token (daemonApi) for that app only; another app's id answers 404."
+    if params: op["parameters"]=params
+    paths.setdefault("/api/space/apps"+p,{})[m.lower()]=op
+doc = {"openapi":"3.1.0","info":{"title":"SenClaw Sandbox API","version":"1","description":"The engine's REST API: sandboxes under /api/sandbox/, Space Apps under /api/space/apps/. Over the Unix socket ($XDG_RUNTIME_DIR/senclaw/api.sock, mode 0600) no token is needed; over TCP (127.0.0.1) send Authorization: Bearer <token from $XDG_CONFIG_HOME/senclaw/api-token>. Errors are {error, field?}. The MCP tools are served by the same daemon at /mcp (MCP Streamable HTTP transport, same authentication)."},
   "components":{"securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}},"schemas":schemas,"responses":{"Error":{"description":"An error: what was refused, why, what to do","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}}},
   "security":[{"bearer":[]}],"paths":paths}
 open(__import__("os").path.join(__import__("os").path.dirname(__file__), "..", "app", "api", "openapi.json"),"w").write(json.dumps(doc,indent=1)+"\n")

@@ -49,7 +49,8 @@ const sessionCookie = "senclaw_session"
 // authorize lets a request through or answers it with 401/403. Over TCP a
 // request needs a known Host (no DNS rebinding), an Origin that is this
 // server's own if any (no cross-site requests), and for the API a bearer
-// token or session.
+// token or session. A Space App's own token (daemonApi) reaches only that
+// app's runtime and logs: another app's id answers 404, anything else 403.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	t, _ := r.Context().Value(transportKey{}).(transport)
 	switch t.kind {
@@ -76,7 +77,35 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	if s.bearerOK(r) || s.sessions.pageOK(r) {
 		return true
 	}
+	if id, ok := s.appToken(r); ok {
+		return s.appScope(w, r, id)
+	}
 	writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong token: send Authorization: Bearer <token> (the token is in the api-token file of senclaw's config dir), or open the dashboard with `senclaw url`"})
+	return false
+}
+
+// appToken returns the Space App whose own token the request carries.
+func (s *Server) appToken(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || s.apps == nil {
+		return "", false
+	}
+	return s.apps.AppForToken(tok)
+}
+
+// appScope lets a Space App's token reach GET .../apps/<its id>/runtime
+// and .../logs only.
+func (s *Server) appScope(w http.ResponseWriter, r *http.Request, id string) bool {
+	rest, under := strings.CutPrefix(r.URL.Path, spacePrefix+"/")
+	target, route, _ := strings.Cut(rest, "/")
+	if r.Method == http.MethodGet && under && (route == "runtime" || route == "logs") {
+		if target == id {
+			return true
+		}
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "no Space App with id " + strconv.Quote(target)})
+		return false
+	}
+	writeJSON(w, http.StatusForbidden, errorBody{Error: "this token is Space App " + strconv.Quote(id) + "'s own: it reaches only GET " + spacePrefix + "/" + id + "/runtime and /logs"})
 	return false
 }
 

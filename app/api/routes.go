@@ -119,6 +119,7 @@ func (s *Server) routes() {
 	})
 	s.route("GET /autostart", s.getAutostart)
 	s.route("PUT /autostart", s.putAutostart)
+	s.spaceRoutes() // space.go (issue #11)
 	s.route("POST /login-codes", s.loginCode)
 	s.route("POST /daemon/stop", s.daemonStop)
 	s.scheduleRoutes() // schedules.go (issue #16)

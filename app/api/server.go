@@ -15,6 +15,7 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/scheduler"
+	"github.com/senclaw/sandbox/app/spaceapps"
 )
 
 // Options configure a Server.
@@ -39,6 +40,9 @@ type Options struct {
 	Autostart *autostart.Entry
 	// Scheduler serves /schedules; nil answers them with 503.
 	Scheduler *scheduler.Scheduler
+	// Apps is the engine's Space Apps supervisor, served under
+	// /api/space/apps/ (503 when it is nil).
+	Apps *spaceapps.Supervisor
 }
 
 // Server answers the API.
@@ -46,6 +50,7 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	e        *app.Engine
+	apps     *spaceapps.Supervisor
 	sessions *sessions
 	started  time.Time
 	mux      *http.ServeMux
@@ -61,11 +66,15 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, log: opts.Logger, e: opts.Engine, sessions: newSessions(opts.Now), started: opts.Now()}
+	s := &Server{opts: opts, log: opts.Logger, e: opts.Engine, apps: opts.Apps, sessions: newSessions(opts.Now), started: opts.Now()}
 	s.mux = http.NewServeMux()
 	s.routes()
 	return s
 }
+
+// Apps is the Space Apps supervisor the server answers for (nil when
+// there is none).
+func (s *Server) Apps() *spaceapps.Supervisor { return s.apps }
 
 // maxBody bounds request bodies (file writes are the largest).
 const maxBody = app.MaxFileWrite*4/3 + 1<<20
@@ -142,7 +151,11 @@ func decode(r *http.Request, v any) error {
 // ServeHTTP makes Server an http.Handler: authentication first, then the
 // routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	limit := int64(maxBody)
+	if r.Method == http.MethodPost && r.URL.Path == spacePrefix {
+		limit = spaceapps.MaxZipBytes + 1<<20 // a Space App's zip
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	if !s.authorize(w, r) {

@@ -68,7 +68,8 @@ func IsUnavailable(err error) bool {
 }
 
 // Do sends a request with a JSON body (nil for none) and decodes the JSON
-// answer into out (nil to discard).
+// answer into out (nil to discard). path is under /api/sandbox, unless it
+// starts with /api/ itself.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	resp, err := c.send(ctx, method, path, query, body)
 	if err != nil {
@@ -88,6 +89,9 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 		rd = bytes.NewReader(data)
 	}
 	u := c.base + "/api/sandbox" + path
+	if strings.HasPrefix(path, "/api/") {
+		u = c.base + path // another part of the API (/api/space/apps)
+	}
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}

@@ -22,6 +22,9 @@ const (
 	// KindAppRestart: a Space App needs a restart to run under its saved
 	// configuration.
 	KindAppRestart Kind = "app-restart"
+	// KindAppGaveUp: a Space App failed too often and is no longer
+	// restarted (crash-looping).
+	KindAppGaveUp Kind = "app-gave-up"
 )
 
 // Notification is one desktop notification.
@@ -44,12 +47,15 @@ const refusedNoIsolation = "refused: no isolation"
 // limit held back is told at the next poll it is allowed, and a change that
 // undid itself in between is not told at all.
 type alerts struct {
-	told      *app.Capabilities // the capabilities last notified about
-	seenRuns  map[string]bool   // ids of runs already looked at
-	refused   []app.RunRecord   // refused runs not yet told
-	appsTold  []string          // apps needing restart last notified about
-	appsReady bool
-	scheduled scheduleAlerts // alerts_schedule.go (issue #16)
+	told     *app.Capabilities // the capabilities last notified about
+	seenRuns map[string]bool   // ids of runs already looked at
+	refused  []app.RunRecord   // refused runs not yet told
+	// restartTold and gaveUpTold are the apps last told about (by id);
+	// an app that leaves the state is forgotten, so coming back is news.
+	restartTold map[string]bool
+	gaveUpTold  map[string]bool
+	appsReady   bool
+	scheduled   scheduleAlerts // alerts_schedule.go (issue #16)
 }
 
 // update returns the notifications snapshot s calls for. allow says
@@ -88,15 +94,53 @@ func (a *alerts) update(s Snapshot, allow func(Kind) bool) []Notification {
 		a.refused = nil
 	}
 	out = append(out, a.scheduled.update(s.ScheduledRuns, allow)...)
+	restart, gaveUp := map[string]bool{}, map[string]bool{}
+	for _, ap := range s.Apps {
+		switch {
+		case ap.CrashLooping:
+			gaveUp[ap.ID] = true
+		case ap.NeedsRestart:
+			restart[ap.ID] = true
+		}
+	}
 	if !a.appsReady {
-		a.appsTold, a.appsReady = s.AppsNeedingRestart, true
-	} else if fresh := newNames(a.appsTold, s.AppsNeedingRestart); len(fresh) == 0 {
-		a.appsTold = s.AppsNeedingRestart
+		// What was already so when the tray started is shown by the icon,
+		// not told.
+		a.restartTold, a.gaveUpTold, a.appsReady = restart, gaveUp, true
+		return out
+	}
+	if n, ok := appsNews(s.Apps, a.restartTold, restart, false); !ok {
+		a.restartTold = restart
 	} else if allow(KindAppRestart) {
-		out = append(out, appRestartNotification(fresh))
-		a.appsTold = s.AppsNeedingRestart
+		out = append(out, n)
+		a.restartTold = restart
+	}
+	if n, ok := appsNews(s.Apps, a.gaveUpTold, gaveUp, true); !ok {
+		a.gaveUpTold = gaveUp
+	} else if allow(KindAppGaveUp) {
+		out = append(out, n)
+		a.gaveUpTold = gaveUp
 	}
 	return out
+}
+
+// appsNews is the notification for the apps in cur that were not told
+// about (a restart needed, or, with gaveUp, crash-looping); ok is false
+// when there are none.
+func appsNews(apps []AppAlert, told, cur map[string]bool, gaveUp bool) (Notification, bool) {
+	var fresh []AppAlert
+	for _, ap := range apps {
+		if cur[ap.ID] && !told[ap.ID] {
+			fresh = append(fresh, ap)
+		}
+	}
+	if len(fresh) == 0 {
+		return Notification{}, false
+	}
+	if gaveUp {
+		return appGaveUpNotification(fresh), true
+	}
+	return appRestartNotification(fresh), true
 }
 
 // isolationChange describes how the isolating backends that work changed
@@ -182,32 +226,61 @@ func refusedNotification(runs []app.RunRecord) Notification {
 	return n
 }
 
-// appRestartNotification is the notification for Space Apps that need a
-// restart to run under their saved configuration.
-func appRestartNotification(apps []string) Notification {
+// appRestartNotification is the notification for Space Apps that came to
+// need a restart to run under their saved configuration. Names come from
+// the apps' manifests: the summary keeps only plain characters of them,
+// and the body (escaped for a server that reads markup) has them whole.
+func appRestartNotification(apps []AppAlert) Notification {
 	n := Notification{Kind: KindAppRestart, Icon: LevelAttention}
-	apps = slices.Clone(apps)
-	for i, a := range apps {
-		apps[i] = safetext.Escape(a) // a manifest's name: the app's author chose it
-	}
 	if len(apps) == 1 {
-		n.Summary = "Space App " + apps[0] + " needs a restart"
+		n.Summary = "Space App " + plainName(apps[0].Name) + " needs a restart"
 	} else {
 		n.Summary = fmt.Sprintf("%d Space Apps need a restart", len(apps))
 	}
-	n.Body = "What " + joinAnd(apps) + " " + verb(apps, "runs", "run") + " under differs from the saved configuration; restart from the dashboard to apply it."
+	var lines []string
+	for _, ap := range apps {
+		// A manifest's name: the app's author chose it (safetext).
+		lines = append(lines, safetext.Escape(ap.Name)+": "+safetext.Escape(ap.Reason))
+	}
+	lines = append(lines, "Restart from the dashboard's Space Apps card to apply the saved configuration.")
+	n.Body = strings.Join(lines, "\n")
 	return n
 }
 
-// newNames returns the names in cur that are not in old.
-func newNames(old, cur []string) []string {
-	var fresh []string
-	for _, n := range cur {
-		if !slices.Contains(old, n) {
-			fresh = append(fresh, n)
+// appGaveUpNotification is the notification for Space Apps that gave up.
+func appGaveUpNotification(apps []AppAlert) Notification {
+	n := Notification{Kind: KindAppGaveUp, Icon: LevelAttention}
+	if len(apps) == 1 {
+		n.Summary = "Space App " + plainName(apps[0].Name) + " gave up: crash-looping"
+	} else {
+		n.Summary = fmt.Sprintf("%d Space Apps gave up: crash-looping", len(apps))
+	}
+	var lines []string
+	for _, ap := range apps {
+		lines = append(lines, safetext.Escape(ap.Name)+" failed 5 times within 5 minutes and is no longer restarted.")
+		log := ap.LastLog
+		if len(log) > 3 {
+			log = log[len(log)-3:]
+		}
+		for _, l := range log {
+			lines = append(lines, "  "+safetext.Escape(shorten(l, 100))) // the app's own output
 		}
 	}
-	return fresh
+	lines = append(lines, "Fix it, then start it again from the dashboard.")
+	n.Body = strings.Join(lines, "\n")
+	return n
+}
+
+// plainName is an app's name for a summary (which servers show as it is):
+// markup's <, > and & removed, at most 40 runes, escaped (safetext).
+func plainName(name string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r == '&' {
+			return -1
+		}
+		return r
+	}, name)
+	return safetext.Escape(shorten(clean, 40))
 }
 
 func joinAnd(names []string) string {

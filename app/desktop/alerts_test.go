@@ -211,21 +211,47 @@ func TestNotificationsOff(t *testing.T) {
 	}
 }
 
-// TestAppRestartHook checks the Space App notification, which fires as
-// soon as poll fills AppsNeedingRestart.
-func TestAppRestartHook(t *testing.T) {
+// TestSpaceAppNotifications: an app that comes to need a restart is told
+// once with the reason, one that gives up is told with its log's end, an
+// app already in that state when the tray starts is not told, and one
+// that leaves the state and comes back is told again. Names stay plain
+// in summaries.
+func TestSpaceAppNotifications(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
 	rec := &recorder{}
 	n := &notifications{limit: newRateLimit(time.Minute, clock.now), send: rec.send, on: true, log: discard()}
 	ctx := context.Background()
-	n.handle(ctx, Snapshot{AppsNeedingRestart: []string{"old"}})
-	n.handle(ctx, Snapshot{AppsNeedingRestart: []string{"old", "notes"}})
-	if len(rec.sent) != 1 || rec.sent[0].Kind != KindAppRestart || rec.sent[0].Summary != "Space App notes needs a restart" {
+	old := AppAlert{ID: "old", Name: "Old", NeedsRestart: true, Reason: "readMode changed since it started"}
+	notes := AppAlert{ID: "notes", Name: "Notes <b>&amp;</b>\u202e", NeedsRestart: true, Reason: "configured with a sandbox, running without one"}
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old}})
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old, notes}})
+	if len(rec.sent) != 1 || rec.sent[0].Kind != KindAppRestart || rec.sent[0].Summary != `Space App Notes bamp;/b\u202e needs a restart` ||
+		!strings.Contains(rec.sent[0].Body, "Notes <b>&amp;</b>") || !strings.Contains(rec.sent[0].Body, "configured with a sandbox, running without one") {
 		t.Fatalf("sent %+v", rec.sent)
 	}
-	n.handle(ctx, Snapshot{AppsNeedingRestart: []string{"old", "notes"}})
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old, notes}})
 	if len(rec.sent) != 1 {
 		t.Fatalf("told twice: %+v", rec.sent)
+	}
+	looping := AppAlert{ID: "crash", Name: "Crash", CrashLooping: true, LastLog: []string{"a", "b", "Traceback: boom\x1b[2J"}}
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old, notes, looping}})
+	if len(rec.sent) != 2 || rec.sent[1].Kind != KindAppGaveUp || rec.sent[1].Summary != "Space App Crash gave up: crash-looping" || !strings.Contains(rec.sent[1].Body, `Traceback: boom\x1b[2J`) {
+		t.Fatalf("sent %+v", rec.sent)
+	}
+	// notes restarts, then needs one again: news again, after the limit.
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old, looping}})
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old, notes, looping}})
+	if len(rec.sent) != 2 {
+		t.Fatalf("told inside the rate limit: %+v", rec.sent)
+	}
+	clock.add(time.Minute)
+	n.handle(ctx, Snapshot{Apps: []AppAlert{old, notes, looping}})
+	if len(rec.sent) != 3 || rec.sent[2].Kind != KindAppRestart {
+		t.Fatalf("a held-back change was not told after the limit: %+v", rec.sent)
+	}
+	if st := statusOf(Snapshot{Caps: &app.Capabilities{State: app.Isolated, Recommended: "bwrap"}, Apps: []AppAlert{notes, looping}}); st.Level != LevelAttention ||
+		!strings.Contains(st.Text, "needs a restart") || !strings.Contains(st.Text, "Crash is crash-looping") {
+		t.Fatalf("status %+v", st)
 	}
 }

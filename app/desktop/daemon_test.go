@@ -62,7 +62,15 @@ func testDaemon(t *testing.T, bs ...backends.Backend) (*client.Client, string) {
 	}
 	sched.Start(context.Background())
 	t.Cleanup(sched.Stop) // before the engine closes (cleanups run last first)
-	srv := api.New(api.Options{Engine: e, Token: api.RandomToken(), Autostart: &autostart.Entry{Dir: filepath.Join(root, "config", "autostart"), Exec: "/usr/bin/senclaw"}, Scheduler: sched})
+	return serveAPI(t, root, api.Options{Engine: e, Autostart: &autostart.Entry{Dir: filepath.Join(root, "config", "autostart"), Exec: "/usr/bin/senclaw"}, Scheduler: sched})
+}
+
+// serveAPI serves opts's engine (and Space Apps) on a Unix socket in
+// root/run until the test ends.
+func serveAPI(t *testing.T, root string, opts api.Options) (*client.Client, string) {
+	t.Helper()
+	opts.Token = api.RandomToken()
+	srv := api.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan api.DaemonInfo, 1)
 	done := make(chan error, 1)

@@ -16,7 +16,8 @@ func TestNotificationsEscapeWhatAgentsChose(t *testing.T) {
 	r := refusedRun("r1")
 	r.Command = "cat " + evil
 	r.Source = "rest" + evil
-	for _, n := range []Notification{refusedNotification([]app.RunRecord{r}), appRestartNotification([]string{"app" + evil}), appRestartNotification([]string{"a" + evil, "b"})} {
+	for _, n := range []Notification{refusedNotification([]app.RunRecord{r}), appRestartNotification([]AppAlert{{ID: "a", Name: "app" + evil, Reason: evil}}), appRestartNotification([]AppAlert{{ID: "a", Name: "a" + evil}, {ID: "b", Name: "b"}}),
+		appGaveUpNotification([]AppAlert{{ID: "a", Name: "a" + evil, LastLog: []string{evil}}})} {
 		for _, text := range []string{n.Summary, n.Body} {
 			if strings.ContainsAny(text, "\x1b\x07\u202e\u009b\u0085") {
 				t.Errorf("raw control characters in %q", text)

@@ -35,7 +35,10 @@ type TrayOptions struct {
 	// on the icon); Quit stops the whole app (the menu item).
 	OpenDashboard func()
 	Quit          func()
-	Logger        *slog.Logger
+	// OpenDashboardAt shows the dashboard at a card (the Space Apps menu
+	// item, SpaceAppsAnchor); nil falls back to OpenDashboard.
+	OpenDashboardAt func(anchor string)
+	Logger          *slog.Logger
 	// Now is the clock of the rate limit; nil means time.Now.
 	Now func() time.Time
 }
@@ -73,9 +76,13 @@ func StartTray(ctx context.Context, o TrayOptions) (stop func(), err error) {
 			*fn = noop
 		}
 	}
+	if o.OpenDashboardAt == nil {
+		open := o.OpenDashboard
+		o.OpenDashboardAt = func(string) { open() }
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := newWatcher(o.Client, o.PollInterval, o.Logger)
-	t := &tray{client: o.Client, log: o.Logger, open: o.OpenDashboard, quit: o.Quit, changed: w.pollNow, switches: policySwitches()}
+	t := &tray{client: o.Client, log: o.Logger, open: o.OpenDashboard, openAt: o.OpenDashboardAt, quit: o.Quit, changed: w.pollNow, switches: policySwitches()}
 	bus := newBusNotifier(conn, trayIcon)
 	n := &notifications{limit: newRateLimit(o.NotifyEvery, o.Now), send: bus.Send, on: o.Notifications, log: o.Logger}
 	w.listen = append(w.listen, t.apply, n.handle)

@@ -34,16 +34,29 @@ type Snapshot struct {
 	// Notifications is the engine's "notifications" setting when the
 	// engine has one, else nil.
 	Notifications *bool
-	// AppsNeedingRestart names the Space Apps whose running process
-	// differs from their saved configuration. The engine's API does not
-	// report Space Apps yet; when it does, poll fills this and the
-	// notification below follows with no other change.
-	AppsNeedingRestart []string
+	// Apps are the Space Apps that want attention: they need a restart
+	// (what their running process got differs from their saved
+	// configuration) or they gave up (crash-looping).
+	Apps []AppAlert
 	// StartAtLogin is the owner's login autostart entry as it is on
 	// disk; nil when the daemon cannot manage one.
 	StartAtLogin *autostart.State
 	// Err is set when the engine did not answer.
 	Err error
+}
+
+// AppAlert is a Space App that wants attention.
+type AppAlert struct {
+	ID, Name string
+	// NeedsRestart and Reason: what it runs with differs from its saved
+	// configuration, and how ("configured with a sandbox, running
+	// without one").
+	NeedsRestart bool
+	Reason       string
+	// CrashLooping: it failed too often and is no longer restarted;
+	// LastLog are its log's last lines.
+	CrashLooping bool
+	LastLog      []string
 }
 
 // Status is what the tray shows for a snapshot.
@@ -84,6 +97,9 @@ func statusOf(s Snapshot) Status {
 		}
 		return Status{LevelAttention, text}
 	}
+	if text := appsAttention(s.Apps); text != "" {
+		return Status{LevelAttention, text}
+	}
 	if s.Caps.State == app.Isolated {
 		return Status{LevelIsolated, "Isolated: code runs in " + s.Caps.Recommended + " sandboxes."}
 	}
@@ -114,4 +130,27 @@ func usableIsolating(c *app.Capabilities) map[string]backends.Capability {
 		}
 	}
 	return m
+}
+
+// appsAttention says which Space Apps want attention, "" when none.
+func appsAttention(apps []AppAlert) string {
+	var restart, looping []string
+	for _, a := range apps {
+		if a.CrashLooping {
+			looping = append(looping, plainName(a.Name))
+		} else if a.NeedsRestart {
+			restart = append(restart, plainName(a.Name))
+		}
+	}
+	var parts []string
+	if len(restart) > 0 {
+		parts = append(parts, "Space App "+joinAnd(restart)+" "+verb(restart, "needs", "need")+" a restart")
+	}
+	if len(looping) > 0 {
+		parts = append(parts, "Space App "+joinAnd(looping)+" "+verb(looping, "is", "are")+" crash-looping")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "."
 }

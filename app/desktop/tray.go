@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -42,12 +43,15 @@ type tray struct {
 	client   *client.Client
 	log      *slog.Logger
 	open     func()
+	openAt   func(anchor string)
 	quit     func()
 	changed  func() // asks the watcher for a poll after a change
 	switches []policySwitch
 
 	mu       sync.Mutex
 	status   *systray.MenuItem
+	apps     *systray.MenuItem // opens the dashboard at the Space Apps card
+	appsText string
 	items    []*systray.MenuItem // one per switch
 	login    *systray.MenuItem   // Start at login
 	level    Level
@@ -64,6 +68,8 @@ func (t *tray) build(ctx context.Context) {
 	t.status = systray.AddMenuItem("SenClaw Sandbox: starting…", "What this machine can isolate with")
 	t.status.Disable()
 	open := systray.AddMenuItem("Open dashboard", "Show the dashboard window")
+	t.apps = systray.AddMenuItem(appsMenuLabel(nil), "Open the dashboard at the Space Apps card")
+	t.appsText = appsMenuLabel(nil)
 	systray.AddSeparator()
 	for _, sw := range t.switches {
 		item := systray.AddMenuItemCheckbox(sw.label, sw.tooltip, false)
@@ -83,6 +89,7 @@ func (t *tray) build(ctx context.Context) {
 
 	go t.onClick(ctx, open, t.open)
 	go t.onClick(ctx, login, func() { t.toggleLogin(ctx) })
+	go t.onClick(ctx, t.apps, func() { t.openAt(SpaceAppsAnchor) })
 	go t.onClick(ctx, stopAll, func() { t.stopAll(ctx) })
 	go t.onClick(ctx, quit, t.quit)
 	if snap != nil {
@@ -138,6 +145,10 @@ func (t *tray) apply(_ context.Context, s Snapshot) {
 				t.login.Uncheck()
 			}
 		}
+	}
+	if label := appsMenuLabel(s.Apps); label != t.appsText {
+		t.apps.SetTitle(label)
+		t.appsText = label
 	}
 	if s.Policy == nil {
 		return
@@ -201,4 +212,20 @@ func (t *tray) stopAll(ctx context.Context) {
 	}
 	t.log.Info("The tray stopped every sandbox.", "stopped", n)
 	t.changed()
+}
+
+// SpaceAppsAnchor is the dashboard's Space Apps card (#space-apps).
+const SpaceAppsAnchor = "space-apps"
+
+// appsMenuLabel is the Space Apps menu item: it says how many want
+// attention.
+func appsMenuLabel(apps []AppAlert) string {
+	switch n := len(apps); n {
+	case 0:
+		return "Space Apps"
+	case 1:
+		return "Space Apps: 1 needs attention"
+	default:
+		return fmt.Sprintf("Space Apps: %d need attention", n)
+	}
 }

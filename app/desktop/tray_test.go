@@ -52,14 +52,15 @@ func trayChild(sock string) int {
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	stop, err := StartTray(ctx, TrayOptions{
-		Client:        client.DialSocket(sock),
-		BusAddress:    os.Getenv("DBUS_SESSION_BUS_ADDRESS"),
-		Notifications: true,
-		NotifyEvery:   trayNotifyGap,
-		PollInterval:  100 * time.Millisecond,
-		OpenDashboard: func() { fmt.Println("open-dashboard") },
-		Quit:          cancel,
-		Logger:        log,
+		Client:          client.DialSocket(sock),
+		BusAddress:      os.Getenv("DBUS_SESSION_BUS_ADDRESS"),
+		Notifications:   true,
+		NotifyEvery:     trayNotifyGap,
+		PollInterval:    100 * time.Millisecond,
+		OpenDashboard:   func() { fmt.Println("open-dashboard") },
+		OpenDashboardAt: func(anchor string) { fmt.Println("open-dashboard#" + anchor) },
+		Quit:            cancel,
+		Logger:          log,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tray child:", err)
@@ -211,57 +212,9 @@ func TestTrayOverDBus(t *testing.T) {
 	notes := serveNotifications(t, conn)
 	box := &fakeBox{state: backends.Healthy}
 	c, sock := testDaemon(t, box)
-
-	// Files, not pipes: Wait must not hang on a pipe that something the
-	// child started still holds.
-	out, errOut := outputFile(t, "stdout"), outputFile(t, "stderr")
-	child := exec.Command(os.Args[0])
-	// Under -race, systray v1.12.2 races on its own menu version (read
-	// in GetLayout under one lock, written in refresh under another);
-	// the child does not fail on that, and racesOfOurs below fails the
-	// test on any race report that involves this module's code.
-	child.Env = append(os.Environ(), envTraySocket+"="+sock, "DBUS_SESSION_BUS_ADDRESS="+addr, "GORACE=exitcode=0")
-	child.Stdout, child.Stderr = out.f, errOut.f
-	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{}) // closed when the child has ended
-	var waitErr error
-	go func() {
-		waitErr = child.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			child.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-				child.Process.Kill()
-				<-exited
-			}
-		}
-		if races := racesOfOurs(errOut.String()); len(races) > 0 {
-			t.Errorf("data races in our code in the tray process:\n%s", strings.Join(races, "\n"))
-		}
-		if t.Failed() {
-			t.Logf("tray process stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
-		}
-	})
-
-	// The item registers with the desktop's watcher.
-	var sender, path string
-	eventually(t, 10*time.Second, "the tray item to register with the StatusNotifierWatcher", func() bool {
-		var ok bool
-		sender, path, ok = watcher.registered()
-		return ok
-	})
-	if path != "/StatusNotifierItem" {
-		t.Errorf("registered %q, want the item path /StatusNotifierItem", path)
-	}
+	tc := startTrayProc(t, sock, addr)
+	out, exited := tc.out, tc.exited
+	sender := tc.register(t, watcher)
 
 	// The menu has the switches, showing the engine's policy, once the
 	// first poll is in.
@@ -393,8 +346,8 @@ func TestTrayOverDBus(t *testing.T) {
 	click(t, conn, sender, findItem(t, items, "Quit").id)
 	select {
 	case <-exited:
-		if waitErr != nil {
-			t.Fatalf("the tray process ended with %v after Quit", waitErr)
+		if tc.waitErr != nil {
+			t.Fatalf("the tray process ended with %v after Quit", tc.waitErr)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the tray did not quit within 10 s of Quit")
@@ -406,6 +359,73 @@ func TestTrayOverDBus(t *testing.T) {
 	if n := len(notes.all()); n != 3 {
 		t.Errorf("%d notifications in all, want 3: %+v", n, notes.all())
 	}
+}
+
+// trayProc is a tray running in a child process (this test binary).
+type trayProc struct {
+	out, errOut output
+	exited      chan struct{} // closed when the child has ended
+	waitErr     error
+}
+
+// startTrayProc runs a tray on the engine at sock in a child process on
+// the private bus at addr, ended when the test ends.
+func startTrayProc(t *testing.T, sock, addr string) *trayProc {
+	t.Helper()
+	// Files, not pipes: Wait must not hang on a pipe that something the
+	// child started still holds.
+	tc := &trayProc{out: outputFile(t, "stdout"), errOut: outputFile(t, "stderr"), exited: make(chan struct{})}
+	child := exec.Command(os.Args[0])
+	// Under -race, systray v1.12.2 races on its own menu version (read
+	// in GetLayout under one lock, written in refresh under another);
+	// the child does not fail on that, and racesOfOurs below fails the
+	// test on any race report that involves this module's code.
+	child.Env = append(os.Environ(), envTraySocket+"="+sock, "DBUS_SESSION_BUS_ADDRESS="+addr, "GORACE=exitcode=0")
+	child.Stdout, child.Stderr = tc.out.f, tc.errOut.f
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		tc.waitErr = child.Wait()
+		close(tc.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-tc.exited:
+		default:
+			child.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-tc.exited:
+			case <-time.After(5 * time.Second):
+				child.Process.Kill()
+				<-tc.exited
+			}
+		}
+		if races := racesOfOurs(tc.errOut.String()); len(races) > 0 {
+			t.Errorf("data races in our code in the tray process:\n%s", strings.Join(races, "\n"))
+		}
+		if t.Failed() {
+			t.Logf("tray process stdout:\n%s\nstderr:\n%s", tc.out.String(), tc.errOut.String())
+		}
+	})
+	return tc
+}
+
+// register waits for the child's item to register with the desktop's
+// watcher and returns its bus name.
+func (tc *trayProc) register(t *testing.T, watcher *fakeWatcher) string {
+	t.Helper()
+	var sender, path string
+	eventually(t, 10*time.Second, "the tray item to register with the StatusNotifierWatcher", func() bool {
+		var ok bool
+		sender, path, ok = watcher.registered()
+		return ok
+	})
+	if path != "/StatusNotifierItem" {
+		t.Errorf("registered %q, want the item path /StatusNotifierItem", path)
+	}
+	return sender
 }
 
 // racesOfOurs returns the race detector's reports in a child's stderr that

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/spaceapps"
 )
 
 // pollTimeout bounds each call of a poll: a stuck engine shows as one.
@@ -45,9 +47,19 @@ func poll(ctx context.Context, c *client.Client) Snapshot {
 			}
 		}
 	}
-	// Space Apps: the API does not list them yet. When it does (GET /apps
-	// with a needsRestart flag), fill s.AppsNeedingRestart here; the
-	// notification (appRestartNotification) and its rate limit are ready.
+	// Space Apps: an engine without them (an older one, or one whose
+	// Space Apps could not load) answers an error, which only means none.
+	if list, err := c.Apps(ctx); err == nil {
+		for _, a := range list.Apps {
+			if !a.NeedsRestart && a.State != spaceapps.StateCrashLooping {
+				continue
+			}
+			s.Apps = append(s.Apps, AppAlert{
+				ID: a.ID, Name: a.Name, NeedsRestart: a.NeedsRestart, Reason: strings.Join(a.NeedsRestartReasons, "; "),
+				CrashLooping: a.State == spaceapps.StateCrashLooping, LastLog: a.LastLog,
+			})
+		}
+	}
 
 	if st, err := c.Autostart(ctx); err == nil {
 		s.StartAtLogin = st

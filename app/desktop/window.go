@@ -4,6 +4,7 @@ package desktop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,9 @@ type WindowOptions struct {
 	// Show brings the window to the front each time it receives (the
 	// tray's Open dashboard, passed on by the app's main process).
 	Show <-chan struct{}
+	// GoTo brings it to the front at a card of the dashboard (an anchor,
+	// e.g. "space-apps": the tray's Space Apps item).
+	GoTo <-chan string
 	// Icon is the window's icon (PNG).
 	Icon   []byte
 	Logger *slog.Logger
@@ -47,6 +51,7 @@ func RunWindow(ctx context.Context, o WindowOptions) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	shuttingDown := make(chan struct{}) // closed when the GTK loop has ended
+	var nav navigation
 	var shutdownOnce sync.Once
 	// Wails turns a failed gtk_init_check into a panic before any window
 	// exists; it is the one panic that means "no display".
@@ -83,6 +88,13 @@ func RunWindow(ctx context.Context, o WindowOptions) (err error) {
 					case <-o.Show:
 						wailsruntime.WindowShow(wc)
 						wailsruntime.WindowUnminimise(wc)
+					case anchor := <-o.GoTo:
+						nav.set(anchor)
+						wailsruntime.WindowShow(wc)
+						wailsruntime.WindowUnminimise(wc)
+						if nav.loaded() {
+							wailsruntime.WindowExecJS(wc, hashJS(anchor))
+						}
 					case <-ctx.Done():
 						return
 					}
@@ -110,6 +122,12 @@ func RunWindow(ctx context.Context, o WindowOptions) (err error) {
 				}
 			}()
 		},
+		OnDomReady: func(wc context.Context) {
+			// An anchor asked for before the page was there.
+			if anchor := nav.ready(); anchor != "" {
+				wailsruntime.WindowExecJS(wc, hashJS(anchor))
+			}
+		},
 		OnShutdown: func(context.Context) {
 			shutdownOnce.Do(func() { close(shuttingDown) })
 		},
@@ -130,3 +148,40 @@ func (l wailsLogger) Info(m string)    { l.log.Info(m, "from", "wails") }
 func (l wailsLogger) Warning(m string) { l.log.Warn(m, "from", "wails") }
 func (l wailsLogger) Error(m string)   { l.log.Error(m, "from", "wails") }
 func (l wailsLogger) Fatal(m string)   { l.log.Error(m, "from", "wails") }
+
+// navigation keeps an anchor asked for until the page can take it.
+type navigation struct {
+	mu      sync.Mutex
+	pending string
+	isReady bool
+}
+
+func (n *navigation) set(anchor string) {
+	n.mu.Lock()
+	if !n.isReady {
+		n.pending = anchor
+	}
+	n.mu.Unlock()
+}
+
+func (n *navigation) loaded() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.isReady
+}
+
+// ready marks the page loaded and returns the anchor that waited for it.
+func (n *navigation) ready() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.isReady = true
+	a := n.pending
+	n.pending = ""
+	return a
+}
+
+// hashJS moves the page to anchor; the anchor is quoted as a JSON string.
+func hashJS(anchor string) string {
+	q, _ := json.Marshal("#" + anchor)
+	return "location.hash = " + string(q) + ";"
+}

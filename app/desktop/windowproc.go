@@ -2,9 +2,11 @@ package desktop
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,25 +39,39 @@ type WindowProcess struct {
 }
 
 // ShowFD is the descriptor on which a window process reads its show
-// requests: one byte asks it to come to the front, end of file means the
-// app is gone. (A pipe, not a signal: WebKit's JavaScriptCore takes
-// SIGUSR1 for its garbage collector in every process that loads it.)
+// requests, one a line: an empty line asks it to come to the front, a
+// line "#ANCHOR" to come to the front at that card of the dashboard; end
+// of file means the app is gone. (A pipe, not a signal: WebKit's
+// JavaScriptCore takes SIGUSR1 for its garbage collector in every process
+// that loads it.)
 const ShowFD = 3
 
 // StopGrace is how long Stop waits for the window to close after SIGTERM
 // before it kills it.
 const StopGrace = 5 * time.Second
 
-// Show starts the window process, or, when one runs, asks it (a byte on
+// Show starts the window process, or, when one runs, asks it (a line on
 // its show pipe) to come to the front.
-func (w *WindowProcess) Show() error {
+func (w *WindowProcess) Show() error { return w.request("\n") }
+
+// ShowAt is Show at a card of the dashboard (anchor, e.g. "space-apps").
+func (w *WindowProcess) ShowAt(anchor string) error {
+	if anchor == "" || strings.ContainsAny(anchor, "\n\r") {
+		return errors.New("ShowAt: a one-line anchor is needed")
+	}
+	return w.request("#" + anchor + "\n")
+}
+
+// request sends line to the window process, starting it first if none
+// runs (the pipe keeps the line until the new window reads it).
+func (w *WindowProcess) request(line string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return errors.New("the app is quitting")
 	}
 	if w.cmd != nil {
-		_, err := w.show.Write([]byte{1})
+		_, err := io.WriteString(w.show, line)
 		return err
 	}
 	r, pw, err := os.Pipe()
@@ -72,6 +88,9 @@ func (w *WindowProcess) Show() error {
 	}
 	done := make(chan struct{})
 	w.cmd, w.show, w.done = cmd, pw, done
+	if line != "\n" {
+		_, _ = io.WriteString(pw, line)
+	}
 	go func() {
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()

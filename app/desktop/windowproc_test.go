@@ -121,3 +121,36 @@ func TestWindowProcessStopKillsAWindowThatHangs(t *testing.T) {
 		t.Fatalf("Stop took %v for a window that ignores SIGTERM, want about %v", d, StopGrace)
 	}
 }
+
+// TestWindowProcessShowAtNamesTheCard: ShowAt asks a running window for a
+// card with a "#ANCHOR" line on its show pipe, and a window it starts
+// finds that line waiting; Show stays an empty line.
+func TestWindowProcessShowAtNamesTheCard(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := &WindowProcess{
+		Command: func() *exec.Cmd {
+			return exec.Command("/bin/sh", "-c", `trap 'exit 0' TERM; echo started >> "$1/starts"; cat <&3 >> "$1/lines" & wait`, "sh", dir)
+		},
+		Logger: discard(),
+	}
+	defer w.Stop()
+	if err := w.ShowAt("space-apps"); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(dir, "lines"), "#space-apps")
+	if err := w.Show(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ShowAt("space-apps"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "three requests", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "lines"))
+		return string(b) == "#space-apps\n\n#space-apps\n"
+	})
+	waitFile(t, filepath.Join(dir, "starts"), "started")
+	if err := w.ShowAt("two\nlines"); err == nil {
+		t.Fatal("an anchor with a newline was sent")
+	}
+}

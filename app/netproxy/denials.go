@@ -8,6 +8,8 @@ const recentKept = 12
 type denials struct {
 	count  int
 	recent []string
+	// allowed counts the connections let through.
+	allowed int
 }
 
 func (p *Proxy) recordDenial(id, host, rule string) {
@@ -30,6 +32,28 @@ func (p *Proxy) recordDenial(id, host, rule string) {
 	if p.opts.OnDenied != nil {
 		p.opts.OnDenied(id, host, rule)
 	}
+}
+
+func (p *Proxy) recordAllowed(id string) {
+	p.mu.Lock()
+	d := p.denials[id]
+	if d == nil {
+		d = &denials{}
+		p.denials[id] = d
+	}
+	d.allowed++
+	p.mu.Unlock()
+}
+
+// Allowed returns how many connections of the sandbox were let through
+// since the engine started.
+func (p *Proxy) Allowed(id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d := p.denials[id]; d != nil {
+		return d.allowed
+	}
+	return 0
 }
 
 // Denials returns how many connections of the sandbox were refused since

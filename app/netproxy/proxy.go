@@ -126,7 +126,7 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	} else {
 		host = lit.String()
 	}
-	inLoopback := slices.Contains(r.Ports.Loopback, port) && !p.opts.Protected(port)
+	inLoopback := slices.Contains(r.Ports.Loopback, port) && (!p.opts.Protected(port) || r.ReachAPI)
 	if isName {
 		if matchDomain(host, r.Ports.DenyDomains) {
 			return deny("the name is in the sandbox's denyDomains")
@@ -171,10 +171,12 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 		}
 		switch {
 		case local == "" && egressPort:
+			p.recordAllowed(id)
 			return ap, nil
 		case local == "":
 			why = p.egressRule(r, port)
 		case hostLoopback(a) && inLoopback:
+			p.recordAllowed(id)
 			return ap, nil
 		case hostLoopback(a) && p.opts.Protected(port):
 			why = "port " + strconv.Itoa(port) + " is the engine's own API, never reachable from a sandbox"

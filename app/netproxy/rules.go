@@ -15,6 +15,10 @@ type Rules struct {
 	// only, when Connect is not empty).
 	Network bool
 	Ports   backends.PortRules
+	// ReachAPI lets a loopback rule name the engine's own API port (a
+	// Space App with daemonApi, whose own token reaches only its own
+	// routes); without it that port is never reachable.
+	ReachAPI bool
 }
 
 // egress reports whether the rules allow any outbound connection at all.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/senclaw/sandbox/backends/netfwd"
@@ -18,8 +19,12 @@ var errConnRefused = syscall.ECONNREFUSED
 // session is a sandbox's plumbing while it has runs: the proxy socket in
 // its directory and the host listeners of its listen ports.
 type session struct {
-	refs  int
-	dir   *os.File // O_PATH handle: socket paths stay short however deep dir is
+	refs int
+	// dir is an O_PATH handle: socket paths stay short however deep the
+	// directory is. dirMu keeps close from closing it under a forward
+	// that is opening a socket through it.
+	dirMu sync.RWMutex
+	dir   *os.File
 	proxy net.Listener
 	hosts map[int]net.Listener
 }
@@ -122,7 +127,9 @@ func (s *session) close() {
 	for _, l := range s.hosts {
 		l.Close()
 	}
+	s.dirMu.Lock()
 	s.dir.Close()
+	s.dirMu.Unlock()
 }
 
 // forward relays host connections on l to the sandbox's listen port.

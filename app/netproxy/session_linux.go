@@ -31,7 +31,9 @@ func (s *session) at(name string) string {
 // there, a symlink to another socket or a file, the engine must not
 // connect to or chmod anything else through it.
 func (s *session) socketIn(name string) (string, func(), error) {
+	s.dirMu.RLock()
 	fd, err := unix.Openat(int(s.dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	s.dirMu.RUnlock()
 	if err != nil {
 		return "", nil, err
 	}

@@ -1,13 +1,10 @@
 package store
 
 import (
-	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 func putEvents(t *testing.T, s *Store, runID string, n int) {
@@ -73,24 +70,7 @@ func TestEventsAreListedNewestFirstAndPrunedWithTheirRuns(t *testing.T) {
 func TestMigrationFromSchema2AddsTheEventsBucket(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v2.db")
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{"meta", "settings", "sandboxes", "runs", "runs_by_sandbox"} {
-			if _, err := tx.CreateBucket([]byte(name)); err != nil {
-				return err
-			}
-		}
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], 2)
-		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), v[:])
-	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	writeOld(t, path, 2, nil, "meta", "settings", "sandboxes", "runs", "runs_by_sandbox")
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,8 @@ import (
 //     history and its deletion do not scan every run.
 //   - 3: events, the trace events of runs (issue #7).
 //   - 4: schedules, one document per schedule (issue #16).
-const CurrentSchema = 4
+//   - 5: space_apps, one document per Space App (issue #11).
+const CurrentSchema = 5
 
 // migrations[v] upgrades a file from version v to v+1, inside one
 // transaction together with the version bump.
@@ -24,6 +25,7 @@ var migrations = map[int]func(tx *bolt.Tx) error{
 	1: migrateRunIndex,
 	2: migrateEvents,    // events.go (issue #7)
 	3: migrateSchedules, // schedules.go (issue #16)
+	4: migrateApps,      // apps.go (issue #11)
 }
 
 func readVersion(tx *bolt.Tx) int {
@@ -51,7 +53,7 @@ func (s *Store) migrate() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		v := readVersion(tx)
 		if v == 0 && tx.Bucket(bucketMeta) == nil {
-			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules} {
+			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules, bucketApps} {
 				if _, err := tx.CreateBucket(name); err != nil {
 					return fmt.Errorf("creating bucket %s: %w", name, err)
 				}

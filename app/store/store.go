@@ -1,6 +1,7 @@
 // Package store keeps the engine's state in one bbolt file: settings,
-// sandboxes, runs and a schema version. Only the engine opens it (bbolt
-// allows one writer); everything else asks the engine.
+// sandboxes, runs, trace events, Space Apps and a schema version. Only the
+// engine opens it (bbolt allows one writer); everything else asks the
+// engine.
 //
 // Values are JSON documents keyed by id. The store knows the buckets and
 // their invariants (run pruning, the per-sandbox run index) but not the

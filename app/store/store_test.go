@@ -191,3 +191,70 @@ func TestSettingsAndSandboxes(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
+
+// writeOld makes a file the way schema version wrote it: buckets, then
+// fill (if any) in the same transaction.
+func writeOld(t *testing.T, path string, version int, fill func(*bolt.Tx) error, buckets ...string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range buckets {
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		if fill != nil {
+			if err := fill(tx); err != nil {
+				return err
+			}
+		}
+		return writeVersion(tx, version)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrationFromSchema3AddsTheAppsBucket opens a file as schema 3 left
+// it (no space_apps bucket) with a sandbox in it: the migration adds the
+// bucket, keeps the sandbox, and apps can be stored and listed.
+func TestMigrationFromSchema3AddsTheAppsBucket(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	writeOld(t, path, 3, func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("sandboxes")).Put([]byte("s1"), []byte(`{"id":"s1"}`))
+	}, "meta", "settings", "sandboxes", "runs", "runs_by_sandbox", "events")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersion(); v != CurrentSchema {
+		t.Fatalf("schema = %d, want %d", v, CurrentSchema)
+	}
+	var sb map[string]string
+	if err := s.GetSandbox("s1", &sb); err != nil || sb["id"] != "s1" {
+		t.Fatalf("the sandbox did not survive the migration: %v %v", sb, err)
+	}
+	if err := s.PutApp("notes", map[string]int{"launches": 4}); err != nil {
+		t.Fatal(err)
+	}
+	var app map[string]int
+	if err := s.GetApp("notes", &app); err != nil || app["launches"] != 4 {
+		t.Fatalf("app = %v %v", app, err)
+	}
+	n := 0
+	if err := s.EachApp(func([]byte) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("apps listed: %d %v", n, err)
+	}
+	if err := s.DeleteApp("notes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteApp("notes"); err != ErrNotFound {
+		t.Fatalf("second delete: %v", err)
+	}
+}

@@ -36,7 +36,10 @@ type process struct {
 	err    error
 }
 
-var _ backends.Process = (*process)(nil)
+var (
+	_ backends.Process    = (*process)(nil)
+	_ backends.Terminator = (*process)(nil)
+)
 
 func newProcess(cmd *exec.Cmd, plan *limits.Plan, stderr *headWriter, spec *backends.Spec, log *slog.Logger) *process {
 	p := &process{cmd: cmd, plan: plan, stderr: stderr, childFD: -1, done: make(chan struct{}), log: log}
@@ -145,6 +148,30 @@ func (p *process) Kill() error {
 	p.mu.Unlock()
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
+	}
+	return nil
+}
+
+// Terminate sends SIGTERM to every process of the sandbox but bwrap's own
+// two (the outer bwrap and pid 1 inside, which pass no signals on and
+// would take the tree down at once): the command and everything it
+// started get the chance to end cleanly. Kill follows if they do not.
+func (p *process) Terminate() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.mu.Lock()
+	child := p.childPid
+	p.mu.Unlock()
+	for _, pid := range p.Pids() {
+		if pid == p.cmd.Process.Pid || pid == child {
+			continue
+		}
+		if err := unix.Kill(pid, unix.SIGTERM); err != nil && !errors.Is(err, unix.ESRCH) {
+			return err
+		}
 	}
 	return nil
 }

@@ -30,7 +30,10 @@ type Options struct {
 	Launcher string
 }
 
-var _ backends.Backend = (*Backend)(nil)
+var (
+	_ backends.Backend    = (*Backend)(nil)
+	_ backends.Terminator = (*process)(nil)
+)
 
 // New returns the direct backend, configured by opts when given (at most
 // one).
@@ -131,6 +134,9 @@ func (p *process) Kill() error { return killGroup(p.cmd.Process.Pid) }
 
 // Signal sends sig to the command itself.
 func (p *process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Terminate sends SIGTERM to the process group.
+func (p *process) Terminate() error { return termGroup(p.cmd.Process.Pid) }
 
 func (p *process) Enforcement() backends.Enforcement {
 	return backends.Enforcement{

@@ -61,3 +61,12 @@ func useTerminal(cmd *exec.Cmd, tty *os.File, std []int) {
 	cmd.SysProcAttr.Setctty = true
 	cmd.SysProcAttr.Ctty = ctty
 }
+
+// termGroup asks the process group led by pid to end.
+func termGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGTERM)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}

@@ -21,3 +21,6 @@ func killGroup(pid int) error {
 // useTerminal is never called on Windows: the backend does not implement
 // backends.Terminals there.
 func useTerminal(*exec.Cmd, *os.File, []int) {}
+
+// termGroup: Windows has no SIGTERM; the process is killed.
+func termGroup(pid int) error { return killGroup(pid) }

@@ -149,6 +149,16 @@ func killHostTree(leader, initPid int, containerID string) error {
 	return errors.New("processes of the run kept appearing after 20 kill rounds")
 }
 
+// signalHostTree sends sig once to every process of leader's tree.
+func signalHostTree(leader, initPid int, containerID string, sig syscall.Signal) error {
+	for _, pid := range treeOf(containerProcs(initPid, containerID), leader, initPid) {
+		if err := syscall.Kill(pid, sig); errors.Is(err, syscall.EPERM) {
+			return err
+		}
+	}
+	return nil
+}
+
 // treePids lists leader's tree as host pids.
 func treePids(leader, initPid int, containerID string) []int {
 	return treeOf(containerProcs(initPid, containerID), leader, initPid)

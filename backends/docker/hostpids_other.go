@@ -2,7 +2,10 @@
 
 package docker
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // The daemon of a non-Linux engine runs in a VM (Docker Desktop): its pids
 // are never this machine's, so runs are killed from inside the container.
@@ -22,3 +25,7 @@ func signalHostPid(int, string) error {
 }
 
 func runPids(int, string) []int { return nil }
+
+func signalHostTree(int, int, string, syscall.Signal) error {
+	return errors.New("host pids are not visible on this system")
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -31,6 +32,38 @@ func (p *process) Kill() error {
 		return p.restart(ctx, err)
 	}
 	return nil
+}
+
+// Terminate asks the run's tree to end with SIGTERM: through the host pids
+// on this machine's daemon, else by a kill inside the container. Kill
+// follows if it does not end.
+func (p *process) Terminate() error {
+	if p.finished.Load() {
+		return nil
+	}
+	ctx, cancel := callCtx(context.Background(), callTimeout)
+	defer cancel()
+	pid, err := p.leader(ctx)
+	if err != nil {
+		return err
+	}
+	if p.ref.HostPids {
+		if err := signalHostTree(pid, p.ref.InitPid, p.ref.ID, syscall.SIGTERM); err == nil {
+			return nil
+		}
+	}
+	p.killMu.Lock()
+	n := p.inPid
+	p.killMu.Unlock()
+	if n <= 0 {
+		n = nsPid(pid)
+	}
+	target := "$(cat " + pidFile(p.runID) + " 2>/dev/null)"
+	if n > 0 {
+		target = strconv.Itoa(n)
+	}
+	_, _, err = p.execQuiet("p=" + target + "; [ -n \"$p\" ] || exit 0; { kill -TERM -- -$p || kill -TERM $p; } 2>/dev/null; true")
+	return err
 }
 
 // killTree kills the tree of the exec whose daemon pid is pid. final is

@@ -15,6 +15,8 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
+var _ backends.Terminator = (*process)(nil)
+
 // process is one run: an exec in a container.
 type process struct {
 	b      *Backend

@@ -190,6 +190,15 @@ func (t *tracedProcess) Wait() (backends.ExitStatus, error) {
 	return st, err
 }
 
+// Terminate passes a graceful stop on to the traced process, or kills it
+// when it has none.
+func (t *tracedProcess) Terminate() error {
+	if tm, ok := t.Process.(backends.Terminator); ok {
+		return tm.Terminate()
+	}
+	return t.Process.Kill()
+}
+
 func (t *tracedProcess) Enforcement() backends.Enforcement {
 	enf := t.Process.Enforcement()
 	if !t.s.Traced() {

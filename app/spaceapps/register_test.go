@@ -1,0 +1,217 @@
+package spaceapps
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/senclaw/sandbox/app"
+)
+
+type zipEntry struct {
+	name, data string
+	mode       os.FileMode
+}
+
+func makeZip(t *testing.T, entries ...zipEntry) *bytes.Buffer {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
+		if e.mode == 0 {
+			e.mode = 0o644
+		}
+		h.SetMode(e.mode)
+		fw, err := w.CreateHeader(h)
+		must(t, err)
+		_, err = fw.Write([]byte(e.data))
+		must(t, err)
+	}
+	must(t, w.Close())
+	return &buf
+}
+
+// TestZipUploads: a zip with the manifest at its root or in its one top
+// folder registers; one with entries that climb out, absolute paths or
+// links is refused, writes nothing outside and registers nothing.
+func TestZipUploads(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	manifest := probeManifest("zipped", `{"enabled": true}`)
+	victim := filepath.Join(f.root, "victim.txt")
+	bad := []struct {
+		name    string
+		entries []zipEntry
+		says    string
+	}{
+		{"dotdot", []zipEntry{{name: ManifestFile, data: manifest}, {name: "../victim.txt", data: "x"}}, "climbs out"},
+		{"deep_dotdot", []zipEntry{{name: ManifestFile, data: manifest}, {name: "a/../../victim.txt", data: "x"}}, "climbs out"},
+		{"absolute", []zipEntry{{name: ManifestFile, data: manifest}, {name: "/tmp/victim.txt", data: "x"}}, "absolute"},
+		{"symlink", []zipEntry{{name: ManifestFile, data: manifest}, {name: "link", data: "/etc/passwd", mode: os.ModeSymlink | 0o777}}, "link"},
+		{"no_manifest", []zipEntry{{name: "app.py", data: "print(1)"}}, "has no " + ManifestFile},
+	}
+	for _, b := range bad {
+		_, err := f.s.RegisterZip(ctx, makeZip(t, b.entries...), nil)
+		var fe *app.FieldError
+		if !errors.As(err, &fe) || fe.Field != "zip" || !strings.Contains(err.Error(), b.says) {
+			t.Errorf("%s: %v", b.name, err)
+		}
+	}
+	if _, err := os.Stat(victim); err == nil {
+		t.Fatal("a zip entry was written outside the app's folder")
+	}
+	if apps, _ := f.s.List(ctx); len(apps) != 0 {
+		t.Fatalf("refused zips registered %d apps", len(apps))
+	}
+	if _, err := f.s.RegisterZip(ctx, bytes.NewReader([]byte("not a zip")), nil); err == nil || !strings.Contains(err.Error(), "not a zip") {
+		t.Errorf("not a zip: %v", err)
+	}
+	big := &zeroReader{n: MaxZipBytes + 10}
+	if _, err := f.s.RegisterZip(ctx, big, nil); err == nil || !strings.Contains(err.Error(), "larger than 50 MiB") {
+		t.Errorf("a zip over 50 MiB: %v", err)
+	}
+	r, err := f.s.RegisterZip(ctx, makeZip(t, zipEntry{name: "probe/" + ManifestFile, data: manifest}, zipEntry{name: "probe/probe.py", data: probeApp}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Created || r.App.ID != "zipped" {
+		t.Fatalf("registered %+v", r)
+	}
+	v := f.start(t, "zipped")
+	if v.Sandbox.Isolation != "bwrap" {
+		t.Fatalf("started %+v", v)
+	}
+}
+
+type zeroReader struct{ n int }
+
+func (z *zeroReader) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, os.ErrClosed
+	}
+	k := min(len(p), z.n)
+	clear(p[:k])
+	z.n -= k
+	return k, nil
+}
+
+// TestRegisteringInPlaceUsesTheMountGuards: the home itself, a secret
+// folder and the engine's own data are refused as apps' folders, as they
+// are as mounts.
+func TestRegisteringInPlaceUsesTheMountGuards(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	must(t, os.WriteFile(filepath.Join(f.home, ManifestFile), []byte(probeManifest("home", "")), 0o644))
+	must(t, os.WriteFile(filepath.Join(f.home, ".ssh", ManifestFile), []byte(probeManifest("ssh", "")), 0o644))
+	for _, dir := range []string{f.home, filepath.Join(f.home, ".ssh"), f.e.DataDir(), "/etc", "relative/dir"} {
+		for _, inPlace := range []bool{true, false} {
+			_, err := f.s.Register(ctx, RegisterRequest{Dir: dir, InPlace: inPlace})
+			var fe *app.FieldError
+			if !errors.As(err, &fe) || fe.Field != "dir" {
+				t.Errorf("register %s (in place %v): %v", dir, inPlace, err)
+			}
+		}
+	}
+	folder := writeApp(t, probeManifest("folders", `{"enabled": true, "folders": [{"path": "`+filepath.Join(f.home, ".ssh")+`", "readOnly": true}]}`), map[string]string{"probe.py": probeApp})
+	_, err := f.s.Register(ctx, RegisterRequest{Dir: folder})
+	var fe *app.FieldError
+	if !errors.As(err, &fe) || fe.Field != "sandbox.folders[0].path" {
+		t.Errorf("a secret folder as an app's folder: %v", err)
+	}
+}
+
+// TestReRegisteringUpdatesKeepingDataAndForce: an update keeps the app's
+// data and a person's configuration; a forced manifest re-applies its
+// block and locks it; a manifest that drops force drops the lock and
+// keeps the confinement; rm --purge removes only the engine's copy.
+func TestReRegisteringUpdatesKeepingDataAndForce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	dir := writeApp(t, probeManifest("upd", `{"enabled": true, "readMode": "strict"}`), map[string]string{"probe.py": probeApp})
+	v := f.register(t, dir, false)
+	must(t, os.WriteFile(filepath.Join(v.Dir, "data.db"), []byte("the app's data"), 0o644))
+	open := "open"
+	if _, err := f.s.PutSandbox(ctx, "upd", SandboxPatch{ReadMode: &open}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.s.Register(ctx, RegisterRequest{Dir: dir})
+	must(t, err)
+	if r.Created {
+		t.Fatal("an update was reported as a new app")
+	}
+	if data, _ := os.ReadFile(filepath.Join(v.Dir, "data.db")); string(data) != "the app's data" {
+		t.Fatal("an update lost the app's data")
+	}
+	sv, _ := f.s.Sandbox(ctx, "upd")
+	if sv.Settings.ReadMode != "open" || sv.Forced {
+		t.Fatalf("an update without force overrode the person's configuration: %+v", sv)
+	}
+	// Force: the block wins, and the sandbox cannot be disabled.
+	must(t, os.WriteFile(filepath.Join(dir, ManifestFile), []byte(probeManifest("upd", `{"force": true, "readMode": "strict", "network": "off"}`)), 0o644))
+	f.register(t, dir, false)
+	sv, _ = f.s.Sandbox(ctx, "upd")
+	if !sv.Forced || !sv.Settings.Enabled || sv.Settings.ReadMode != "strict" || sv.Settings.Network != "off" || sv.LockReason == "" {
+		t.Fatalf("forced %+v", sv)
+	}
+	off := false
+	_, err = f.s.PutSandbox(ctx, "upd", SandboxPatch{Enabled: &off})
+	var ce *app.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "forces its sandbox") {
+		t.Fatalf("disabling a forced sandbox: %v", err)
+	}
+	if _, err := f.s.PutSandbox(ctx, "upd", SandboxPatch{ReadMode: &open}); err != nil {
+		t.Fatal(err)
+	}
+	f.register(t, dir, false) // force is re-applied
+	if sv, _ = f.s.Sandbox(ctx, "upd"); sv.Settings.ReadMode != "strict" {
+		t.Fatalf("force was not re-applied: %+v", sv.Settings)
+	}
+	// Dropping force drops the lock, not the confinement.
+	must(t, os.WriteFile(filepath.Join(dir, ManifestFile), []byte(probeManifest("upd", `{"enabled": true}`)), 0o644))
+	f.register(t, dir, false)
+	sv, _ = f.s.Sandbox(ctx, "upd")
+	if sv.Forced || !sv.Settings.Enabled || sv.Settings.ReadMode != "strict" || sv.Settings.Network != "off" {
+		t.Fatalf("after dropping force: %+v", sv)
+	}
+	if _, err := f.s.PutSandbox(ctx, "upd", SandboxPatch{Enabled: &off}); err != nil {
+		t.Fatalf("an unforced sandbox could not be disabled: %v", err)
+	}
+	// rm keeps the copy unless purged; purge removes only the copy.
+	files, err := f.s.Remove(ctx, "upd", false)
+	must(t, err)
+	if !strings.Contains(files, "still on disk") {
+		t.Fatalf("rm: %q", files)
+	}
+	if _, err := os.Stat(v.Dir); err != nil {
+		t.Fatal("rm without purge removed the files")
+	}
+	f.register(t, dir, false)
+	if files, _ := f.s.Remove(ctx, "upd", true); files != "purged" {
+		t.Fatalf("rm --purge: %q", files)
+	}
+	if _, err := os.Stat(v.Dir); !os.IsNotExist(err) {
+		t.Fatal("rm --purge kept the engine's copy")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "probe.py")); err != nil {
+		t.Fatal("rm --purge touched the folder the app was copied from")
+	}
+	inPlace := f.register(t, dir, true)
+	if files, _ := f.s.Remove(ctx, inPlace.ID, true); !strings.Contains(files, "untouched") {
+		t.Fatalf("rm --purge of an app in place: %q", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "probe.py")); err != nil {
+		t.Fatal("rm --purge removed an app run in place")
+	}
+	if _, err := f.e.Get(sandboxID("upd")); err == nil {
+		t.Fatal("rm left the app's sandbox")
+	}
+}
