@@ -51,6 +51,16 @@ func follow(r io.Reader, skipExecs int, emit func(backends.TraceEvent), root fun
 		}
 		if len(line) > 0 {
 			c, ok := p.Line(line)
+			if leader, thread, took := p.TookOver(); took && open {
+				// The process thread was goes on as leader: it is the
+				// launch's when thread was (before the command's execve,
+				// every process is, and stays so until its exec opens).
+				if launch[thread] {
+					launch[leader] = true
+				} else {
+					delete(launch, leader)
+				}
+			}
 			switch {
 			case !ok:
 			case !open:

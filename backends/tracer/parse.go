@@ -50,6 +50,9 @@ func devSuffix(p string) string {
 type Parser struct {
 	pending      map[int]pendingCall
 	pendingBytes int
+	// tookOver is the last "superseded by execve" note not yet asked
+	// about (TookOver): leader and the thread whose execve it took.
+	tookOver [2]int
 }
 
 // maxPendingBytes bounds the unfinished halves a Parser keeps. A process
@@ -60,12 +63,29 @@ const maxPendingBytes = 32 << 20
 type pendingCall struct {
 	timeMs int64
 	head   string
+	// tookOver marks an execve whose thread's pid changed: it succeeded
+	// (the kernel takes over the leader's pid only past the point of no
+	// return), whatever strace prints as its result (strace 6.1 prints a
+	// garbage errno).
+	tookOver bool
 }
 
 const (
 	unfinished = " <unfinished ...>"
 	resumed    = " resumed>"
+	superseded = "+++ superseded by execve in pid "
+	pidChanged = " <pid changed to "
 )
+
+// TookOver reports, once, the last execve by a thread other than its
+// process's leader: from the line read last, the process's calls come
+// under leader's pid instead of thread's (a Go program, such as the
+// engine's forwarder, execs from any of its threads).
+func (p *Parser) TookOver() (leader, thread int, ok bool) {
+	t := p.tookOver
+	p.tookOver = [2]int{}
+	return t[0], t[1], t[0] > 0
+}
 
 // linePid reads the pid that begins a line of strace -f output.
 func linePid(line string) (int, bool) {
@@ -107,10 +127,35 @@ func (p *Parser) Line(line string) (Call, bool) {
 		return Call{}, false
 	}
 	switch {
+	case strings.HasPrefix(body, superseded):
+		// A thread other than the leader called execve: the process goes
+		// on as the leader's pid, and strace resumes the call there.
+		thread, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(body, superseded), " +++"))
+		if err != nil || thread <= 0 {
+			return Call{}, false
+		}
+		if pc, found := p.pending[thread]; found {
+			p.drop(thread)
+			pc.tookOver = true
+			p.keep(pid, pc)
+		}
+		p.tookOver = [2]int{pid, thread}
+		return Call{}, false
+	case strings.HasSuffix(body, " ...>") && strings.Contains(body, pidChanged):
+		// The same, as strace 6 prints it: the thread's half ends with
+		// "<pid changed to LEADER ...>", resumed under the leader's pid.
+		i := strings.LastIndex(body, pidChanged)
+		leader, err := strconv.Atoi(strings.TrimSuffix(body[i+len(pidChanged):], " ...>"))
+		if err != nil || leader <= 0 {
+			return Call{}, false
+		}
+		p.keep(leader, pendingCall{timeMs, body[:i], true})
+		p.tookOver = [2]int{leader, pid}
+		return Call{}, false
 	case strings.HasPrefix(body, "+++") || strings.HasPrefix(body, "---"):
 		return Call{}, false
 	case strings.HasSuffix(body, unfinished):
-		p.keep(pid, pendingCall{timeMs, strings.TrimSuffix(body, unfinished)})
+		p.keep(pid, pendingCall{timeMs: timeMs, head: strings.TrimSuffix(body, unfinished)})
 		return Call{}, false
 	case strings.HasPrefix(body, "<... "):
 		i := strings.Index(body, resumed)
@@ -121,6 +166,11 @@ func (p *Parser) Line(line string) (Call, bool) {
 		p.drop(pid)
 		body = pc.head + body[i+len(resumed):]
 		timeMs = pc.timeMs
+		if pc.tookOver {
+			c, ok := parseCall(body)
+			c.Pid, c.TimeMs, c.Ret, c.Errno = pid, timeMs, "0", ""
+			return c, ok
+		}
 	}
 	c, ok := parseCall(body)
 	c.Pid, c.TimeMs = pid, timeMs

@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,6 +155,54 @@ func TestFollowDropsTheLaunch(t *testing.T) {
 	want := "proc.spawn /usr/bin/python3,file.read /w/in.txt,proc.spawn /bin/true"
 	if err != nil || strings.Join(got, ",") != want {
 		t.Fatalf("got %q (%v), want %q", got, err, want)
+	}
+}
+
+// The forwarder is a Go program: it may exec the command from a thread
+// other than its leader. strace then resumes the execve under the
+// leader's pid after a "superseded" note (strace 6.1 with a garbage
+// errno, though the exec succeeded), or prints it whole under the
+// thread's pid; either way the command is opened and its calls (under
+// the leader's pid) kept.
+func TestFollowAThreadsExec(t *testing.T) {
+	t.Parallel()
+	launch := []string{
+		`100 1.0 execve("/usr/bin/bwrap", ["/usr/bin/bwrap", "--"], 0x1 /* 3 vars */) = 0`,
+		`101 1.1 mkdir("/newroot/usr", 0755) = 0`,
+		`102 1.2 execve("/usr/lib/senclaw/senclaw-netfwd", ["senclaw-netfwd"], 0x1 /* 3 vars */) = 0`,
+		`102 1.3 openat(AT_FDCWD</>, "/etc/hosts", O_RDONLY|O_CLOEXEC) = 3</etc/hosts>`,
+	}
+	after := []string{
+		`102 1.7 openat(AT_FDCWD</w>, "in.txt", O_RDONLY|O_CLOEXEC) = 3</w/in.txt>`,
+		`101 1.8 openat(3</proc>, "self/fd", O_RDONLY|O_CLOEXEC) = 5</proc/101/fd>`,
+		`102 1.9 execve("/bin/true", ["/bin/true"], 0x1 /* 3 vars */) = 0`,
+		"",
+	}
+	for name, exec := range map[string][]string{
+		"resumed under the leader": {
+			`105 1.4 execve("/usr/bin/python3", ["/usr/bin/python3", "t.py"], 0x1 /* 3 vars */ <unfinished ...>`,
+			`102 1.5 +++ superseded by execve in pid 105 +++`,
+			`102 1.6 <... execve resumed>) = 0`,
+		},
+		"strace 6": {
+			`105 1.4 execve("/usr/bin/python3", ["/usr/bin/python3", "t.py"], 0x1 /* 3 vars */ <pid changed to 102 ...>`,
+			`102 1.5 +++ superseded by execve in pid 105 +++`,
+			`102 1.6 <... execve resumed>) = -1 (errno 18446744073709551359)`,
+		},
+		"whole under the thread": {
+			`105 1.4 execve("/usr/bin/python3", ["/usr/bin/python3", "t.py"], 0x1 /* 3 vars */) = 0`,
+			`102 1.5 +++ superseded by execve in pid 105 +++`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := strings.Join(append(append(slices.Clone(launch), exec...), after...), "\n")
+			var got []string
+			err := Follow(strings.NewReader(out), 2, func(ev backends.TraceEvent) { got = append(got, ev.Kind+" "+ev.Target) })
+			want := "proc.spawn /usr/bin/python3,file.read /w/in.txt,proc.spawn /bin/true"
+			if err != nil || strings.Join(got, ",") != want {
+				t.Fatalf("got %q (%v), want %q", got, err, want)
+			}
+		})
 	}
 }
 
