@@ -89,6 +89,8 @@ type Engine struct {
 	status statusCache
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
+	closeOnce      sync.Once
+	closeErr       error
 }
 
 // New opens the store and returns a ready engine.
@@ -163,17 +165,21 @@ func prepareDataDir(dir string) error {
 	return nil
 }
 
-// Close stops every live run and closes the store.
+// Close stops every live run, releases what the backends hold (the warm
+// container pool) and closes the store. It is safe to call more than once.
 func (e *Engine) Close() error {
-	if e.stopBackground != nil {
-		e.stopBackground()
-	}
-	e.live.killAll()
-	e.live.wait(5 * time.Second)
-	e.records.close()
-	e.closeBackends()
-	e.proxy.Close()
-	return e.store.Close()
+	e.closeOnce.Do(func() {
+		if e.stopBackground != nil {
+			e.stopBackground()
+		}
+		e.live.killAll()
+		e.live.wait(5 * time.Second)
+		e.records.close()
+		e.closeBackends()
+		e.proxy.Close()
+		e.closeErr = e.store.Close()
+	})
+	return e.closeErr
 }
 
 // DataDir is where the database and workspaces live.
