@@ -92,6 +92,9 @@ type Backend struct {
 	sandboxes map[string]*sandboxState
 
 	pool *pool
+	// sweeps holds a *sync.Mutex per container: its sweeps inside run
+	// one at a time (kill.go).
+	sweeps sync.Map
 	// started is when New ran: containers labelled as created before it
 	// belong to an earlier engine.
 	started time.Time

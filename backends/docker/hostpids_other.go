@@ -9,7 +9,7 @@ import "errors"
 
 func sharesHostPids(int, string) bool { return false }
 
-func killHostTree(int, int, string) error {
+func sweepHost(int, string, int) error {
 	return errors.New("host pids are not visible on this system")
 }
 

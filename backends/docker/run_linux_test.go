@@ -270,3 +270,73 @@ func TestInspector_statsTopKill(t *testing.T) {
 		t.Errorf("after remove: %q", s)
 	}
 }
+
+// TestRunsLeaveNoSurvivor: what a run starts dies with it, even what
+// left its tree the way daemons do (a new session, a double fork whose
+// middle process exits at once), at its end and when it is killed at its
+// timeout, on this machine's daemon (host pids) and the remote way (kill
+// inside), while another run of the same sandbox keeps going.
+func TestRunsLeaveNoSurvivor(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	escape := "setsid sh -c 'sleep 300' & (setsid sh -c 'sleep 301' &); sleep 0.2; echo started"
+	for _, tc := range []struct {
+		name   string
+		inside bool
+		kill   bool
+	}{
+		{"exit/host_pids", false, false},
+		{"timeout/host_pids", false, true},
+		{"exit/kill_inside_container", true, false},
+		{"timeout/kill_inside_container", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := newTestBackend(t, func(o *Options) { o.inContainerKill = tc.inside })
+			spec := newSpec(t, b, "/bin/sh", "-c", "true")
+			// A server of another run of the same sandbox stays up.
+			other := *spec
+			other.RunID, other.Argv = "r"+randomHex(3), []string{"/bin/sh", "-c", "exec sleep 299"}
+			server, err := b.Start(context.Background(), &other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer server.Kill()
+			script := escape
+			if tc.kill {
+				script += "; sleep 302"
+			}
+			s := *spec
+			s.RunID, s.Argv = "r"+randomHex(3), []string{"/bin/sh", "-c", script}
+			var out syncBuffer
+			s.Stdout = &out
+			p, err := b.Start(context.Background(), &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
+			if tc.kill {
+				if err := p.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			procs, err := b.ContainerTop(context.Background(), spec.SandboxID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			serving := false
+			for _, pr := range procs {
+				if strings.Contains(pr.Command, "sleep 30") {
+					t.Errorf("a process of the run survived it: %+v", pr)
+				}
+				serving = serving || strings.Contains(pr.Command, "sleep 299")
+			}
+			if !serving {
+				t.Errorf("the other run's server was killed too: %+v", procs)
+			}
+		})
+	}
+}
