@@ -19,6 +19,7 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/mcp"
+	"github.com/senclaw/sandbox/backends/direct"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -53,6 +54,10 @@ Run "senclaw SUBCOMMAND -h" for a subcommand's flags.
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == direct.ReaperArg {
+		// The child subreaper of a direct run (backends/direct).
+		os.Exit(direct.RunReaper(os.Args[2:]))
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -73,7 +73,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 				Owner:        dockerOwner(dataDir),
 				Logger:       logger,
 			}),
-			direct.New(),
+			direct.New(direct.Options{Reaper: selfExecutable()}),
 		},
 		Probes:    []app.Prober{app.ProbeFunc(landlock.Name, func(context.Context) backends.Capability { return landlock.Probe() })},
 		Logger:    logger,
@@ -82,14 +82,24 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 	}, nil
 }
 
+// selfExecutable is this program's path, for helpers it starts as
+// itself (the direct backend's subreaper); "" when it cannot be found.
+func selfExecutable() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		return real
+	}
+	return self
+}
+
 // findForwarder finds senclaw-netfwd, the in-sandbox network forwarder:
 // next to this executable, else on PATH. "" when there is none: the
 // engine then refuses runs that need network and says how to build it.
 func findForwarder() string {
-	if self, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(self); err == nil {
-			self = real
-		}
+	if self := selfExecutable(); self != "" {
 		p := filepath.Join(filepath.Dir(self), "senclaw-netfwd")
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return p

@@ -83,7 +83,7 @@ func waitSettled(t *testing.T, owner, after string) {
 // daemon does (a new session, its parent gone), marked so that
 // marked can find it on this machine.
 func survivor(mark string) string {
-	return `setsid sh -c 'while :; do echo ` + mark + ` >> /tmp/alive; sleep 1; done' & (sh -c 'sleep 300; echo ` + mark + `' &) ; echo started`
+	return `setsid sh -c 'while :; do echo ` + mark + ` >> alive; sleep 1; done' & (setsid sh -c 'sleep 300; echo ` + mark + `' &) ; echo started`
 }
 
 // marked lists the host pids whose command line holds mark.

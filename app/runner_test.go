@@ -407,3 +407,64 @@ func TestBackgroundRunsLogBothStreams(t *testing.T) {
 		t.Fatalf("log %q lacks a stream", data)
 	}
 }
+
+// TestNothingARunStartedSurvivesIt: what a run starts dies when it ends
+// or times out, also what left its process group and session the way
+// daemons do (setsid, a double fork), under bwrap (its pid namespace and
+// cgroup) and on the direct backend (a cgroup of the run's own as root,
+// a child subreaper otherwise); the record says which held. The Docker
+// cases are in oneshot_docker_test.go and backends/docker.
+func TestNothingARunStartedSurvivesIt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		backend string
+		timeout bool
+	}{
+		{"bwrap/exit", "bwrap", false},
+		{"bwrap/timeout", "bwrap", true},
+		{"direct/exit", "direct", false},
+		{"direct/timeout", "direct", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var e *Engine
+			if tc.backend == "bwrap" {
+				e = bwrapEngine(t)
+			} else {
+				e = directEngine(t)
+			}
+			mark := "survivor-" + randomHex(4)
+			cmd := survivor(mark)
+			cfg := SandboxConfig{Backend: ptr(tc.backend)}
+			if tc.timeout {
+				cmd += "; sleep 60"
+				cfg.TimeoutMs = ptr(2000)
+			}
+			type ran struct {
+				res *RunResult
+				err error
+			}
+			done := make(chan ran, 1)
+			go func() {
+				res, err := e.RunOnce(context.Background(), cfg, RunRequest{Command: cmd})
+				done <- ran{res, err}
+			}()
+			var res *RunResult
+			var err error
+			select {
+			case r := <-done:
+				res, err = r.res, r.err
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the run did not end: what it left behind holds it open: %v", marked(mark))
+			}
+			if err != nil || res.Record.TimedOut != tc.timeout || !strings.Contains(res.Stdout, "started") {
+				t.Fatalf("run: %v %+v", err, res.Record)
+			}
+			waitNoneMarked(t, mark, "the run ended")
+			if tc.backend == "direct" && !strings.Contains(strings.Join(res.Record.Enforced, "; "), "processes: ") {
+				t.Errorf("the record does not say how the run's processes were ended: %+v", res.Record.Enforced)
+			}
+		})
+	}
+}

@@ -26,3 +26,6 @@ func killGroup(pid int) error {
 	}
 	return err
 }
+
+// killPid kills one process.
+func killPid(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -16,3 +16,6 @@ func killGroup(pid int) error {
 	}
 	return p.Kill()
 }
+
+// killPid kills one process.
+func killPid(pid int) error { return killGroup(pid) }

@@ -1,0 +1,163 @@
+package direct
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+func TestMain(m *testing.M) {
+	// The test binary is the subreaper of the runs that use one.
+	if len(os.Args) > 1 && os.Args[1] == ReaperArg {
+		os.Exit(RunReaper(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestNothingTheRunStartedOutlivesIt: a direct run that leaves processes
+// behind the way daemons do (setsid, a double fork) ends when its command
+// does, and takes them along, at its end and when killed, in a cgroup of
+// its own (as root) and under the child subreaper; the enforcement says
+// which held.
+func TestNothingTheRunStartedOutlivesIt(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		opts Options
+		kill bool
+		held string
+	}{
+		{"reaper/exit", Options{Reaper: self, noCgroup: true}, false, "subreaper"},
+		{"reaper/kill", Options{Reaper: self, noCgroup: true}, true, "subreaper"},
+	}
+	if _, err := newRunCgroup("probe-" + randomSuffix()); err == nil {
+		cases = append(cases,
+			struct {
+				name string
+				opts Options
+				kill bool
+				held string
+			}{"cgroup/exit", Options{}, false, "cgroup"},
+			struct {
+				name string
+				opts Options
+				kill bool
+				held string
+			}{"cgroup/kill", Options{}, true, "cgroup"})
+	} else if os.Geteuid() == 0 {
+		t.Logf("no cgroup v2 here (%v): the cgroup cases are not run", err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			mark := "outlive-" + randomSuffix()
+			script := "setsid sh -c 'sleep 300; echo " + mark + "' & (setsid sh -c 'sleep 301; echo " + mark + "' &); echo started"
+			if tc.kill {
+				script += "; sleep 302"
+			}
+			var out lockedBuffer
+			p, err := New(tc.opts).Start(context.Background(), &backends.Spec{
+				RunID: "r" + randomSuffix(), Workspace: ws, Argv: []string{"/bin/sh", "-c", script},
+				Env: []string{"PATH=/usr/bin:/bin", "MARK=" + mark}, Stdout: &out, Stderr: &out,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.kill {
+				waitUntil(t, func() bool { return len(marked(mark)) >= 2 && strings.Contains(out.String(), "started") })
+				if err := p.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan struct{})
+			go func() { p.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the run did not end: what it left behind holds it open: %v", marked(mark))
+			}
+			if !strings.Contains(out.String(), "started") {
+				t.Errorf("output %q", out.String())
+			}
+			waitUntil(t, func() bool { return len(marked(mark)) == 0 })
+			if held := strings.Join(p.Enforcement().Limits, "; "); !strings.Contains(held, "processes: ") || !strings.Contains(held, tc.held) {
+				t.Errorf("the enforcement says %q, want how the processes were ended (%s)", held, tc.held)
+			}
+		})
+	}
+}
+
+// TestTheSubreaperGetsNoEnvironment: the subreaper is a host-side helper
+// and starts with an empty environment; only the command gets the run's.
+func TestTheSubreaperGetsNoEnvironment(t *testing.T) {
+	t.Parallel()
+	self, _ := os.Executable()
+	var out, errOut bytes.Buffer
+	p, err := New(Options{Reaper: self, noCgroup: true}).Start(context.Background(), &backends.Spec{
+		Workspace: t.TempDir(), Argv: []string{"/bin/sh", "-c", `tr '\0' '\n' < /proc/$PPID/environ | wc -l; echo "$RUNVAR"`},
+		Env: []string{"PATH=/usr/bin:/bin", "RUNVAR=for-the-command", "LD_PRELOAD=/nonexistent.so"}, Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := p.Wait(); err != nil || st.Code != 0 {
+		t.Fatalf("%+v %v: %s%s", st, err, out.String(), errOut.String())
+	}
+	if got := strings.Fields(out.String()); len(got) != 2 || got[0] != "0" || got[1] != "for-the-command" {
+		t.Fatalf("want 0 variables in the reaper's environment and the command's RUNVAR, got %q", out.String())
+	}
+}
+
+// marked lists the pids whose command line holds mark.
+func marked(mark string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(data), mark) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func waitUntil(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a run writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func randomSuffix() string { return strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "") }
