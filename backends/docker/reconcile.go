@@ -88,9 +88,11 @@ func (b *Backend) adopt(ctx context.Context, cli *client.Client, sandboxID strin
 }
 
 // ours reports whether a container was made by this Backend (after New).
+// The label has nanoseconds: an engine restarted within the second its
+// predecessor made a container must still see that one as not its own.
 func (b *Backend) ours(labels map[string]string) bool {
-	t, err := time.Parse(time.RFC3339, labels[labelCreated])
-	return err == nil && !t.Before(b.started.Truncate(time.Second))
+	t, err := time.Parse(time.RFC3339Nano, labels[labelCreated])
+	return err == nil && !t.Before(b.started)
 }
 
 // cleanPoolDir removes pooled workspaces of earlier engines whose
