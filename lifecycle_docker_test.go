@@ -128,6 +128,19 @@ func (d *daemonProcess) waitContainers(what string, ok func(names []string) bool
 	}
 }
 
+// mounts lists what is mounted below the daemon's data dir (workspace
+// images, tmpfs workspaces).
+func (d *daemonProcess) mounts() []string {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], d.data+"/") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
 func requireDockerCLI(t *testing.T) {
 	t.Helper()
 	if err := exec.Command("docker", "image", "inspect", "senclaw-test/busybox:latest").Run(); err != nil {
@@ -141,8 +154,9 @@ func requireDockerCLI(t *testing.T) {
 // TestDockerContainersEndWithTheDaemon: through the path users take
 // (the CLI, the daemon, the engine, the Docker backend with its warm
 // pool), `senclaw stop` and SIGTERM leave no container of the daemon's,
-// pool included; after the daemon is SIGKILLed with a one-shot run
-// going, its container survives the crash and the next start removes it.
+// pool included, and no mount; after the daemon is SIGKILLed with a
+// one-shot run going, its container survives the crash and the next
+// start removes it, with the mounts it left.
 func TestDockerContainersEndWithTheDaemon(t *testing.T) {
 	t.Parallel()
 	requireDockerCLI(t)
@@ -165,6 +179,9 @@ func TestDockerContainersEndWithTheDaemon(t *testing.T) {
 	d.stopped()
 	if left := d.containers(""); len(left) > 0 {
 		t.Fatalf("after senclaw stop: %v", left)
+	}
+	if left := d.mounts(); len(left) > 0 {
+		t.Fatalf("after senclaw stop, mounts are left: %v", left)
 	}
 
 	d.start()
@@ -194,5 +211,8 @@ func TestDockerContainersEndWithTheDaemon(t *testing.T) {
 	d.stopped()
 	if left := d.containers(""); len(left) > 0 {
 		t.Fatalf("after SIGTERM: %v", left)
+	}
+	if left := d.mounts(); len(left) > 0 {
+		t.Fatalf("after SIGTERM, mounts are left: %v", left)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/diskquota"
 	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/backends/landlock"
 )
@@ -70,6 +71,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 				HomeDir:      home,
 				DefaultImage: app.DefaultSettings().DefaultImage,
 				PoolDir:      filepath.Join(dataDir, "docker-pool"),
+				HardQuota:    true,
 				Owner:        dockerOwner(dataDir),
 				Logger:       logger,
 			}),
@@ -79,6 +81,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		Logger:    logger,
 		EUID:      euid,
 		Forwarder: findForwarder(),
+		Disks:     diskquota.NewImages(filepath.Join(dataDir, "disks"), logger),
 	}, nil
 }
 

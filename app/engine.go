@@ -18,6 +18,7 @@ import (
 	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -65,6 +66,10 @@ type Options struct {
 	// nil in production.
 	NetResolve       func(ctx context.Context, host string) ([]netip.Addr, error)
 	NetTreatAsRemote func(netip.AddrPort) bool
+	// Disks makes the workspaces' filesystem images, the hard disk
+	// quota (main gives it the data dir's disks/). Nil, or not usable
+	// here (not root, no loop devices): the watchdog counts instead.
+	Disks *diskquota.Images
 }
 
 // Engine owns all state. Create it with New and release it with Close.
@@ -87,6 +92,10 @@ type Engine struct {
 	proxy  *netproxy.Proxy
 	net    netGuard
 	status statusCache
+
+	// watchdog counts the workspaces without a hard quota (quota.go).
+	watchdog *diskquota.Watchdog
+
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 	closeOnce      sync.Once
@@ -128,6 +137,7 @@ func New(opts Options) (*Engine, error) {
 		live:   newLiveRuns(),
 		status: statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
 	}
+	e.watchdog = diskquota.NewWatchdog()
 	e.proxy = netproxy.New(netproxy.Options{
 		Rules: e.netRules, Protected: e.protectedPort,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
@@ -145,6 +155,11 @@ func New(opts Options) (*Engine, error) {
 		e.records.close()
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
+	}
+	if err := e.reconcileDisks(); err != nil {
+		// A workspace whose image did not mount again is an empty
+		// directory until it does: say so, and go on.
+		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
 	return e, nil
 }
@@ -177,6 +192,12 @@ func (e *Engine) Close() error {
 		e.records.close()
 		e.closeBackends()
 		e.proxy.Close()
+		e.watchdog.Close()
+		if e.opts.Disks != nil {
+			if err := e.opts.Disks.DetachAll(); err != nil {
+				e.log.Warn("Workspace images could not all be unmounted.", "err", err)
+			}
+		}
 		e.closeErr = e.store.Close()
 	})
 	return e.closeErr

@@ -16,7 +16,7 @@ import (
 // dockerEngine is an engine with the Docker backend as main builds it
 // (a warm one-shot pool in the data dir), on containers labelled with an
 // owner of its own so that containersOf sees only this test's.
-func dockerEngine(t *testing.T, edit func(*docker.Options)) (*Engine, string) {
+func dockerEngine(t *testing.T, edit func(*docker.Options), engineOpts ...engineOpt) (*Engine, string) {
 	t.Helper()
 	root := testDir(t)
 	owner := "senclaw-test-" + randomHex(4)
@@ -37,7 +37,7 @@ func dockerEngine(t *testing.T, edit func(*docker.Options)) (*Engine, string) {
 			_ = exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
 		}
 	})
-	e := newTestEngine(t, []backends.Backend{b}, func(o *Options) { o.DataDir = filepath.Join(root, "data") })
+	e := newTestEngine(t, []backends.Backend{b}, append([]engineOpt{func(o *Options) { o.DataDir = filepath.Join(root, "data") }}, engineOpts...)...)
 	s := e.Settings()
 	s.DefaultImage = dockerTestImage
 	if _, err := e.SetSettings(s); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // RunRequest asks for one execution. Exactly one of Command, Argv or
@@ -168,6 +169,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	}
 	rec.Backend, rec.Isolation = backend.Name(), isolation
 
+	disk := e.prepareDisk(p.sb, backend)
 	spec, err := e.spec(p, &rec)
 	if err != nil {
 		return e.refuse(&rec, err)
@@ -204,6 +206,10 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	enf := proc.Enforcement()
 	tr.started(enf) // trace (issue #7)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
+	disk = e.startedDisk(p, disk)
+	if line := disk.line(p.sb); line != "" {
+		rec.Enforced = append(rec.Enforced, line)
+	}
 	if backend.Name() == "direct" && wantsNetwork(p.sb) {
 		rec.Missing = append(rec.Missing, "network: the direct backend enforces nothing; the network switch, port and domain rules are advisory only")
 	}
@@ -216,7 +222,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
-		status, waitErr := e.supervise(ctx, p, lr)
+		status, waitErr := e.supervise(ctx, p, lr, e.watchDisk(p, disk, lr))
 		releaseNet()
 		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()
@@ -244,9 +250,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 }
 
 // supervise waits for the run, killing it on timeout, on the caller's
-// cancellation (foreground runs only) and when the workspace outgrows its
-// quota.
-func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.ExitStatus, error) {
+// cancellation (foreground runs only) and, with the watchdog, when the
+// workspace outgrows its quota.
+func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun, quota *diskquota.Watch) (backends.ExitStatus, error) {
 	waited := make(chan struct{})
 	var status backends.ExitStatus
 	var err error
@@ -260,9 +266,11 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 	if p.req.Background {
 		done = nil // a background run outlives the request that started it
 	}
-	quota := newQuotaWatch(p.sb.Workspace, p.sb.DiskMB)
-	defer quota.stop()
-	overQuota := quota.exceeded()
+	var overQuota <-chan struct{}
+	if quota != nil {
+		defer quota.Stop()
+		overQuota = quota.Exceeded()
+	}
 	for {
 		select {
 		case <-waited:
@@ -273,7 +281,7 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 			lr.kill("cancelled by the caller")
 			done = nil
 		case <-overQuota:
-			lr.kill(fmt.Sprintf("the workspace grew past its %d MB disk quota", p.sb.DiskMB))
+			lr.kill("disk quota: " + quota.Reason())
 			overQuota = nil
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 func randomHex(n int) string {
@@ -326,9 +327,29 @@ func (e *Engine) Delete(ctx context.Context, id string, purge bool) (bool, error
 	}
 	e.forgetNetwork(id)
 	if !purge {
+		// The files stay on disk: out of the workspace's image, if it
+		// has one, into its directory.
+		if err := e.releaseDisk(sb, true); err != nil {
+			return false, err
+		}
 		return false, nil
 	}
 	return e.purgeWorkspace(sb)
+}
+
+// releaseDisk unmounts and removes the image of sb's own workspace
+// (keep: its files move into the directory first), and whatever else is
+// mounted over it (a one-shot's tmpfs, a pooled workspace bound there).
+func (e *Engine) releaseDisk(sb *Sandbox, keep bool) error {
+	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != filepath.Join(e.workspacesDir(), sb.ID) {
+		return nil
+	}
+	if e.opts.Disks != nil {
+		if err := e.opts.Disks.Remove(sb.Workspace, keep); err != nil {
+			return fmt.Errorf("removing the workspace's disk image: %w", err)
+		}
+	}
+	return diskquota.Unmount(sb.Workspace)
 }
 
 // purgeWorkspace removes a workspace only if it is exactly
@@ -337,6 +358,9 @@ func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 	want := filepath.Join(e.workspacesDir(), sb.ID)
 	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != want || sb.ID == "" || strings.ContainsAny(sb.ID, "/.") {
 		return false, nil
+	}
+	if err := e.releaseDisk(sb, false); err != nil {
+		return false, err
 	}
 	if err := os.RemoveAll(want); err != nil {
 		return false, fmt.Errorf("removing the workspace: %w", err)
