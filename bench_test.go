@@ -55,6 +55,10 @@ func TestBenchDaemon(t *testing.T) {
 	if err := c.Ping(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// 200 runs at once are more than the default bound on this machine.
+	if _, err := c.SetSettings(ctx, map[string]any{"maxRuns": 400}); err != nil {
+		t.Fatal(err)
+	}
 	// Raw bwrap with the binds and namespaces a strict sandbox gets, as
 	// the sandbox user, capturing output like the engine does.
 	ws := filepath.Join(root, "raw-ws")

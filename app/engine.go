@@ -95,6 +95,10 @@ type Engine struct {
 
 	// watchdog counts the workspaces without a hard quota (quota.go).
 	watchdog *diskquota.Watchdog
+	// slots counts the runs in flight; createMu makes counting the
+	// sandboxes and storing a new one one step (bounds.go).
+	slots    runSlots
+	createMu sync.Mutex
 
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc

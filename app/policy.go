@@ -54,6 +54,7 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		checkPids("defaultPids", s.DefaultPids),
 		checkTimeout("defaultTimeoutMs", s.DefaultTimeoutMs),
 		checkDisk("defaultDiskMb", s.DefaultDiskMB),
+		checkBounds(s),
 	} {
 		if err != nil {
 			return Settings{}, err
@@ -144,6 +145,11 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 		}
 	}
 	if sb == nil {
+		e.createMu.Lock()
+		defer e.createMu.Unlock()
+		if err := e.roomForSandbox(); err != nil {
+			return nil, err
+		}
 		def := e.defaultSandbox()
 		def.ID = randomHex(6)
 		def.Name = "agent:" + filepath.Base(dir)

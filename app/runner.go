@@ -163,6 +163,18 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if rec.Source == "" {
 		rec.Source = SourceCLI
 	}
+	release, err := e.takeRunSlot(p.sb.ID)
+	if err != nil {
+		return e.refuse(&rec, err)
+	}
+	// A background run gives its slot back when it ends, in its own
+	// goroutine; every other way out of here gives it back now.
+	background := false
+	defer func() {
+		if !background {
+			release()
+		}
+	}()
 	backend, isolation, err := e.choose(ctx, p)
 	if err != nil {
 		return e.refuse(&rec, err)
@@ -237,7 +249,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	rec.State = "running"
 	e.records.save(rec, nil)
 	started := rec
+	background = true
 	go func() {
+		defer release()
 		finish()
 		// A backend may copy output into the log after Start returned
 		// (bwrap does for stderr): the file is closed once the run is over.

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/senclaw/sandbox/app/store"
@@ -195,6 +193,11 @@ func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error
 			sb.Backend = b.Name()
 		}
 	}
+	e.createMu.Lock()
+	defer e.createMu.Unlock()
+	if err := e.roomForSandbox(); err != nil {
+		return nil, err
+	}
 	if err := e.makeWorkspace(&sb); err != nil {
 		return nil, err
 	}
@@ -253,37 +256,26 @@ func (e *Engine) Get(id string) (*Sandbox, error) {
 }
 
 func (e *Engine) withLiveState(sb *Sandbox) {
+	e.withRunState(sb)
+	sb.Container = e.containerStatus(sb)
+}
+
+// withRunState sets sb's state from its live runs.
+func (e *Engine) withRunState(sb *Sandbox) {
 	if e.live.count(sb.ID) > 0 {
 		sb.State = StateRunning
 	} else if sb.State == StateRunning {
 		sb.State = StateIdle
 	}
-	sb.Container = e.containerStatus(sb)
 }
 
 // List returns every sandbox, most recently used first.
 func (e *Engine) List() ([]Sandbox, error) {
-	var out []Sandbox
-	err := e.store.EachSandbox(func(data []byte) error {
-		var sb Sandbox
-		if err := json.Unmarshal(data, &sb); err != nil {
-			return err
-		}
-		e.withLiveState(&sb)
-		out = append(out, sb)
-		return nil
-	})
-	slices.SortStableFunc(out, func(a, b Sandbox) int {
-		ta, tb := a.LastUsedAt, b.LastUsedAt
-		if ta.IsZero() {
-			ta = a.CreatedAt
-		}
-		if tb.IsZero() {
-			tb = b.CreatedAt
-		}
-		return tb.Compare(ta)
-	})
-	return out, err
+	page, err := e.SandboxesPage(ListQuery{})
+	if err != nil || len(page.Sandboxes) == 0 {
+		return nil, err
+	}
+	return page.Sandboxes, nil
 }
 
 // Update validates cfg against the sandbox and saves it. The same checks

@@ -106,11 +106,17 @@ type Settings struct {
 	DefaultImage string `json:"defaultImage"`
 	// Notifications turns the desktop notifications on or off.
 	Notifications bool `json:"notifications"`
+	// MaxSandboxes bounds the sandboxes the engine holds; MaxRuns the
+	// runs in flight in all of them, MaxRunsPerSandbox in one (background
+	// runs included). Past them, creations and runs are refused.
+	MaxSandboxes      int `json:"maxSandboxes"`
+	MaxRuns           int `json:"maxRuns"`
+	MaxRunsPerSandbox int `json:"maxRunsPerSandbox"`
 }
 
 // DefaultSettings are used until settings are saved.
 func DefaultSettings() Settings {
-	return Settings{
+	s := Settings{
 		DefaultFsMode:    backends.FsStrict,
 		Allowlist:        []string{},
 		DefaultCPUs:      1,
@@ -123,6 +129,8 @@ func DefaultSettings() Settings {
 		DefaultImage:     "debian:bookworm-slim",
 		Notifications:    true,
 	}
+	s.MaxSandboxes, s.MaxRuns, s.MaxRunsPerSandbox = 500, defaultMaxRuns(), 32
+	return s
 }
 
 // ExecPolicy holds the enforcement switches.

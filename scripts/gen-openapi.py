@@ -5,7 +5,7 @@ routes = [
 ("GET","/caps","Capabilities: each backend's probe state, version, reason and what it enforces; ?refresh=1 probes again.",None,"Capabilities"),
 ("GET","/languages","Code languages for runs.",None,None),
 ("GET","/fs-modes","The fs modes with labels and descriptions.",None,None),
-("GET","/sandboxes","List sandboxes, most recently used first.",None,None),
+("GET","/sandboxes","List sandboxes, most recently used first: one page (?limit, ?offset) of those matching ?q (name, id, backend, image, state), with the total that match and how many run; without ?limit, all of them.",None,"SandboxPage"),
 ("POST","/sandboxes","Create a sandbox. Invalid fields are refused with the field named; nothing is stored.","SandboxConfig","SandboxReply"),
 ("GET","/sandboxes/{id}","One sandbox with its live state.",None,"Sandbox"),
 ("PATCH","/sandboxes/{id}","Change a sandbox; the same checks as on create.","SandboxConfig","SandboxReply"),
@@ -35,7 +35,7 @@ routes = [
 ("PUT","/settings","Merge and save settings; validated like sandboxes.","Settings","Settings"),
 ("GET","/exec-policy","The enforcement switches.",None,"ExecPolicy"),
 ("PUT","/exec-policy","Merge and save the enforcement switches.","ExecPolicy","ExecPolicy"),
-("GET","/runs","Recent runs, newest first (?sandboxId, ?limit 1-5000, default 50).",None,None),
+("GET","/runs","Recent runs, newest first: one page (?limit 1-5000, default 50, ?offset) of those of ?sandboxId matching ?q (command, language, sandbox, source, isolation), with the total that match.",None,"RunPage"),
 ("GET","/runs/{id}","One run record.",None,"RunRecord"),
 ("POST","/run-once","Run in a throwaway sandbox (its config fields may be given too); removed afterwards, its record kept.","RunBody","RunReply"),
 ("POST","/agent-shell","Run an agent's shell command under the exec policy ({projectDir, command, timeoutMs, env}).","AgentShellBody","RunReply"),
@@ -74,6 +74,13 @@ schemas = {
  "Stats":obj,"Settings":obj,"ExecPolicy":{"type":"object","properties":{k:{"type":"boolean"} for k in ["execShell","execNetwork","runPython","runNode","codeNetwork","schedulerScript","schedulerNetwork"]}},
  "Capabilities":obj,"Status":obj,
 }
+schemas["SandboxPage"]={"type":"object","required":["sandboxes","total","running"],"properties":{"sandboxes":{"type":"array","items":{"$ref":"#/components/schemas/Sandbox"}},"total":{"type":"integer","description":"sandboxes that match ?q, on every page"},"running":{"type":"integer","description":"sandboxes with a run going, of all"}}}
+schemas["RunPage"]={"type":"object","required":["runs","total"],"properties":{"runs":{"type":"array","items":{"$ref":"#/components/schemas/RunRecord"}},"total":{"type":"integer","description":"runs that match, on every page"}}}
+# Query parameters of the paged lists.
+page_params=[{"name":"limit","in":"query","schema":{"type":"integer","minimum":1}},{"name":"offset","in":"query","schema":{"type":"integer","minimum":0}},{"name":"q","in":"query","schema":{"type":"string","maxLength":200},"description":"keep the items that contain it, ignoring case"}]
+# Routes that can meet one of the engine's bounds (maxSandboxes): 429.
+bounded={("POST","/sandboxes"),("POST","/agent-shell")}
+queries={("GET","/sandboxes"):page_params,("GET","/runs"):page_params+[{"name":"sandboxId","in":"query","schema":{"type":"string"}}]}
 schemas["ExecPolicy"]["properties"]["execFsMode"]={"type":"string","enum":["strict","allowlist","open"]}
 schemas["ExecPolicy"]["properties"]["execLoopback"]={"type":"array","items":{"type":"integer"}}
 paths = {}
@@ -87,6 +94,9 @@ for m,p,summary,req,resp in routes:
     params=[]
     if "{id}" in p:
         params.append({"name":"id","in":"path","required":True,"schema":{"type":"string"}})
+    params += queries.get((m,p),[])
+    if (m,p) in bounded:
+        op["responses"]["429"]={"$ref":"#/components/responses/Error"}
     if params: op["parameters"]=params
     paths.setdefault("/api/sandbox"+p,{})[m.lower()]=op
 doc = {"openapi":"3.1.0","info":{"title":"SenClaw Sandbox API","version":"1","description":"The engine's REST API. Over the Unix socket ($XDG_RUNTIME_DIR/senclaw/api.sock, mode 0600) no token is needed; over TCP (127.0.0.1) send Authorization: Bearer <token from $XDG_CONFIG_HOME/senclaw/api-token>. Errors are {error, field?}."},

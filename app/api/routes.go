@@ -168,15 +168,18 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	limit, err := intParam(r, "limit", 50, 1, 5000)
+	q, err := listQuery(r, 50)
 	if err != nil {
 		return err
 	}
-	runs, err := s.e.Runs(r.URL.Query().Get("sandboxId"), limit)
+	if q.Limit > 5000 {
+		return &badRequest{field: "limit", msg: "limit " + strconv.Itoa(q.Limit) + ": must be a whole number from 1 to 5000"}
+	}
+	page, err := s.e.RunsPage(r.URL.Query().Get("sandboxId"), q)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 

@@ -217,3 +217,59 @@ func (s *Store) ListRuns(sandboxID string, limit int, fn func(data []byte) bool)
 		return nil
 	})
 }
+
+// CountSandboxes returns how many sandboxes are stored.
+func (s *Store) CountSandboxes() (int, error) {
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketSandboxes).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// PageRuns calls fn with run documents newest first, only sandboxID's when
+// it is not empty, and only those match accepts (nil: all): skipping the
+// first offset of them, then up to limit (0: no limit). It returns how
+// many match in all.
+func (s *Store) PageRuns(sandboxID string, match func(data []byte) bool, offset, limit int, fn func(data []byte)) (total int, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		runs := tx.Bucket(bucketRuns)
+		var c *bolt.Cursor
+		if sandboxID == "" {
+			c = runs.Cursor()
+		} else {
+			sb := tx.Bucket(bucketRunIndex).Bucket([]byte(sandboxID))
+			if sb == nil {
+				return nil
+			}
+			c = sb.Cursor()
+		}
+		if match == nil && sandboxID == "" {
+			total = runCount(tx)
+		}
+		n := 0
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			if sandboxID != "" {
+				if v = runs.Get(k); v == nil {
+					continue
+				}
+			}
+			if match != nil && !match(v) {
+				continue
+			}
+			if n >= offset && (limit <= 0 || n < offset+limit) {
+				fn(v)
+			}
+			n++
+			if match == nil && sandboxID == "" && limit > 0 && n >= offset+limit {
+				break // the total is known already
+			}
+		}
+		if match != nil || sandboxID != "" {
+			total = n
+		}
+		return nil
+	})
+	return total, err
+}
