@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
 	"github.com/senclaw/sandbox/backends/docker"
 )
@@ -240,4 +242,63 @@ func waitPooled(t *testing.T, owner string) {
 			t.Fatal("the pool did not fill")
 		}
 	}
+}
+
+// TestADockerSandboxSeesItsNewImage: a Docker sandbox whose container was
+// made before its workspace had an image (an engine without hard quotas
+// made it) gets a new container when the image comes, never one that
+// still binds the directory the files moved out of.
+func TestADockerSandboxSeesItsNewImage(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("hard disk quotas need a root engine")
+	}
+	root := testDir(t)
+	owner := "senclaw-test-" + randomHex(4)
+	t.Cleanup(func() {
+		if ids := containersOf(t, owner, ""); len(ids) > 0 {
+			_ = exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
+		}
+	})
+	engine := func(hard bool) *Engine {
+		b := docker.New(docker.Options{DefaultImage: dockerTestImage, Owner: owner, PoolSize: -1})
+		if c := b.Probe(context.Background()); !c.Usable() {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("docker is required under CI: %s", c.Reason)
+			}
+			t.Skipf("docker: %s", c.Reason)
+		}
+		e := newTestEngine(t, []backends.Backend{b}, func(o *Options) {
+			o.DataDir = filepath.Join(root, "data")
+			if hard {
+				o.Disks = diskquota.NewImages(filepath.Join(o.DataDir, "disks"), nil)
+			}
+		})
+		s := e.Settings()
+		s.DefaultImage = dockerTestImage
+		if _, err := e.SetSettings(s); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	ctx := context.Background()
+	plain := engine(false)
+	sb, err := plain.Create(ctx, SandboxConfig{Backend: ptr("docker"), DiskMB: ptr(32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := plain.Exec(ctx, sb.ID, RunRequest{Command: "echo one > f"}); err != nil || !res.Record.OK() {
+		t.Fatalf("first run: %v %+v", err, res.Record)
+	}
+	plain.Close()
+
+	hard := engine(true)
+	res, err := hard.Exec(ctx, sb.ID, RunRequest{Command: "cat f; df -k /work | tail -1"})
+	if err != nil || !res.Record.OK() || !strings.HasPrefix(res.Stdout, "one\n") {
+		t.Fatalf("after the image came: %v %q %q %s", err, res.Stdout, res.Stderr, res.Record.Error)
+	}
+	if line := strings.Join(res.Record.Enforced, "; "); !strings.Contains(line, "loop ext4 image (hard)") {
+		t.Fatalf("record: %s", line)
+	}
+	t.Cleanup(func() { _, _ = hard.Delete(context.Background(), sb.ID, true) })
 }
