@@ -75,7 +75,7 @@ test: test-deps vet test-go test-fuzz test-browser test-desktop
 
 # Benchmarks print ratios against the raw tools measured in the same run.
 bench: deps
-	SENCLAW_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestBench' -v . ./app/
+	SENCLAW_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestBench' -v . ./app/ ./backends/diskquota/
 
 clean:
 	rm -f $(BINARY) senclaw-netfwd
