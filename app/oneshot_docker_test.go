@@ -11,6 +11,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/docker"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // dockerEngine is an engine with the Docker backend as main builds it
@@ -86,26 +87,13 @@ func survivor(mark string) string {
 	return `setsid sh -c 'while :; do echo ` + mark + ` >> alive; sleep 1; done' & (setsid sh -c 'sleep 300; echo ` + mark + `' &) ; echo started`
 }
 
-// marked lists the host pids whose command line holds mark.
-func marked(mark string) []string {
-	var pids []string
-	entries, _ := os.ReadDir("/proc")
-	for _, en := range entries {
-		data, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(data), mark) {
-			pids = append(pids, en.Name())
-		}
-	}
-	return pids
-}
-
 // waitNoneMarked waits until no process holds mark.
 func waitNoneMarked(t *testing.T, mark, after string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for len(marked(mark)) > 0 {
+	for len(testutil.PidsWith(mark)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s, processes the run started are still alive: %v", after, marked(mark))
+			t.Fatalf("after %s, processes the run started are still alive: %v", after, testutil.PidsWith(mark))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -167,7 +155,7 @@ func TestDockerOneShotsLeaveNoContainer(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		go func() {
 			deadline := time.Now().Add(30 * time.Second)
-			for len(marked(mark)) == 0 && time.Now().Before(deadline) {
+			for len(testutil.PidsWith(mark)) == 0 && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			cancel()
@@ -193,7 +181,7 @@ func TestDockerOneShotsLeaveNoContainer(t *testing.T) {
 			t.Fatalf("run: %v %+v", err, res.Record)
 		}
 		deadline := time.Now().Add(30 * time.Second)
-		for len(marked(mark)) == 0 {
+		for len(testutil.PidsWith(mark)) == 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("the background run did not start its processes")
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func TestTimeoutKillsTheTreeAndKeepsTheOutput(t *testing.T) {
@@ -456,7 +457,7 @@ func TestNothingARunStartedSurvivesIt(t *testing.T) {
 			case r := <-done:
 				res, err = r.res, r.err
 			case <-time.After(30 * time.Second):
-				t.Fatalf("the run did not end: what it left behind holds it open: %v", marked(mark))
+				t.Fatalf("the run did not end: what it left behind holds it open: %v", testutil.PidsWith(mark))
 			}
 			if err != nil || res.Record.TimedOut != tc.timeout || !strings.Contains(res.Stdout, "started") {
 				t.Fatalf("run: %v %+v", err, res.Record)

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -67,7 +66,7 @@ func TestNothingTheRunStartedOutlivesIt(t *testing.T) {
 			if tc.kill {
 				script += "; sleep 302"
 			}
-			var out lockedBuffer
+			var out testutil.SyncBuffer
 			p, err := New(tc.opts).Start(context.Background(), &backends.Spec{
 				RunID: "r" + randomSuffix(), Workspace: ws, Argv: []string{"/bin/sh", "-c", script},
 				Env: []string{"PATH=/usr/bin:/bin", "MARK=" + mark}, Stdout: &out, Stderr: &out,
@@ -76,7 +75,7 @@ func TestNothingTheRunStartedOutlivesIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.kill {
-				waitUntil(t, func() bool { return len(marked(mark)) >= 2 && strings.Contains(out.String(), "started") })
+				waitUntil(t, func() bool { return len(testutil.PidsWith(mark)) >= 2 && strings.Contains(out.String(), "started") })
 				if err := p.Kill(); err != nil {
 					t.Fatal(err)
 				}
@@ -86,12 +85,12 @@ func TestNothingTheRunStartedOutlivesIt(t *testing.T) {
 			select {
 			case <-done:
 			case <-time.After(20 * time.Second):
-				t.Fatalf("the run did not end: what it left behind holds it open: %v", marked(mark))
+				t.Fatalf("the run did not end: what it left behind holds it open: %v", testutil.PidsWith(mark))
 			}
 			if !strings.Contains(out.String(), "started") {
 				t.Errorf("output %q", out.String())
 			}
-			waitUntil(t, func() bool { return len(marked(mark)) == 0 })
+			waitUntil(t, func() bool { return len(testutil.PidsWith(mark)) == 0 })
 			if held := strings.Join(p.Enforcement().Limits, "; "); !strings.Contains(held, "processes: ") || !strings.Contains(held, tc.held) {
 				t.Errorf("the enforcement says %q, want how the processes were ended (%s)", held, tc.held)
 			}
@@ -120,19 +119,6 @@ func TestTheSubreaperGetsNoEnvironment(t *testing.T) {
 	}
 }
 
-// marked lists the pids whose command line holds mark.
-func marked(mark string) []string {
-	var pids []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(data), mark) {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
-
 func waitUntil(t *testing.T, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
@@ -140,24 +126,6 @@ func waitUntil(t *testing.T, ok func() bool) {
 			t.Fatal("timed out waiting")
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while a run writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func randomSuffix() string { return strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "") }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestKill_keepsOutputAndKillsTree: the engine kills a run at its timeout;
@@ -25,7 +26,7 @@ func TestKill_keepsOutputAndKillsTree(t *testing.T) {
 			t.Parallel()
 			b := newTestBackend(t, func(o *Options) { o.inContainerKill = tc.inside })
 			spec := newSpec(t, b, "/bin/sh", "-c", "sleep 300 & (sleep 301; true) & echo started; wait")
-			var out syncBuffer
+			var out testutil.SyncBuffer
 			spec.Stdout = &out
 			p, err := b.Start(context.Background(), spec)
 			if err != nil {
@@ -65,7 +66,7 @@ func TestKill_restartIsTheLastResort(t *testing.T) {
 	requireDocker(t)
 	b := newTestBackend(t, func(o *Options) { o.inContainerKill = true })
 	spec := newSpec(t, b, "/bin/sh", "-c", "rm -f /tmp/.senclaw-*.pid; echo started; sleep 300")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	spec.Stdout = &out
 	p, err := b.Start(context.Background(), spec)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestInspector_statsTopKill(t *testing.T) {
 	requireDocker(t)
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "/bin/sh", "-c", "sleep 300 & sleep 302 & echo up; wait")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	spec.Stdout = &out
 	p, err := b.Start(context.Background(), spec)
 	if err != nil {
@@ -308,7 +309,7 @@ func TestRunsLeaveNoSurvivor(t *testing.T) {
 			}
 			s := *spec
 			s.RunID, s.Argv = "r"+randomHex(3), []string{"/bin/sh", "-c", script}
-			var out syncBuffer
+			var out testutil.SyncBuffer
 			s.Stdout = &out
 			p, err := b.Start(context.Background(), &s)
 			if err != nil {
