@@ -277,8 +277,8 @@ func TestFailClosed(t *testing.T) {
 			if _, err := os.Stat(marker); err == nil {
 				t.Fatal("the command ran")
 			}
-			runs, _ := e.Runs("", 10)
-			if len(runs) != 1 || !strings.HasPrefix(runs[0].Isolation, "refused: ") {
+			page, _ := e.RunsPage("", ListQuery{Limit: 10})
+			if runs := page.Runs; len(runs) != 1 || !strings.HasPrefix(runs[0].Isolation, "refused: ") {
 				t.Fatalf("runs %+v", runs)
 			}
 		})
@@ -379,8 +379,9 @@ func TestRunsAreBoundedAndListedNewestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs, _ := e.Runs("", 0)
-	if len(runs) != 3 {
+	page, _ := e.RunsPage("", ListQuery{})
+	runs := page.Runs
+	if len(runs) != 3 || page.Total != 3 {
 		t.Fatalf("%d runs kept, want 3", len(runs))
 	}
 	if !runs[0].StartedAt.After(runs[2].StartedAt) && !runs[0].StartedAt.Equal(runs[2].StartedAt) {

@@ -192,3 +192,42 @@ func (cg *runCgroup) release() {
 func (cg *runCgroup) held() string {
 	return "processes: a cgroup of the run's own (v2), emptied when it ends, so nothing it started outlives it (a process running as root could still move itself out)"
 }
+
+// staleAfter is how long a run cgroup must have existed before Sweep
+// takes it for one a dead engine left: longer than any run may last (10
+// minutes), so that the runs of another engine going on now are safe.
+const staleAfter = time.Hour
+
+// Sweep ends what the runs of a dead engine left in their cgroups (a
+// crash leaves no one to kill a run's tree), and removes the cgroups. It
+// returns how many it removed. The engine calls it at start.
+func (b *Backend) Sweep() int {
+	if b.opts.noCgroup {
+		return 0
+	}
+	mnt, own := unifiedHierarchy()
+	if mnt == "" {
+		return 0
+	}
+	base := mnt
+	if os.Geteuid() != 0 {
+		base = filepath.Join(mnt, own)
+	}
+	parent := filepath.Join(base, "senclaw-direct")
+	entries, _ := os.ReadDir(parent)
+	n := 0
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !e.IsDir() || time.Since(fi.ModTime()) < staleAfter {
+			continue
+		}
+		cg := &runCgroup{dir: filepath.Join(parent, e.Name()), fd: -1}
+		if cg.kill() == nil {
+			cg.release()
+			if _, err := os.Stat(cg.dir); errors.Is(err, fs.ErrNotExist) {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,3 +131,47 @@ func waitUntil(t *testing.T, ok func() bool) {
 }
 
 func randomSuffix() string { return strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "") }
+
+// TestSweepEndsWhatADeadEnginesRunsLeft: a run cgroup older than any run
+// may last (its engine died: nobody killed the tree) is emptied and
+// removed at the next start; a recent one, maybe another engine's run
+// going on, is left alone.
+func TestSweepEndsWhatADeadEnginesRunsLeft(t *testing.T) {
+	if _, err := newRunCgroup("probe-" + randomSuffix()); err != nil {
+		if os.Geteuid() == 0 && os.Getenv("CI") == "true" {
+			t.Fatalf("a root engine must make run cgroups under CI: %v", err)
+		}
+		t.Skipf("no cgroup v2 here: %v", err)
+	}
+	start := func(id string) *runCgroup {
+		cg, err := newRunCgroup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", "setsid sh -c 'exec sleep 300' & true")
+		fd, _ := syscall.Open(cg.dir, syscall.O_DIRECTORY|syscall.O_RDONLY, 0)
+		defer syscall.Close(fd)
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cg.kill(); cg.release() })
+		return cg
+	}
+	old, recent := start("r-old-"+randomSuffix()), start("r-new-"+randomSuffix())
+	past := time.Now().Add(-2 * staleAfter)
+	if err := os.Chtimes(old.dir, past, past); err != nil {
+		t.Fatal(err)
+	}
+	// What the dead run left: one process that left its session.
+	waitUntil(t, func() bool { return len(old.pids()) == 1 && len(recent.pids()) == 1 })
+	if n := New().Sweep(); n < 1 {
+		t.Fatalf("Sweep removed %d cgroups", n)
+	}
+	if _, err := os.Stat(old.dir); !os.IsNotExist(err) {
+		t.Fatalf("the stale cgroup is still there: %v", err)
+	}
+	if len(recent.pids()) != 1 {
+		t.Fatal("Sweep touched a recent run")
+	}
+}
