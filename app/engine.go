@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/senclaw/sandbox/app/netproxy"
@@ -93,8 +94,13 @@ type Engine struct {
 	net    netGuard
 	status statusCache
 
-	// watchdog counts the workspaces without a hard quota (quota.go).
-	watchdog *diskquota.Watchdog
+	// watchdog counts the workspaces without a hard quota. The one-shot
+	// workspaces with something mounted over them are kept (path -> true
+	// for the engine's tmpfs, which tmpfsOneShots counts; false for what
+	// a backend bound there), to be unmounted after the run (quota.go).
+	watchdog        *diskquota.Watchdog
+	tmpfsOneShots   atomic.Int64
+	mountedOneShots sync.Map
 	// slots counts the runs in flight; createMu makes counting the
 	// sandboxes and storing a new one one step (bounds.go).
 	slots    runSlots

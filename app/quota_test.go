@@ -302,3 +302,39 @@ func TestADockerSandboxSeesItsNewImage(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = hard.Delete(context.Background(), sb.ID, true) })
 }
+
+// TestOneShotTmpfsAreBounded: at most 32 one-shot workspaces are a tmpfs
+// at once (each mount slows every new sandbox's start); the others are
+// counted by the watchdog and their records say why; the slots come back
+// when the runs end.
+func TestOneShotTmpfsAreBounded(t *testing.T) {
+	t.Parallel()
+	e := hardEngine(t)
+	ctx := context.Background()
+	var lines []string
+	for i := 0; i < maxTmpfsOneShots+4; i++ {
+		res, err := e.RunOnce(ctx, SandboxConfig{DiskMB: ptr(16)}, RunRequest{Command: "exec sleep 300", Background: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Join(res.Record.Enforced, "; "))
+	}
+	hard, soft := 0, 0
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "disk: tmpfs (hard)"):
+			hard++
+		case strings.Contains(l, "disk: watchdog") && strings.Contains(l, "the most at once"):
+			soft++
+		}
+	}
+	if hard != maxTmpfsOneShots || soft != 4 {
+		t.Fatalf("%d tmpfs and %d watchdog one-shots, want %d and 4", hard, soft, maxTmpfsOneShots)
+	}
+	e.StopAll(ctx)
+	waitFor(t, func() bool { return e.tmpfsOneShots.Load() == 0 })
+	res, err := e.RunOnce(ctx, SandboxConfig{DiskMB: ptr(16)}, RunRequest{Command: "true"})
+	if err != nil || !strings.Contains(strings.Join(res.Record.Enforced, "; "), "disk: tmpfs (hard)") {
+		t.Fatalf("after the runs ended: %v %v", err, res.Record.Enforced)
+	}
+}

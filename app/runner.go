@@ -218,7 +218,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	enf := proc.Enforcement()
 	tr.started(enf) // trace (issue #7)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
-	disk = e.startedDisk(p, disk)
+	disk = e.startedDisk(p, backend, disk)
 	if line := disk.line(p.sb); line != "" {
 		rec.Enforced = append(rec.Enforced, line)
 	}

@@ -336,6 +336,16 @@ func (e *Engine) releaseDisk(sb *Sandbox, keep bool) error {
 	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != filepath.Join(e.workspacesDir(), sb.ID) {
 		return nil
 	}
+	if sb.Kind == "oneshot" {
+		v, mounted := e.mountedOneShots.LoadAndDelete(sb.Workspace)
+		if !mounted {
+			return nil
+		}
+		if v.(bool) {
+			defer e.tmpfsOneShots.Add(-1)
+		}
+		return diskquota.Unmount(sb.Workspace)
+	}
 	if e.opts.Disks != nil {
 		if err := e.opts.Disks.Remove(sb.Workspace, keep); err != nil {
 			return fmt.Errorf("removing the workspace's disk image: %w", err)
