@@ -67,10 +67,17 @@ func containersOf(t *testing.T, owner, kind string) []string {
 // the pool keeps its "pool" label, so one left behind shows as a third.
 func waitSettled(t *testing.T, owner, after string) {
 	t.Helper()
+	waitSettledPools(t, owner, after, 2)
+}
+
+// waitSettledPools is waitSettled when one-shots of several settings
+// made several pools: at most most pooled containers.
+func waitSettledPools(t *testing.T, owner, after string, most int) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		oneShots, pooled := containersOf(t, owner, "oneshot"), containersOf(t, owner, "pool")
-		if len(oneShots) == 0 && len(pooled) <= 2 {
+		if len(oneShots) == 0 && len(pooled) <= most {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -102,8 +109,8 @@ func waitNoneMarked(t *testing.T, mark, after string) {
 // TestDockerOneShotsLeaveNoContainer: `senclaw run --backend docker` goes
 // through the backend's one-shot path (the warm pool), and its container
 // is gone after the run however it ended: exit, timeout, the caller
-// going away, a refusal, and the engine stopping, which also removes the
-// pool. Nothing the run started (a new session, a double fork) outlives
+// going away, the disk quota, a refusal, and the engine stopping, which
+// also removes the pool. Nothing the run started (a new session, a double fork) outlives
 // it.
 func TestDockerOneShotsLeaveNoContainer(t *testing.T) {
 	t.Parallel()
@@ -173,6 +180,14 @@ func TestDockerOneShotsLeaveNoContainer(t *testing.T) {
 			t.Fatalf("run: %v %+v", err, res.Record)
 		}
 		waitSettled(t, owner, "a refusal")
+	})
+	t.Run("quota", func(t *testing.T) {
+		// This engine makes no hard quotas: the watchdog kills the run.
+		res, err := e.RunOnce(ctx, SandboxConfig{Backend: ptr("docker"), DiskMB: ptr(16), TimeoutMs: ptr(60000)}, RunRequest{Command: quotaCases[1].script + "; sleep 60"})
+		if err != nil || !strings.Contains(res.Record.Killed, "disk quota") {
+			t.Fatalf("run: %v %+v", err, res.Record)
+		}
+		waitSettledPools(t, owner, "a run killed past its disk quota", 4) // two shapes: two pools
 	})
 	t.Run("engine_stop", func(t *testing.T) {
 		mark := "stop-" + randomHex(4)
