@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,10 @@ func TestBenchDaemon(t *testing.T) {
 	}
 	d := startBenchDaemon(t)
 	c, ctx, raw := d.client, context.Background(), d.rawBwrap
+	// 200 runs at once are more than the default bound on this machine.
+	if _, err := c.SetSettings(ctx, map[string]any{"maxRuns": 400}); err != nil {
+		t.Fatal(err)
+	}
 	oneShot := func() error {
 		res, err := c.RunOnce(ctx, client.RunOnceBody{RunBody: client.RunBody{Argv: []string{"true"}}}, nil)
 		if err == nil && !res.OK {
@@ -96,4 +101,48 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return -1
+}
+
+// TestBenchDockerOneShot measures, in one run and the same image, a
+// one-shot `true` through the path users take (the senclaw CLI, the
+// daemon, the engine, the Docker backend with its warm pool), as whole
+// processes, against `docker run --rm` of the same image, alternating
+// the two. `make bench` runs it; it is skipped otherwise.
+func TestBenchDockerOneShot(t *testing.T) {
+	if os.Getenv("SENCLAW_BENCH") == "" {
+		t.Skip("set SENCLAW_BENCH=1 (make bench)")
+	}
+	requireDockerCLI(t)
+	const image = "senclaw-test/busybox:latest"
+	d := buildDaemon(t)
+	d.start()
+	defer func() { d.cli("stop"); d.stopped() }()
+	timed := func(name string, args ...string) time.Duration {
+		cmd := exec.Command(name, args...)
+		cmd.Env = d.env
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
+		}
+		return time.Since(start)
+	}
+	ours := []string{"--data-dir", d.data, "run", "--backend", "docker", "--image", image, "--", "true"}
+	var tOurs, tRaw []time.Duration
+	full := 0
+	const n = 20
+	for i := 0; i < n+2; i++ {
+		warm := len(d.containers("pool")) >= 2 // untimed
+		a := timed(d.bin, ours...)
+		b := timed("docker", "run", "--rm", image, "true")
+		if i >= 2 { // the first run fills the pool
+			tOurs, tRaw = append(tOurs, a), append(tRaw, b)
+			if warm {
+				full++
+			}
+		}
+	}
+	mo, mr := medianOf(tOurs), medianOf(tRaw)
+	fmt.Printf("BENCH docker one-shot true: senclaw run --backend docker (CLI, daemon, engine, warm pool) %v, docker run --rm %v, ratio %.2fx (pool full before %d of %d runs)\n", mo.Round(time.Millisecond), mr.Round(time.Millisecond), float64(mo)/float64(mr), full, n)
 }

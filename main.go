@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/senclaw/sandbox/app/cli"
+	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/envexec"
 	"github.com/senclaw/sandbox/backends/landlock"
 )
@@ -25,6 +26,10 @@ func main() {
 		// The launcher a traced direct run's command starts through
 		// (backends/envexec); it execs the command or fails.
 		os.Exit(envexec.Main(os.Args[2:], os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == direct.ReaperArg {
+		// The child subreaper of a direct run (backends/direct).
+		os.Exit(direct.RunReaper(os.Args[2:]))
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

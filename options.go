@@ -18,6 +18,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/diskquota"
 	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/backends/landlock"
 	"github.com/senclaw/sandbox/backends/unixguard"
@@ -68,10 +69,11 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 			HomeDir:      home,
 			DefaultImage: app.DefaultSettings().DefaultImage,
 			PoolDir:      filepath.Join(dataDir, "docker-pool"),
+			HardQuota:    true,
 			Owner:        dockerOwner(dataDir),
 			Logger:       logger,
 		}),
-		direct.New(direct.Options{Launcher: selfPath()}),
+		direct.New(direct.Options{Launcher: selfPath(), Reaper: selfPath()}),
 	))
 	if err != nil {
 		return app.Options{}, err
@@ -85,13 +87,15 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		Logger:     logger,
 		EUID:       euid,
 		Forwarder:  findForwarder(),
+		Disks:      diskquota.NewImages(filepath.Join(dataDir, "disks"), logger),
 		// Facilities shown with the capabilities that are not backends.
 		Probes: []app.Prober{app.ProbeFunc(unixguard.Name, func(context.Context) backends.Capability { return unixguard.Probe() })},
 	}, nil
 }
 
 // selfPath is this executable's real path ("" when unknown): it is also
-// the envexec launcher (main handles envexec.Arg).
+// the envexec launcher (main handles envexec.Arg) and the direct
+// backend's subreaper (direct.ReaperArg).
 func selfPath() string {
 	self, err := os.Executable()
 	if err != nil {

@@ -13,11 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -66,6 +68,10 @@ type Options struct {
 	// nil in production.
 	NetResolve       func(ctx context.Context, host string) ([]netip.Addr, error)
 	NetTreatAsRemote func(netip.AddrPort) bool
+	// Disks makes the workspaces' filesystem images, the hard disk
+	// quota (main gives it the data dir's disks/). Nil, or not usable
+	// here (not root, no loop devices): the watchdog counts instead.
+	Disks *diskquota.Images
 }
 
 // Engine owns all state. Create it with New and release it with Close.
@@ -92,8 +98,23 @@ type Engine struct {
 	status statusCache
 	// runtimeScan finds the interpreters a switched-off runtime masks.
 	runtimeScan backends.RuntimeScan
+
+	// watchdog counts the workspaces without a hard quota. The one-shot
+	// workspaces with something mounted over them are kept (path -> true
+	// for the engine's tmpfs, which tmpfsOneShots counts; false for what
+	// a backend bound there), to be unmounted after the run (quota.go).
+	watchdog        *diskquota.Watchdog
+	tmpfsOneShots   atomic.Int64
+	mountedOneShots sync.Map
+	// slots counts the runs in flight; createMu makes counting the
+	// sandboxes and storing a new one one step (bounds.go).
+	slots    runSlots
+	createMu sync.Mutex
+
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
+	closeOnce      sync.Once
+	closeErr       error
 	// reconciled is closed when Start's reconciliation is done.
 	reconciled chan struct{}
 }
@@ -134,6 +155,7 @@ func New(opts Options) (*Engine, error) {
 		status:     statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
 		reconciled: make(chan struct{}),
 	}
+	e.watchdog = diskquota.NewWatchdog()
 	e.proxy = netproxy.New(netproxy.Options{
 		Rules: e.netRules, Protected: e.protectedPort,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
@@ -151,6 +173,11 @@ func New(opts Options) (*Engine, error) {
 		e.records.close()
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
+	}
+	if err := e.reconcileDisks(); err != nil {
+		// A workspace whose image did not mount again is an empty
+		// directory until it does: say so, and go on.
+		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
 	return e, nil
 }
@@ -171,17 +198,27 @@ func prepareDataDir(dir string) error {
 	return nil
 }
 
-// Close stops every live run and closes the store.
+// Close stops every live run, releases what the backends hold (the warm
+// container pool) and closes the store. It is safe to call more than once.
 func (e *Engine) Close() error {
-	if e.stopBackground != nil {
-		e.stopBackground()
-	}
-	e.live.killAll()
-	e.live.wait(5 * time.Second)
-	e.records.close()
-	e.closeBackends()
-	e.proxy.Close()
-	return e.store.Close()
+	e.closeOnce.Do(func() {
+		if e.stopBackground != nil {
+			e.stopBackground()
+		}
+		e.live.killAll()
+		e.live.wait(5 * time.Second)
+		e.records.close()
+		e.closeBackends()
+		e.proxy.Close()
+		e.watchdog.Close()
+		if e.opts.Disks != nil {
+			if err := e.opts.Disks.DetachAll(); err != nil {
+				e.log.Warn("Workspace images could not all be unmounted.", "err", err)
+			}
+		}
+		e.closeErr = e.store.Close()
+	})
+	return e.closeErr
 }
 
 // DataDir is where the database and workspaces live.

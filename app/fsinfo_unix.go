@@ -7,14 +7,6 @@ import (
 	"syscall"
 )
 
-// allocatedBytes is the disk space a file really takes.
-func allocatedBytes(info fs.FileInfo) int64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Blocks * 512
-	}
-	return info.Size()
-}
-
 // ownerOf returns a file's owner and group.
 func ownerOf(info fs.FileInfo) (uid, gid uint32, ok bool) {
 	st, ok := info.Sys().(*syscall.Stat_t)

@@ -81,7 +81,8 @@ func TestLaunchedServerOutlivesTheTimeoutAndEndsOnSIGTERM(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(dir, ".runs")); len(entries) != 0 {
 		t.Fatalf("a log file was written into the app's directory: %v", entries)
 	}
-	runs, _ := e.Runs(sb.ID, 5)
+	page, _ := e.RunsPage(sb.ID, ListQuery{Limit: 5})
+	runs := page.Runs
 	if len(runs) != 1 || runs[0].State != "done" || runs[0].Source != SourceSpaceApp {
 		t.Fatalf("stored runs %+v", runs)
 	}

@@ -87,6 +87,9 @@ func (e *Engine) Recreate(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	defer e.forgetStatus(id)
+	// The container binds the workspace as it is when it is made: its
+	// image, if it gets one, must be there first.
+	e.prepareDisk(sb, nil)
 	if err := p.Recreate(ctx, spec); err != nil {
 		return "", fmt.Errorf("recreating the container: %w", err)
 	}

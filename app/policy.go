@@ -58,6 +58,7 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		checkPids("defaultPids", s.DefaultPids),
 		checkTimeout("defaultTimeoutMs", s.DefaultTimeoutMs),
 		checkDisk("defaultDiskMb", s.DefaultDiskMB),
+		checkBounds(s),
 	} {
 		if err != nil {
 			return Settings{}, err
@@ -315,6 +316,11 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 		return sb, nil
 	}
 	if sb == nil {
+		e.createMu.Lock()
+		defer e.createMu.Unlock()
+		if err := e.roomForSandbox(); err != nil {
+			return nil, err
+		}
 		def := e.defaultSandbox()
 		def.ID = randomHex(6)
 		// The project dir is the agent's choice: its name is stored as

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // RunRequest asks for one execution. Exactly one of Command, Argv or
@@ -252,12 +253,25 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if rec.Source == "" {
 		rec.Source = SourceCLI
 	}
+	release, err := e.takeRunSlot(p.sb.ID)
+	if err != nil {
+		return e.refuse(&rec, err)
+	}
+	// A background run gives its slot back when it ends, in its own
+	// goroutine; every other way out of here gives it back now.
+	background := false
+	defer func() {
+		if !background {
+			release()
+		}
+	}()
 	backend, isolation, err := e.choose(ctx, p)
 	if err != nil {
 		return e.refuse(&rec, err)
 	}
 	rec.Backend, rec.Isolation = backend.Name(), isolation
 
+	disk := e.prepareDisk(p.sb, backend)
 	spec, err := e.spec(p, &rec)
 	if err != nil {
 		return e.refuse(&rec, err)
@@ -312,6 +326,10 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if unguarded != "" {
 		rec.Missing = append(rec.Missing, unguarded)
 	}
+	disk = e.startedDisk(p, backend, disk)
+	if line := disk.line(p.sb); line != "" {
+		rec.Enforced = append(rec.Enforced, line)
+	}
 	if backend.Name() == "direct" && wantsNetwork(p.sb) {
 		rec.Missing = append(rec.Missing, "network: the direct backend enforces nothing; the network switch, port and domain rules are advisory only")
 	}
@@ -325,7 +343,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
-		status, waitErr := e.supervise(ctx, p, lr)
+		status, waitErr := e.supervise(ctx, p, lr, e.watchDisk(p, disk, lr))
 		at.finish() // the terminal's last output, before the record
 		releaseNet()
 		e.live.remove(lr)
@@ -344,7 +362,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if p.launch != nil {
 		p.launch.started(lr, rec)
 	}
+	background = true
 	go func() {
+		defer release()
 		res := finish()
 		// A backend may copy output into the log after Start returned
 		// (bwrap does for stderr): the file is closed once the run is over.
@@ -362,9 +382,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 }
 
 // supervise waits for the run, killing it on timeout, on the caller's
-// cancellation (foreground runs only) and when the workspace outgrows its
-// quota.
-func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.ExitStatus, error) {
+// cancellation (foreground runs only) and, with the watchdog, when the
+// workspace outgrows its quota.
+func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun, quota *diskquota.Watch) (backends.ExitStatus, error) {
 	waited := make(chan struct{})
 	var status backends.ExitStatus
 	var err error
@@ -389,9 +409,11 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 	if p.req.Background {
 		done = nil // a background run outlives the request that started it
 	}
-	quota := newQuotaWatch(p.sb.Workspace, p.sb.DiskMB)
-	defer quota.stop()
-	overQuota := quota.exceeded()
+	var overQuota <-chan struct{}
+	if quota != nil {
+		defer quota.Stop()
+		overQuota = quota.Exceeded()
+	}
 	for {
 		select {
 		case <-waited:
@@ -405,7 +427,7 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun) (backends.
 			lr.kill("cancelled by the caller")
 			done = nil
 		case <-overQuota:
-			lr.kill(fmt.Sprintf("the workspace grew past its %d MB disk quota", p.sb.DiskMB))
+			lr.kill("disk quota: " + quota.Reason())
 			overQuota = nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func TestTimeoutKillsTheTreeAndKeepsTheOutput(t *testing.T) {
@@ -276,8 +277,8 @@ func TestFailClosed(t *testing.T) {
 			if _, err := os.Stat(marker); err == nil {
 				t.Fatal("the command ran")
 			}
-			runs, _ := e.Runs("", 10)
-			if len(runs) != 1 || !strings.HasPrefix(runs[0].Isolation, "refused: ") {
+			page, _ := e.RunsPage("", ListQuery{Limit: 10})
+			if runs := page.Runs; len(runs) != 1 || !strings.HasPrefix(runs[0].Isolation, "refused: ") {
 				t.Fatalf("runs %+v", runs)
 			}
 		})
@@ -378,8 +379,9 @@ func TestRunsAreBoundedAndListedNewestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs, _ := e.Runs("", 0)
-	if len(runs) != 3 {
+	page, _ := e.RunsPage("", ListQuery{})
+	runs := page.Runs
+	if len(runs) != 3 || page.Total != 3 {
 		t.Fatalf("%d runs kept, want 3", len(runs))
 	}
 	if !runs[0].StartedAt.After(runs[2].StartedAt) && !runs[0].StartedAt.Equal(runs[2].StartedAt) {
@@ -444,5 +446,66 @@ func TestScheduledNetworkNeedsThePolicyToo(t *testing.T) {
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v passed the check", bad)
 		}
+	}
+}
+
+// TestNothingARunStartedSurvivesIt: what a run starts dies when it ends
+// or times out, also what left its process group and session the way
+// daemons do (setsid, a double fork), under bwrap (its pid namespace and
+// cgroup) and on the direct backend (a cgroup of the run's own as root,
+// a child subreaper otherwise); the record says which held. The Docker
+// cases are in oneshot_docker_test.go and backends/docker.
+func TestNothingARunStartedSurvivesIt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		backend string
+		timeout bool
+	}{
+		{"bwrap/exit", "bwrap", false},
+		{"bwrap/timeout", "bwrap", true},
+		{"direct/exit", "direct", false},
+		{"direct/timeout", "direct", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var e *Engine
+			if tc.backend == "bwrap" {
+				e = bwrapEngine(t)
+			} else {
+				e = directEngine(t)
+			}
+			mark := "survivor-" + randomHex(4)
+			cmd := survivor(mark)
+			cfg := SandboxConfig{Backend: ptr(tc.backend)}
+			if tc.timeout {
+				cmd += "; sleep 60"
+				cfg.TimeoutMs = ptr(2000)
+			}
+			type ran struct {
+				res *RunResult
+				err error
+			}
+			done := make(chan ran, 1)
+			go func() {
+				res, err := e.RunOnce(context.Background(), cfg, RunRequest{Command: cmd})
+				done <- ran{res, err}
+			}()
+			var res *RunResult
+			var err error
+			select {
+			case r := <-done:
+				res, err = r.res, r.err
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the run did not end: what it left behind holds it open: %v", testutil.PidsWith(mark))
+			}
+			if err != nil || res.Record.TimedOut != tc.timeout || !strings.Contains(res.Stdout, "started") {
+				t.Fatalf("run: %v %+v", err, res.Record)
+			}
+			waitNoneMarked(t, mark, "the run ended")
+			if tc.backend == "direct" && !strings.Contains(strings.Join(res.Record.Enforced, "; "), "processes: ") {
+				t.Errorf("the record does not say how the run's processes were ended: %+v", res.Record.Enforced)
+			}
+		})
 	}
 }

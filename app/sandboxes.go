@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 func randomHex(n int) string {
@@ -226,6 +226,11 @@ func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error
 			sb.Backend = b.Name()
 		}
 	}
+	e.createMu.Lock()
+	defer e.createMu.Unlock()
+	if err := e.roomForSandbox(); err != nil {
+		return nil, err
+	}
 	if err := e.makeWorkspace(&sb); err != nil {
 		return nil, err
 	}
@@ -289,37 +294,26 @@ func (e *Engine) Get(id string) (*Sandbox, error) {
 }
 
 func (e *Engine) withLiveState(sb *Sandbox) {
+	e.withRunState(sb)
+	sb.Container = e.containerStatus(sb)
+}
+
+// withRunState sets sb's state from its live runs.
+func (e *Engine) withRunState(sb *Sandbox) {
 	if e.live.count(sb.ID) > 0 {
 		sb.State = StateRunning
 	} else if sb.State == StateRunning {
 		sb.State = StateIdle
 	}
-	sb.Container = e.containerStatus(sb)
 }
 
 // List returns every sandbox, most recently used first.
 func (e *Engine) List() ([]Sandbox, error) {
-	var out []Sandbox
-	err := e.store.EachSandbox(func(data []byte) error {
-		var sb Sandbox
-		if err := json.Unmarshal(data, &sb); err != nil {
-			return err
-		}
-		e.withLiveState(&sb)
-		out = append(out, sb)
-		return nil
-	})
-	slices.SortStableFunc(out, func(a, b Sandbox) int {
-		ta, tb := a.LastUsedAt, b.LastUsedAt
-		if ta.IsZero() {
-			ta = a.CreatedAt
-		}
-		if tb.IsZero() {
-			tb = b.CreatedAt
-		}
-		return tb.Compare(ta)
-	})
-	return out, err
+	page, err := e.SandboxesPage(ListQuery{})
+	if err != nil || len(page.Sandboxes) == 0 {
+		return nil, err
+	}
+	return page.Sandboxes, nil
 }
 
 // Update validates cfg against the sandbox and saves it. The same checks
@@ -363,9 +357,39 @@ func (e *Engine) Delete(ctx context.Context, id string, purge bool) (bool, error
 	}
 	e.forgetNetwork(id)
 	if !purge {
+		// The files stay on disk: out of the workspace's image, if it
+		// has one, into its directory.
+		if err := e.releaseDisk(sb, true); err != nil {
+			return false, err
+		}
 		return false, nil
 	}
 	return e.purgeWorkspace(sb)
+}
+
+// releaseDisk unmounts and removes the image of sb's own workspace
+// (keep: its files move into the directory first), and whatever else is
+// mounted over it (a one-shot's tmpfs, a pooled workspace bound there).
+func (e *Engine) releaseDisk(sb *Sandbox, keep bool) error {
+	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != filepath.Join(e.workspacesDir(), sb.ID) {
+		return nil
+	}
+	if sb.Kind == "oneshot" {
+		v, mounted := e.mountedOneShots.LoadAndDelete(sb.Workspace)
+		if !mounted {
+			return nil
+		}
+		if v.(bool) {
+			defer e.tmpfsOneShots.Add(-1)
+		}
+		return diskquota.Unmount(sb.Workspace)
+	}
+	if e.opts.Disks != nil {
+		if err := e.opts.Disks.Remove(sb.Workspace, keep); err != nil {
+			return fmt.Errorf("removing the workspace's disk image: %w", err)
+		}
+	}
+	return diskquota.Unmount(sb.Workspace)
 }
 
 // purgeWorkspace removes a workspace only if it is exactly
@@ -374,6 +398,9 @@ func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 	want := filepath.Join(e.workspacesDir(), sb.ID)
 	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != want || sb.ID == "" || strings.ContainsAny(sb.ID, "/.") {
 		return false, nil
+	}
+	if err := e.releaseDisk(sb, false); err != nil {
+		return false, err
 	}
 	if err := os.RemoveAll(want); err != nil {
 		return false, fmt.Errorf("removing the workspace: %w", err)

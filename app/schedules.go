@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -111,29 +110,6 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 		p.refusal = refused("this schedule wants the network and Scheduler network is off in the exec policy; turn schedulerNetwork on, or turn the schedule's network off")
 	}
 	return e.run(ctx, p)
-}
-
-// RunsFrom returns up to limit run records of one source, newest first
-// (the tray reads the scheduler's to tell about failures).
-func (e *Engine) RunsFrom(source string, limit int) ([]RunRecord, error) {
-	e.records.flush()
-	out := []RunRecord{}
-	var decodeErr error
-	err := e.store.ListRuns("", 0, func(data []byte) bool {
-		var r RunRecord
-		if err := json.Unmarshal(data, &r); err != nil {
-			decodeErr = err
-			return false
-		}
-		if r.Source == source {
-			out = append(out, r)
-		}
-		return limit <= 0 || len(out) < limit
-	})
-	if err == nil {
-		err = decodeErr
-	}
-	return out, err
 }
 
 // PutSchedule stores a schedule's document; app/scheduler owns its shape.

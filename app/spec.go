@@ -88,6 +88,9 @@ func shapeSpec(sb *Sandbox, user *backends.Credential) *backends.Spec {
 		Limits:         sb.limits(),
 		User:           user,
 		Image:          sb.Image,
+		// A throwaway sandbox lives for one run: a container backend
+		// takes a container from its warm pool and removes it after.
+		OneShot: sb.Kind == "oneshot",
 	}
 }
 

@@ -144,11 +144,17 @@ type Settings struct {
 	// SenClaw engines' dirs are never given, whatever this says. A
 	// sandbox that uses it says so in its create and update note.
 	MountAllow []string `json:"mountAllow"`
+	// MaxSandboxes bounds the sandboxes the engine holds; MaxRuns the
+	// runs in flight in all of them, MaxRunsPerSandbox in one (background
+	// runs included). Past them, creations and runs are refused.
+	MaxSandboxes      int `json:"maxSandboxes"`
+	MaxRuns           int `json:"maxRuns"`
+	MaxRunsPerSandbox int `json:"maxRunsPerSandbox"`
 }
 
 // DefaultSettings are used until settings are saved.
 func DefaultSettings() Settings {
-	return Settings{
+	s := Settings{
 		DefaultFsMode:         backends.FsStrict,
 		Allowlist:             []string{},
 		MountAllow:            []string{},
@@ -165,6 +171,8 @@ func DefaultSettings() Settings {
 		McpSessionIdleMinutes: 30,
 		McpMaxSessions:        16,
 	}
+	s.MaxSandboxes, s.MaxRuns, s.MaxRunsPerSandbox = 500, defaultMaxRuns(), 32
+	return s
 }
 
 // ExecPolicy holds the enforcement switches.

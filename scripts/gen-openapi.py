@@ -5,7 +5,7 @@ routes = [
 ("GET","/caps","Capabilities: each backend's probe state, version, reason and what it enforces; ?refresh=1 probes again.",None,"Capabilities"),
 ("GET","/languages","Code languages for runs.",None,None),
 ("GET","/fs-modes","The fs modes with labels and descriptions.",None,None),
-("GET","/sandboxes","List sandboxes, most recently used first.",None,None),
+("GET","/sandboxes","List sandboxes, most recently used first: one page (?limit, ?offset) of those matching ?q (name, id, backend, image, state), with the total that match and how many run; without ?limit, all of them.",None,"SandboxPage"),
 ("POST","/sandboxes","Create a sandbox. Invalid fields are refused with the field named; nothing is stored.","SandboxConfig","SandboxReply"),
 ("GET","/sandboxes/{id}","One sandbox with its live state.",None,"Sandbox"),
 ("PATCH","/sandboxes/{id}","Change a sandbox; the same checks as on create.","SandboxConfig","SandboxReply"),
@@ -35,7 +35,7 @@ routes = [
 ("PUT","/settings","Merge and save settings; validated like sandboxes.","Settings","Settings"),
 ("GET","/exec-policy","The enforcement switches.",None,"ExecPolicy"),
 ("PUT","/exec-policy","Merge and save the enforcement switches.","ExecPolicy","ExecPolicy"),
-("GET","/runs","Recent runs, newest first (?sandboxId, or ?source such as scheduler; ?limit 1-5000, default 50); ?state=running lists the background runs going on now.",None,None),
+("GET","/runs","Recent runs, newest first: one page (?limit 1-5000, default 50, ?offset) of those of ?sandboxId matching ?q (command, language, sandbox, source, isolation) and ?source (scheduler, agent-shell, mcp, ...), with the total that match; ?state=running lists the background runs going on now.",None,"RunPage"),
 ("GET","/runs/{id}","One run record.",None,"RunRecord"),
 ("GET","/runs/{id}/log","A background run's log (?offset bytes, negative from the end; ?limit bytes, default 131072, at most 1048576); ?follow=1 streams NDJSON lines {data} as it grows and {end: RunRecord} when the run is over.",None,"RunLog"),
 ("POST","/runs/{id}/kill","Kill one run (a background run, say); killed is false when it had ended.",None,None),
@@ -116,6 +116,13 @@ schemas = {
  "ScheduleHistory":{"type":"object","properties":{"history":{"type":"array","items":{"$ref":"#/components/schemas/Firing"}}}},
  "AutostartBody":{"type":"object","required":["enabled"],"additionalProperties":False,"properties":{"enabled":{"type":"boolean"}}},
 }
+schemas["SandboxPage"]={"type":"object","required":["sandboxes","total","running"],"properties":{"sandboxes":{"type":"array","items":{"$ref":"#/components/schemas/Sandbox"}},"total":{"type":"integer","description":"sandboxes that match ?q, on every page"},"running":{"type":"integer","description":"sandboxes with a run going, of all"}}}
+schemas["RunPage"]={"type":"object","required":["runs","total"],"properties":{"runs":{"type":"array","items":{"$ref":"#/components/schemas/RunRecord"}},"total":{"type":"integer","description":"runs that match, on every page"}}}
+# Query parameters of the paged lists.
+page_params=[{"name":"limit","in":"query","schema":{"type":"integer","minimum":1}},{"name":"offset","in":"query","schema":{"type":"integer","minimum":0}},{"name":"q","in":"query","schema":{"type":"string","maxLength":200},"description":"keep the items that contain it, ignoring case"}]
+# Routes that can meet one of the engine's bounds (maxSandboxes): 429.
+bounded={("POST","/sandboxes"),("POST","/agent-shell")}
+queries={("GET","/sandboxes"):page_params,("GET","/runs"):page_params+[{"name":"sandboxId","in":"query","schema":{"type":"string"}}]}
 schemas["ExecPolicy"]["properties"]["execFsMode"]={"type":"string","enum":["strict","allowlist","open"]}
 schemas["ExecPolicy"]["properties"]["execLoopback"]={"type":"array","items":{"type":"integer"}}
 paths = {}
@@ -129,6 +136,9 @@ for m,p,summary,req,resp in routes:
     params=[]
     if "{id}" in p:
         params.append({"name":"id","in":"path","required":True,"schema":{"type":"string"}})
+    params += queries.get((m,p),[])
+    if (m,p) in bounded:
+        op["responses"]["429"]={"$ref":"#/components/responses/Error"}
     if params: op["parameters"]=params
     paths.setdefault("/api/sandbox"+p,{})[m.lower()]=op
 paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]={"description":"Switching Protocols to senclaw-attach/1 (asked for with Connection: Upgrade, Upgrade: senclaw-attach/1; the same token, Host and Origin checks as any request come first). Then both sides send frames: a type byte, a big-endian uint32 length, the payload (at most 1 MiB). Client: '0' stdin bytes, 'e' stdin ended, 'c' control JSON {cols, rows} or {signal: INT|TERM|HUP|QUIT}. Server: '1' stdout, '2' stderr (a terminal's output as the stream of its first output descriptor), 's' the run's record once started (JSON), and last 'r' {result: RunReply} or {error: Error}. Closing the connection kills the run."}

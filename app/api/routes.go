@@ -193,7 +193,7 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	limit, err := intParam(r, "limit", 50, 1, 5000)
+	q, err := listQuery(r, 50)
 	if err != nil {
 		return err
 	}
@@ -204,21 +204,20 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+		writeJSON(w, http.StatusOK, app.RunPage{Runs: runs, Total: len(runs)})
 		return nil
 	default:
 		return &badRequest{field: "state", msg: "state " + strconv.Quote(st) + ": the only filter is running (the background runs going on now)"}
 	}
-	var runs []app.RunRecord
-	if src := r.URL.Query().Get("source"); src != "" {
-		runs, err = s.e.RunsFrom(src, limit) // the tray: the scheduler's runs (issue #16)
-	} else {
-		runs, err = s.e.Runs(r.URL.Query().Get("sandboxId"), limit)
+	if q.Limit > 5000 {
+		return &badRequest{field: "limit", msg: "limit " + strconv.Itoa(q.Limit) + ": must be a whole number from 1 to 5000"}
 	}
+	q.Source = r.URL.Query().Get("source") // the tray: the scheduler's runs (issue #16)
+	page, err := s.e.RunsPage(r.URL.Query().Get("sandboxId"), q)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 

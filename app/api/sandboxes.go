@@ -11,16 +11,40 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
+// listSandboxes answers one page of the sandboxes (?limit, ?offset, ?q
+// to filter), with the total that match and how many are running.
+// Without ?limit it lists them all, as it always did.
 func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request) error {
-	all, err := s.e.List()
+	q, err := listQuery(r, 0)
 	if err != nil {
 		return err
 	}
-	if all == nil {
-		all = []app.Sandbox{}
+	page, err := s.e.SandboxesPage(q)
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": all})
+	writeJSON(w, http.StatusOK, page)
 	return nil
+}
+
+// maxPage bounds ?limit and ?offset of the lists.
+const maxPage = 100000
+
+// listQuery reads ?limit (def when absent), ?offset and ?q.
+func listQuery(r *http.Request, def int) (app.ListQuery, error) {
+	limit, err := intParam(r, "limit", def, 1, maxPage)
+	if err != nil {
+		return app.ListQuery{}, err
+	}
+	offset, err := intParam(r, "offset", 0, 0, maxPage)
+	if err != nil {
+		return app.ListQuery{}, err
+	}
+	match := r.URL.Query().Get("q")
+	if len(match) > 200 {
+		return app.ListQuery{}, &badRequest{field: "q", msg: "q: at most 200 characters"}
+	}
+	return app.ListQuery{Limit: limit, Offset: offset, Match: match}, nil
 }
 
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) error {

@@ -104,6 +104,7 @@ func writeError(w http.ResponseWriter, err error) {
 		nf  *app.NotFoundError
 		ref *app.RefusedError
 		cf  *app.ConflictError
+		le  *app.LimitError
 		be  *badRequest
 	)
 	switch {
@@ -117,6 +118,8 @@ func writeError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusForbidden, errorBody{Error: err.Error(), Refused: true})
 	case errors.As(err, &cf):
 		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error()})
+	case errors.As(err, &le):
+		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: err.Error(), Field: le.Setting})
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 	}

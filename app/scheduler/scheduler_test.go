@@ -135,7 +135,8 @@ func TestMissedRunsAfterARestart(t *testing.T) {
 			t.Errorf("%s next run %v, want 14:00", id, v.NextRun)
 		}
 	}
-	runs, _ := e.RunsFrom(app.SourceScheduler, 0)
+	page, _ := e.RunsPage("", app.ListQuery{Limit: 100, Source: app.SourceScheduler})
+	runs := page.Runs
 	if len(runs) != 1 || runs[0].Stdout != "once\n" {
 		t.Fatalf("runs after the restart: %+v, want the one catch-up", runs)
 	}

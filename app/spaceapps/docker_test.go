@@ -64,7 +64,8 @@ func TestTheSameAppUnderDocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, _ := f.e.Runs(sandboxID("httpd"), 1)
+	page, _ := f.e.RunsPage(sandboxID("httpd"), app.ListQuery{Limit: 1})
+	runs := page.Runs
 	if stopped.State != StateStopped || len(runs) != 1 || runs[0].State != "done" || strings.Contains(runs[0].Killed, "killed after the stop timeout") {
 		t.Fatalf("stop: %+v, run %+v", stopped, runs)
 	}

@@ -76,7 +76,8 @@ func TestTheExampleAppRunsSandboxedAndHealthy(t *testing.T) {
 	if strings.HasPrefix(lc.Files[0], v.Dir) {
 		t.Fatalf("the log %s is inside the app's directory", lc.Files[0])
 	}
-	runs, _ := f.e.Runs(sandboxID("notes"), 5)
+	page, _ := f.e.RunsPage(sandboxID("notes"), app.ListQuery{Limit: 5})
+	runs := page.Runs
 	if len(runs) != 1 || runs[0].Source != app.SourceSpaceApp || runs[0].Isolation != "bwrap" {
 		t.Fatalf("run records %+v", runs)
 	}
@@ -87,7 +88,8 @@ func TestTheExampleAppRunsSandboxedAndHealthy(t *testing.T) {
 	if stopped.State != StateStopped || !stopped.StoppedByUser || stopped.Pid != 0 {
 		t.Fatalf("stopped %+v", stopped)
 	}
-	runs, _ = f.e.Runs(sandboxID("notes"), 5)
+	page, _ = f.e.RunsPage(sandboxID("notes"), app.ListQuery{Limit: 5})
+	runs = page.Runs
 	if runs[0].State != "done" {
 		t.Fatalf("the launch's record after the stop: %+v", runs[0])
 	}

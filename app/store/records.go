@@ -190,30 +190,81 @@ func (s *Store) CountRuns() (int, error) {
 // runs of sandboxID when it is not empty. fn returning false stops early.
 func (s *Store) ListRuns(sandboxID string, limit int, fn func(data []byte) bool) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		runs := tx.Bucket(bucketRuns)
-		var c *bolt.Cursor
-		if sandboxID == "" {
-			c = runs.Cursor()
-		} else {
-			sb := tx.Bucket(bucketRunIndex).Bucket([]byte(sandboxID))
-			if sb == nil {
-				return nil
-			}
-			c = sb.Cursor()
-		}
 		n := 0
-		for k, v := c.Last(); k != nil && (limit <= 0 || n < limit); k, v = c.Prev() {
-			if sandboxID != "" {
-				v = runs.Get(k)
-				if v == nil {
-					continue
-				}
+		eachRun(tx, sandboxID, func(v []byte) bool {
+			if limit > 0 && n >= limit {
+				return false
 			}
 			n++
-			if !fn(v) {
-				return nil
+			return fn(v)
+		})
+		return nil
+	})
+}
+
+// eachRun calls fn with the run documents, newest first, only sandboxID's
+// when it is not empty, until fn returns false.
+func eachRun(tx *bolt.Tx, sandboxID string, fn func(data []byte) bool) {
+	runs := tx.Bucket(bucketRuns)
+	var c *bolt.Cursor
+	if sandboxID == "" {
+		c = runs.Cursor()
+	} else {
+		sb := tx.Bucket(bucketRunIndex).Bucket([]byte(sandboxID))
+		if sb == nil {
+			return
+		}
+		c = sb.Cursor()
+	}
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if sandboxID != "" {
+			if v = runs.Get(k); v == nil {
+				continue
 			}
+		}
+		if !fn(v) {
+			return
+		}
+	}
+}
+
+// CountSandboxes returns how many sandboxes are stored.
+func (s *Store) CountSandboxes() (int, error) {
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketSandboxes).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// PageRuns calls fn with run documents newest first, only sandboxID's when
+// it is not empty, and only those match accepts (nil: all): skipping the
+// first offset of them, then up to limit (0: no limit). It returns how
+// many match in all.
+func (s *Store) PageRuns(sandboxID string, match func(data []byte) bool, offset, limit int, fn func(data []byte)) (total int, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		// Every run, unfiltered: the count is kept, and the walk stops
+		// at the end of the page.
+		counted := match == nil && sandboxID == ""
+		if counted {
+			total = runCount(tx)
+		}
+		n := 0
+		eachRun(tx, sandboxID, func(v []byte) bool {
+			if match != nil && !match(v) {
+				return true
+			}
+			if n >= offset && (limit <= 0 || n < offset+limit) {
+				fn(v)
+			}
+			n++
+			return !counted || limit <= 0 || n < offset+limit
+		})
+		if !counted {
+			total = n
 		}
 		return nil
 	})
+	return total, err
 }

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -16,27 +18,31 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
-// Backend is the no-isolation backend.
-type Backend struct {
-	opts Options
-}
-
-// Options configure a Backend.
+// Options configure the direct backend.
 type Options struct {
+	// Reaper is this program's executable, started with ReaperArg as a
+	// child subreaper in front of runs for which no cgroup can be made
+	// (main passes os.Executable()). Empty: such runs are tracked by
+	// their process group only, and their records say so.
+	Reaper string
 	// Launcher is the envexec launcher (the engine's own executable; main
 	// handles envexec.Arg): a traced run's command gets its environment
 	// from it, while strace runs with a fixed one. Without it a traced run
 	// runs untraced and its record says so.
 	Launcher string
+	// noCgroup forces the subreaper (tests).
+	noCgroup bool
 }
+
+// Backend is the no-isolation backend.
+type Backend struct{ opts Options }
 
 var (
 	_ backends.Backend    = (*Backend)(nil)
 	_ backends.Terminator = (*process)(nil)
 )
 
-// New returns the direct backend, configured by opts when given (at most
-// one).
+// New returns the direct backend; at most one Options is used.
 func New(opts ...Options) *Backend {
 	b := &Backend{}
 	if len(opts) > 0 {
@@ -61,7 +67,8 @@ func (*Backend) Probe(context.Context) backends.Capability {
 }
 
 // Start runs spec.Argv in spec.Workspace with spec.Env, in its own process
-// group so that the whole tree can be killed.
+// group and, where it can, a cgroup of its own (else under a subreaper),
+// so that the whole tree ends with the run.
 func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Process, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command given")
@@ -80,9 +87,11 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		Env:         spec.Env,
 		Dir:         spec.Workspace,
 		Stdin:       spec.Stdin,
-		Stdout:      spec.Stdout,
-		Stderr:      spec.Stderr,
 		SysProcAttr: sysProcAttr(spec.User),
+	}
+	out, err := pipeOutput(cmd, spec.Stdout, spec.Stderr)
+	if err != nil {
+		return nil, err
 	}
 	if spec.Terminal != nil {
 		useTerminal(cmd, spec.Terminal, spec.TerminalFDs)
@@ -90,13 +99,103 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	// trace (issue #7): with spec.Trace, strace runs the command (trace*.go).
 	tr, err := b.traceCommand(cmd, spec)
 	if err != nil {
+		out.abort()
+		return nil, err
+	}
+	t, err := b.track(cmd, spec)
+	if err != nil {
+		tr.Release()
+		out.abort()
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		tr.Release()
+		t.release()
+		out.abort()
 		return nil, fmt.Errorf("starting %s: %w", spec.Argv[0], err)
 	}
-	return traced(tr, &process{cmd: cmd}), nil // trace (issue #7)
+	t.started(cmd.Process.Pid)
+	out.started()
+	return traced(tr, &process{cmd: cmd, tree: t, out: out}), nil // trace (issue #7)
+}
+
+// output copies a run's stdout and stderr through pipes of the backend's
+// own, so that the run ends when its command does, not when the last
+// process holding its output is gone (one it left behind would hold it
+// for ever): Wait kills the rest, then drains the pipes.
+type output struct {
+	w      []*os.File // the child's ends, closed once it started
+	copied sync.WaitGroup
+	r      []*os.File
+}
+
+// pipeOutput gives cmd a pipe for each of stdout and stderr that is not
+// a file already (one pipe when both are the same writer).
+func pipeOutput(cmd *exec.Cmd, stdout, stderr io.Writer) (*output, error) {
+	o := &output{}
+	attach := func(w io.Writer) (io.Writer, error) {
+		if w == nil {
+			return nil, nil
+		}
+		if f, ok := w.(*os.File); ok {
+			return f, nil
+		}
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("making the run's output pipe: %w", err)
+		}
+		o.w, o.r = append(o.w, pw), append(o.r, r)
+		o.copied.Add(1)
+		go func() {
+			defer o.copied.Done()
+			_, _ = io.Copy(w, r)
+		}()
+		return pw, nil
+	}
+	var err error
+	if cmd.Stdout, err = attach(stdout); err != nil {
+		o.abort()
+		return nil, err
+	}
+	if stderr == stdout {
+		cmd.Stderr = cmd.Stdout
+		return o, nil
+	}
+	if cmd.Stderr, err = attach(stderr); err != nil {
+		o.abort()
+		return nil, err
+	}
+	return o, nil
+}
+
+// started closes the child's ends in the engine.
+func (o *output) started() {
+	for _, w := range o.w {
+		w.Close()
+	}
+}
+
+// abort closes every end: the command did not start.
+func (o *output) abort() {
+	o.started()
+	for _, r := range o.r {
+		r.Close()
+	}
+}
+
+// drain waits until the copies are done, at most d: a process that
+// escaped the run's tree and holds its output loses it then.
+func (o *output) drain(d time.Duration) {
+	done := make(chan struct{})
+	go func() { o.copied.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		for _, r := range o.r {
+			r.Close()
+		}
+		<-done
+	}
 }
 
 // lookPath finds argv0 on the PATH of the run's own environment, not the
@@ -112,6 +211,8 @@ func lookPath(argv0 string, env []string) (string, error) {
 
 type process struct {
 	cmd      *exec.Cmd
+	tree     tree
+	out      *output
 	waitOnce sync.Once
 	status   backends.ExitStatus
 	err      error
@@ -122,15 +223,21 @@ func (p *process) Pid() int { return p.cmd.Process.Pid }
 func (p *process) Wait() (backends.ExitStatus, error) {
 	p.waitOnce.Do(func() {
 		err := p.cmd.Wait()
-		// The leader is gone; take its group with it so nothing it
+		// The leader is gone; take its tree with it so nothing it
 		// started lives on unaccounted.
+		kerr := p.tree.kill()
 		_ = killGroup(p.cmd.Process.Pid)
+		p.out.drain(5 * time.Second)
+		p.tree.release()
 		p.status, p.err = exitStatus(p.cmd, err)
+		if p.err == nil {
+			p.err = kerr
+		}
 	})
 	return p.status, p.err
 }
 
-func (p *process) Kill() error { return killGroup(p.cmd.Process.Pid) }
+func (p *process) Kill() error { return p.tree.kill() }
 
 // Signal sends sig to the command itself.
 func (p *process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
@@ -141,11 +248,15 @@ func (p *process) Terminate() error { return termGroup(p.cmd.Process.Pid) }
 func (p *process) Enforcement() backends.Enforcement {
 	return backends.Enforcement{
 		Isolation: "none",
+		Limits:    []string{p.tree.held()},
 		Missing:   []string{"no isolation: files, network and limits are not enforced"},
 	}
 }
 
 func (p *process) Pids() []int {
+	if pids := p.tree.pids(); len(pids) > 0 {
+		return pids
+	}
 	return groupPids(p.cmd.Process.Pid)
 }
 

@@ -13,7 +13,14 @@ import (
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
-func TestMain(m *testing.M) { testutil.Main(m) }
+func TestMain(m *testing.M) {
+	// The test binary is the subreaper of the runs that use one, and the
+	// envexec launcher of traced runs.
+	if len(os.Args) > 1 && os.Args[1] == ReaperArg {
+		os.Exit(RunReaper(os.Args[2:]))
+	}
+	testutil.Main(m)
+}
 
 // A traced direct run's command gets exactly its environment, while
 // strace (root, for a root engine) starts with the fixed helper one: a

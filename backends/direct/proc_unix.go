@@ -70,3 +70,6 @@ func termGroup(pid int) error {
 	}
 	return err
 }
+
+// killPid kills one process.
+func killPid(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

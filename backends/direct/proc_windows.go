@@ -24,3 +24,6 @@ func useTerminal(*exec.Cmd, *os.File, []int) {}
 
 // termGroup: Windows has no SIGTERM; the process is killed.
 func termGroup(pid int) error { return killGroup(pid) }
+
+// killPid kills one process.
+func killPid(pid int) error { return killGroup(pid) }

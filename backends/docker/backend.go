@@ -62,6 +62,10 @@ type Options struct {
 	// the same filesystem as the engine's workspaces (a pooled workspace
 	// is renamed into place). Empty turns the pool off.
 	PoolDir string
+	// HardQuota makes each pooled workspace a tmpfs of the one-shot's
+	// disk quota (root only), bound over the run's workspace when a run
+	// takes it, as the engine gives its own one-shot workspaces.
+	HardQuota bool
 
 	// IdleHours stops a sandbox container idle this long (0 means 24).
 	IdleHours int
@@ -94,6 +98,9 @@ type Backend struct {
 	pool *pool
 	// scans remembers the images' interpreters (masks.go).
 	scans imageScans
+	// sweeps holds a *sync.Mutex per container: its sweeps inside run
+	// one at a time (kill.go).
+	sweeps sync.Map
 	// started is when New ran: containers labelled as created before it
 	// belong to an earlier engine.
 	started time.Time

@@ -55,7 +55,7 @@ func labelsFor(owner, kind, sandboxID string, s shape, created time.Time) map[st
 		labelKind:    kind,
 		labelSandbox: sandboxID,
 		labelHash:    s.hash(),
-		labelCreated: created.UTC().Format(time.RFC3339),
+		labelCreated: created.UTC().Format(time.RFC3339Nano),
 	}
 }
 

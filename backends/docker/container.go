@@ -227,6 +227,7 @@ func (b *Backend) removeContainer(ctx context.Context, cli *client.Client, id st
 	rctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
 	err := cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	b.sweeps.Delete(id)
 	if err != nil && !cerrdefs.IsNotFound(err) {
 		return b.daemonErr("removing container "+shortID(id), err)
 	}

@@ -38,7 +38,7 @@ func TestEnforcement_saysWhatDoesNotHold(t *testing.T) {
 				t.Fatalf("enforcement %+v", e)
 			}
 			limits := strings.Join(e.Limits, "; ")
-			for _, want := range []string{"memory: container cgroup, 512 MB", "pids: container cgroup, 256", "cpu: container cgroup, 1.5 CPUs", "disk: fsize rlimit 100 MB", "seccomp", tc.limitsToo} {
+			for _, want := range []string{"memory: container cgroup, 512 MB", "pids: container cgroup, 256", "cpu: container cgroup, 1.5 CPUs", "disk: fsize rlimit 100 MB", "seccomp", "processes: the run's, and what left its session", tc.limitsToo} {
 				if !strings.Contains(limits, want) {
 					t.Errorf("limits %q lack %q", limits, want)
 				}

@@ -130,6 +130,11 @@ func enforcementOf(spec *backends.Spec, s shape) backends.Enforcement {
 		e.Limits = append(e.Limits, fmt.Sprintf("disk: fsize rlimit %d MB + engine watchdog", s.DiskMB))
 	}
 	e.Limits = append(e.Limits, "seccomp: docker default + senclaw denials", "root fs read-only, no capabilities, no-new-privileges, user "+s.User)
+	if spec.OneShot {
+		e.Limits = append(e.Limits, "processes: the container is removed when the run ends")
+	} else {
+		e.Limits = append(e.Limits, "processes: the run's, and what left its session (setsid, a double fork), are killed when it ends; the sandbox's other runs go on")
+	}
 	if s.NetDir == "" {
 		e.Limits = append(e.Limits, "network: none")
 	} else {

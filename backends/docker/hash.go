@@ -53,6 +53,11 @@ type shape struct {
 	// switched-off runtime's files, masks.go), sorted; none for most
 	// sandboxes, which then hash as before.
 	Masked []string `json:"masked,omitempty"`
+	// WorkspaceFS is "mount" when the workspace is a filesystem of its
+	// own (its disk image, a one-shot's tmpfs): a container binds what is
+	// at the path when it is made, so one made before the workspace got
+	// its image must be made again.
+	WorkspaceFS string `json:"workspaceFs,omitempty"`
 	// WorkspaceExact is spec.WorkspaceExact: the workspace path must be
 	// its real path when the container is made. It does not shape the
 	// container, so it is not hashed.

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // testImage is built offline from the host's static busybox, the same way
@@ -193,7 +194,7 @@ func run(t testing.TB, b *Backend, spec *backends.Spec, argv ...string) result {
 	if len(argv) > 0 {
 		s.Argv = argv
 	}
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	s.Stdout, s.Stderr = &out, &errOut
 	p, err := b.Start(context.Background(), &s)
 	if err != nil {
@@ -204,24 +205,6 @@ func run(t testing.TB, b *Backend, spec *backends.Spec, argv ...string) result {
 		t.Fatalf("wait %q: %v", s.Argv, err)
 	}
 	return result{stdout: out.String(), stderr: errOut.String(), status: st, proc: p.(*process)}
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a run writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // sysprobePath builds testdata/sysprobe, a static binary that tries

@@ -130,16 +130,52 @@ func treeOf(procs []hostProc, leader, initPid int) []int {
 	return tree
 }
 
-// killHostTree SIGKILLs leader's tree in the container until none is left
-// (a dying tree can still fork). It returns syscall.EPERM when this
-// machine may not signal them (an engine user other than the sandbox's).
-func killHostTree(leader, initPid int, containerID string) error {
+// sweepable picks what a sweep kills: every process of the container but
+// its init, the keeper (init's session) and the sessions of exec leaders
+// still alive (a process whose parent is outside the container: a run
+// going on, or a kill of the engine's), except own's. What a run started
+// is in its leader's session or, once it left it (setsid, a double fork
+// whose middle process exited), in a session whose leader is not an exec
+// leader: a process cannot make its parent leave the container, nor join
+// a live exec's session. So a run's leftovers are killed at its end,
+// while the other runs of the sandbox keep going.
+func sweepable(procs []hostProc, initPid, own int) []int {
+	inside := make(map[int]bool, len(procs))
+	for _, p := range procs {
+		inside[p.pid] = true
+	}
+	live := map[int]bool{}
+	for _, p := range procs {
+		if p.pid != initPid && p.pid != own && !inside[p.ppid] {
+			live[p.sid] = true
+		}
+	}
+	var out []int
+	for _, p := range procs {
+		if p.pid != initPid && p.sid != initPid && !live[p.sid] {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// sweepHost SIGKILLs what sweepable picks until none is left (a dying
+// tree can still fork). It returns syscall.EPERM when this machine may
+// not signal them (an engine user other than the sandbox's).
+func sweepHost(initPid int, containerID string, own int) error {
+	// The run's leader first, so that it does not exit on its own when
+	// its children die (its status would not say it was killed).
+	if inContainer(own, containerID) {
+		if err := syscall.Kill(own, syscall.SIGKILL); errors.Is(err, syscall.EPERM) {
+			return err
+		}
+	}
 	for round := 0; round < 20; round++ {
-		tree := treeOf(containerProcs(initPid, containerID), leader, initPid)
-		if len(tree) == 0 {
+		doomed := sweepable(containerProcs(initPid, containerID), initPid, own)
+		if len(doomed) == 0 {
 			return nil
 		}
-		for _, pid := range tree {
+		for _, pid := range doomed {
 			if err := syscall.Kill(pid, syscall.SIGKILL); errors.Is(err, syscall.EPERM) {
 				return err
 			}

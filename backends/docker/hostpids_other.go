@@ -12,7 +12,7 @@ import (
 
 func sharesHostPids(int, string) bool { return false }
 
-func killHostTree(int, int, string) error {
+func sweepHost(int, string, int) error {
 	return errors.New("host pids are not visible on this system")
 }
 

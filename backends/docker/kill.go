@@ -3,20 +3,24 @@ package docker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
-// Kill kills the run's whole tree, keeping the output so far. On this
-// machine's daemon it signals the host pids; otherwise it runs kill inside
-// the container; only when both fail does it restart the container. After
-// Wait it does nothing (a pid may have been reused by then).
+// Kill kills the run's whole tree, and what it started that left it,
+// keeping the output so far. On this machine's daemon it signals the host
+// pids; otherwise it runs kill inside the container; only when both fail
+// does it restart the container. After Wait it does nothing (a pid may
+// have been reused by then).
 func (p *process) Kill() error {
 	p.killed.Store(true)
 	if p.finished.Load() {
@@ -66,14 +70,15 @@ func (p *process) Terminate() error {
 	return err
 }
 
-// killTree kills the tree of the exec whose daemon pid is pid. final is
-// the clean-up after the exec ended.
+// killTree sweeps the container (see sweepable) with the run whose
+// daemon pid is pid as the one to end: its session and every process no
+// live exec leads. final is the clean-up after the exec ended.
 func (p *process) killTree(pid int, final bool) error {
 	if pid == 0 {
 		return nil
 	}
 	if p.ref.HostPids {
-		err := killHostTree(pid, p.ref.InitPid, p.ref.ID)
+		err := sweepHost(p.ref.InitPid, p.ref.ID, pid)
 		if err == nil {
 			return nil
 		}
@@ -85,53 +90,99 @@ func (p *process) killTree(pid int, final bool) error {
 			p.killMu.Unlock()
 			return p.killInside(final)
 		}
+		if final {
+			// The leader is gone, and so its in-container pid: the
+			// sweep inside needs none after the run ended.
+			return p.killInside(final)
+		}
 		return err
 	}
 	return p.killInside(final)
 }
 
-// killInside runs kill in the container against the run's process group
-// (runc makes each exec a session and group leader), found by the pid the
-// run's wrapper wrote to its pid file. The pid is read once and kept, so a
-// second kill hits the same group.
+// sweepScript is sweepable run inside the container with the shell alone
+// (no tool of the image): $1 is the in-container pid of the run to end
+// ("" once it ended), killed first so that it does not exit on its own
+// when its children die. It prints how many processes it killed; the
+// caller runs it again until none is left.
+const sweepScript = `own=$1; live=" "
+[ -n "$own" ] && kill -KILL "$own" 2>/dev/null
+for d in /proc/[0-9]*; do
+  { read -r l < "$d/stat"; } 2>/dev/null || continue
+  set -- ${l##*") "}
+  [ "$2" = 0 ] && [ "${d#/proc/}" != "$own" ] && live="$live$4 "
+done
+n=0
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  { [ "$p" = 1 ] || [ "$p" = $$ ]; } && continue
+  { read -r l < "$d/stat"; } 2>/dev/null || continue
+  set -- ${l##*") "}
+  [ "$4" = 1 ] && continue
+  case "$live" in *" $4 "*) continue;; esac
+  kill -KILL "$p" 2>/dev/null && n=$((n+1))
+done
+echo $n`
+
+// killInside runs the sweep in the container, as the container's user.
+// The run's in-container pid is the one its wrapper wrote to its pid file
+// (or nsPid found); it is read once and kept, so a second kill ends the
+// same run. Sweeps of one container run one at a time, so that one never
+// takes another's shell for a leftover.
 func (p *process) killInside(final bool) error {
 	p.killMu.Lock()
 	defer p.killMu.Unlock()
 	file := pidFile(p.runID)
-	pid := "$(cat " + file + " 2>/dev/null)"
-	if p.inPid > 0 {
-		pid = strconv.Itoa(p.inPid)
+	own := strconv.Itoa(p.inPid)
+	if p.inPid == 0 {
+		own = ""
+		if !final {
+			// Read the pid file; with none (the run removed it) Kill
+			// falls back to restarting the container rather than leave
+			// the run going.
+			out, code, err := p.execQuiet(`read -r p < ` + file + ` 2>/dev/null && [ -n "$p" ] && echo "$p"`)
+			if err != nil {
+				return err
+			}
+			if n, err := strconv.Atoi(strings.TrimSpace(out)); code == 0 && err == nil && n > 0 {
+				p.inPid, own = n, strconv.Itoa(n)
+			} else {
+				return fmt.Errorf("the run's pid file %s is gone, so the run cannot be told from the sandbox's other runs", file)
+			}
+		}
 	}
-	// No pid (the run removed its pid file): fail, so that Kill falls back
-	// to restarting the container rather than killing nothing. The final
-	// clean-up only removes the pid file.
-	missing, cleanup := "exit 3", ""
-	if final {
-		missing, cleanup = "exit 0", "; rm -f "+file
+	sweep := p.b.sweepLock(p.ref.ID)
+	sweep.Lock()
+	defer sweep.Unlock()
+	for round := 0; round < 20; round++ {
+		out, code, err := p.execQuiet(sweepScript, own)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return fmt.Errorf("the sweep inside the container exited with %d: %s", code, strings.TrimSpace(out))
+		}
+		if strings.TrimSpace(out) == "0" {
+			if final {
+				_, _, _ = p.execQuiet(`rm -f ` + file)
+			}
+			return nil
+		}
+		time.Sleep(time.Duration(round+1) * 5 * time.Millisecond)
 	}
-	script := "p=" + pid + "; [ -n \"$p\" ] || " + missing + "; echo $p; { kill -KILL -- -$p || kill -KILL $p; } 2>/dev/null" + cleanup + "; true"
-	out, code, err := p.execQuiet(script)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return fmt.Errorf("kill inside the container exited with %d (the run's pid file %s is gone)", code, file)
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(out)); err == nil && n > 0 {
-		p.inPid = n
-	}
-	return nil
+	return errors.New("processes of the run kept appearing after 20 kill rounds inside the container")
 }
 
 // maxQuietOutput bounds what execQuiet keeps of a script's output.
 const maxQuietOutput = 4096
 
-// execQuiet runs a short sh script in the container as the container's
-// user and returns its output and exit code.
-func (p *process) execQuiet(script string) (string, int, error) {
+// execQuiet runs a short sh script with args in the container as the
+// container's user and returns its output and exit code.
+func (p *process) execQuiet(script string, args ...string) (string, int, error) {
 	ctx, cancel := callCtx(context.Background(), callTimeout)
 	defer cancel()
-	e, err := p.cli.ContainerExecCreate(ctx, p.ref.ID, container.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, AttachStdout: true, AttachStderr: true})
+	cmd := append([]string{"/bin/sh", "-c", script, "sh"}, args...)
+	e, err := p.cli.ContainerExecCreate(ctx, p.ref.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
@@ -168,4 +219,10 @@ func (p *process) restart(ctx context.Context, cause error) error {
 	p.enforcement.Missing = append(p.enforcement.Missing, "kill: the run could not be killed on its own, so its container was restarted, ending every process in it")
 	p.enforcementMu.Unlock()
 	return fmt.Errorf("the run could not be killed on its own (%v): its container was restarted, which also ended the sandbox's other processes", cause)
+}
+
+// sweepLock is the lock of the sweeps inside container id.
+func (b *Backend) sweepLock(id string) *sync.Mutex {
+	m, _ := b.sweeps.LoadOrStore(id, &sync.Mutex{})
+	return m.(*sync.Mutex)
 }

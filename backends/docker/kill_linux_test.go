@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // The kill script reads the run's pid file, which the sandboxed code can
@@ -17,7 +19,7 @@ func TestKillReadsABoundedPidFile(t *testing.T) {
 	spec := newSpec(t, b)
 	s := *spec
 	s.Argv = []string{"sh", "-c", "head -c 40000000 /dev/zero | tr '\\0' 7 > " + pidFile(s.RunID) + "; echo ready; sleep 60"}
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	s.Stdout, s.Stderr = &out, &errOut
 	p, err := b.Start(context.Background(), &s)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // prepare works out the container shape spec asks for (with the seccomp
@@ -28,6 +29,9 @@ func (b *Backend) prepare(spec *backends.Spec) (shape, *client.Client, error) {
 	}
 	if s.Masked, err = b.masksFor(spec, s, cli); err != nil {
 		return shape{}, nil, err
+	}
+	if b.ep.local() && diskquota.Mounted(s.Workspace) {
+		s.WorkspaceFS = "mount"
 	}
 	return s, cli, nil
 }

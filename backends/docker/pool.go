@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // pool keeps started, idle containers per one-shot configuration so that a
@@ -80,6 +81,9 @@ func (pl *pool) disable(cli *client.Client, why string) {
 func (b *Backend) startOneShot(ctx context.Context, cli *client.Client, spec *backends.Spec, s shape) (backends.Process, error) {
 	pl := b.pool
 	var ref *ctrRef
+	// bound is the pooled workspace bound over the run's, when it is a
+	// filesystem of its own: it goes after the run.
+	bound := ""
 	// A pooled container was made before the run's network plumbing
 	// existed: a run with network gets a fresh one.
 	if pl.enabled() && s.NetDir == "" {
@@ -89,7 +93,7 @@ func (b *Backend) startOneShot(ctx context.Context, cli *client.Client, spec *ba
 				// renamed directory may not follow: no pool there.
 				pl.disable(cli, "the docker daemon does not run on this machine's kernel")
 				pl.discard(cli, c)
-			} else if err := adoptWorkspace(c.dir, s.Workspace); err != nil {
+			} else if bind, err := adoptWorkspace(c.dir, s.Workspace); err != nil {
 				b.log.Warn("A pooled container could not take the run's workspace; using a fresh container.", "err", err)
 				pl.discard(cli, c)
 				if errors.Is(err, syscall.EXDEV) {
@@ -97,6 +101,9 @@ func (b *Backend) startOneShot(ctx context.Context, cli *client.Client, spec *ba
 				}
 			} else {
 				ref = c.ref
+				if bind {
+					bound = c.dir
+				}
 			}
 		}
 		pl.refill(cli, s)
@@ -114,6 +121,9 @@ func (b *Backend) startOneShot(ctx context.Context, cli *client.Client, spec *ba
 			defer pl.bg.Done()
 			if err := b.removeContainer(context.Background(), cli, ref.ID); err != nil {
 				b.log.Warn("A one-shot container could not be removed; the next start's reconcile will.", "container", shortID(ref.ID), "err", err)
+			}
+			if bound != "" {
+				releasePoolDir(bound)
 			}
 		}()
 	}
@@ -177,10 +187,18 @@ func (pl *pool) create(cli *client.Client, s shape) (*pooled, error) {
 	if err := makePoolDir(dir, s.User); err != nil {
 		return nil, err
 	}
+	if pl.b.opts.HardQuota && s.DiskMB > 0 {
+		// The run's disk quota, hard: a tmpfs of its size, which the
+		// container binds from the start (adoptWorkspace).
+		if err := diskquota.Tmpfs(dir, s.DiskMB); err != nil {
+			releasePoolDir(dir)
+			return nil, err
+		}
+	}
 	s.Workspace = dir
 	ref, err := pl.b.createAndStart(pl.ctx, cli, kindPool, "", name, s)
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		releasePoolDir(dir)
 		return nil, err
 	}
 	return &pooled{ref: ref, dir: dir}, nil
@@ -189,7 +207,13 @@ func (pl *pool) create(cli *client.Client, s shape) (*pooled, error) {
 // discard removes a pooled container and its directory.
 func (pl *pool) discard(cli *client.Client, c *pooled) {
 	_ = pl.b.removeContainer(context.Background(), cli, c.ref.ID)
-	_ = os.RemoveAll(c.dir)
+	releasePoolDir(c.dir)
+}
+
+// releasePoolDir removes a pooled workspace, its tmpfs first.
+func releasePoolDir(dir string) {
+	_ = diskquota.Unmount(dir)
+	_ = os.RemoveAll(dir)
 }
 
 // warm fills the pool for s and waits until it is full or ctx ends.
@@ -232,7 +256,7 @@ func (pl *pool) close() error {
 			if err := pl.b.removeContainer(context.Background(), cli, c.ref.ID); err != nil {
 				errs = append(errs, err)
 			}
-			_ = os.RemoveAll(c.dir)
+			releasePoolDir(c.dir)
 		}
 	}
 	pl.bg.Wait()

@@ -42,20 +42,26 @@ func (b *Backend) Reconcile(ctx context.Context, known func(sandboxID string) bo
 		return err
 	}
 	var errs []error
+	var kept []container.Summary
 	for _, c := range list {
 		id := c.Labels[labelSandbox]
 		kind := c.Labels[labelKind]
 		if kind != kindSandbox && b.ours(c.Labels) {
+			kept = append(kept, c)
 			continue // this engine's pool or one-shot run
 		}
 		if kind != kindSandbox || id == "" || !known(id) {
 			b.log.Info("Removing a senclaw container no sandbox owns.", "container", strings.TrimPrefix(firstName(c.Names), "/"), "sandbox", id, "kind", kind)
-			errs = append(errs, b.removeContainer(ctx, cli, c.ID))
+			if err := b.removeContainer(ctx, cli, c.ID); err != nil {
+				errs = append(errs, err)
+				kept = append(kept, c)
+			}
 			continue
 		}
+		kept = append(kept, c)
 		errs = append(errs, b.adopt(ctx, cli, id, c))
 	}
-	b.cleanPoolDir(list)
+	b.cleanPoolDir(kept)
 	return errors.Join(errs...)
 }
 
@@ -88,13 +94,16 @@ func (b *Backend) adopt(ctx context.Context, cli *client.Client, sandboxID strin
 }
 
 // ours reports whether a container was made by this Backend (after New).
+// The label has nanoseconds: an engine restarted within the second its
+// predecessor made a container must still see that one as not its own.
 func (b *Backend) ours(labels map[string]string) bool {
-	t, err := time.Parse(time.RFC3339, labels[labelCreated])
-	return err == nil && !t.Before(b.started.Truncate(time.Second))
+	t, err := time.Parse(time.RFC3339Nano, labels[labelCreated])
+	return err == nil && !t.Before(b.started)
 }
 
 // cleanPoolDir removes pooled workspaces of earlier engines whose
-// container is gone.
+// container is gone (list: the containers that are left), their tmpfs
+// first.
 func (b *Backend) cleanPoolDir(list []container.Summary) {
 	if b.opts.PoolDir == "" {
 		return
@@ -114,7 +123,7 @@ func (b *Backend) cleanPoolDir(list []container.Summary) {
 	for _, e := range entries {
 		info, err := e.Info()
 		if err == nil && strings.HasPrefix(e.Name(), "senclaw-pool-") && !live[e.Name()] && info.ModTime().Before(b.startedWall) {
-			_ = os.RemoveAll(filepath.Join(b.opts.PoolDir, e.Name()))
+			releasePoolDir(filepath.Join(b.opts.PoolDir, e.Name()))
 		}
 	}
 }

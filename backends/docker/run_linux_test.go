@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestKill_keepsOutputAndKillsTree: the engine kills a run at its timeout;
@@ -25,7 +26,7 @@ func TestKill_keepsOutputAndKillsTree(t *testing.T) {
 			t.Parallel()
 			b := newTestBackend(t, func(o *Options) { o.inContainerKill = tc.inside })
 			spec := newSpec(t, b, "/bin/sh", "-c", "sleep 300 & (sleep 301; true) & echo started; wait")
-			var out syncBuffer
+			var out testutil.SyncBuffer
 			spec.Stdout = &out
 			p, err := b.Start(context.Background(), spec)
 			if err != nil {
@@ -65,7 +66,7 @@ func TestKill_restartIsTheLastResort(t *testing.T) {
 	requireDocker(t)
 	b := newTestBackend(t, func(o *Options) { o.inContainerKill = true })
 	spec := newSpec(t, b, "/bin/sh", "-c", "rm -f /tmp/.senclaw-*.pid; echo started; sleep 300")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	spec.Stdout = &out
 	p, err := b.Start(context.Background(), spec)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestInspector_statsTopKill(t *testing.T) {
 	requireDocker(t)
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "/bin/sh", "-c", "sleep 300 & sleep 302 & echo up; wait")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	spec.Stdout = &out
 	p, err := b.Start(context.Background(), spec)
 	if err != nil {
@@ -268,5 +269,75 @@ func TestInspector_statsTopKill(t *testing.T) {
 	}
 	if s, _ := b.SandboxStatus(ctx, spec); s != backends.StatusNone {
 		t.Errorf("after remove: %q", s)
+	}
+}
+
+// TestRunsLeaveNoSurvivor: what a run starts dies with it, even what
+// left its tree the way daemons do (a new session, a double fork whose
+// middle process exits at once), at its end and when it is killed at its
+// timeout, on this machine's daemon (host pids) and the remote way (kill
+// inside), while another run of the same sandbox keeps going.
+func TestRunsLeaveNoSurvivor(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	escape := "setsid sh -c 'sleep 300' & (setsid sh -c 'sleep 301' &); sleep 0.2; echo started"
+	for _, tc := range []struct {
+		name   string
+		inside bool
+		kill   bool
+	}{
+		{"exit/host_pids", false, false},
+		{"timeout/host_pids", false, true},
+		{"exit/kill_inside_container", true, false},
+		{"timeout/kill_inside_container", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := newTestBackend(t, func(o *Options) { o.inContainerKill = tc.inside })
+			spec := newSpec(t, b, "/bin/sh", "-c", "true")
+			// A server of another run of the same sandbox stays up.
+			other := *spec
+			other.RunID, other.Argv = "r"+randomHex(3), []string{"/bin/sh", "-c", "exec sleep 299"}
+			server, err := b.Start(context.Background(), &other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer server.Kill()
+			script := escape
+			if tc.kill {
+				script += "; sleep 302"
+			}
+			s := *spec
+			s.RunID, s.Argv = "r"+randomHex(3), []string{"/bin/sh", "-c", script}
+			var out testutil.SyncBuffer
+			s.Stdout = &out
+			p, err := b.Start(context.Background(), &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
+			if tc.kill {
+				if err := p.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			procs, err := b.ContainerTop(context.Background(), spec.SandboxID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			serving := false
+			for _, pr := range procs {
+				if strings.Contains(pr.Command, "sleep 30") {
+					t.Errorf("a process of the run survived it: %+v", pr)
+				}
+				serving = serving || strings.Contains(pr.Command, "sleep 299")
+			}
+			if !serving {
+				t.Errorf("the other run's server was killed too: %+v", procs)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // makePoolDir makes the empty workspace of a pooled container, owned by
@@ -40,15 +42,64 @@ func parseUser(user string) (uid, gid int, ok bool) {
 // adoptWorkspace makes the pooled directory dir, bound at /work in its
 // container, become the run's workspace ws: ws's files move into dir, dir
 // takes ws's mode and owner, and dir is renamed onto the then empty ws.
-// On failure everything is moved back and ws is as it was.
-func adoptWorkspace(dir, ws string) (err error) {
+// On failure everything is moved back and ws is as it was. When dir is a
+// filesystem of its own (a tmpfs of the quota, HardQuota), it is bound
+// over ws instead, and bind says so: it is the caller's to remove after
+// the run.
+func adoptWorkspace(dir, ws string) (bind bool, err error) {
 	fi, err := os.Lstat(ws)
 	if err != nil {
-		return fmt.Errorf("reading the run's workspace: %w", err)
+		return false, fmt.Errorf("reading the run's workspace: %w", err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("the run's workspace %s is not a directory", ws)
+		return false, fmt.Errorf("the run's workspace %s is not a directory", ws)
 	}
+	switch {
+	case diskquota.Mounted(dir):
+		return true, bindWorkspace(dir, ws, fi)
+	case diskquota.Mounted(ws):
+		return false, fmt.Errorf("the run's workspace %s is a filesystem of its own, and the pooled one is not", ws)
+	}
+	return false, renameWorkspace(dir, ws, fi)
+}
+
+// bindWorkspace moves ws's files (and the filesystem the engine gave it:
+// the pooled one replaces it) into dir and binds dir over ws.
+func bindWorkspace(dir, ws string, fi os.FileInfo) error {
+	if err := diskquota.Move(ws, dir); err != nil {
+		return fmt.Errorf("moving the workspace's files into the pooled container's: %w", err)
+	}
+	err := setLike(dir, fi)
+	if err == nil {
+		err = diskquota.Unmount(ws)
+	}
+	if err == nil {
+		err = diskquota.Bind(dir, ws)
+	}
+	if err != nil {
+		// The run goes to a fresh container: its files go back.
+		if merr := diskquota.Move(dir, ws); merr != nil {
+			return fmt.Errorf("%w; and moving the workspace's files back failed: %v", err, merr)
+		}
+	}
+	return err
+}
+
+// setLike gives dir fi's mode and owner.
+func setLike(dir string, fi os.FileInfo) error {
+	if err := os.Chmod(dir, fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("setting the pooled workspace's mode: %w", err)
+	}
+	if uid, gid, ok := ownerOf(fi); ok {
+		if err := os.Lchown(dir, uid, gid); err != nil && !errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("setting the pooled workspace's owner: %w", err)
+		}
+	}
+	return nil
+}
+
+// renameWorkspace moves ws's files into dir and renames dir onto ws.
+func renameWorkspace(dir, ws string, fi os.FileInfo) (err error) {
 	entries, err := os.ReadDir(ws)
 	if err != nil {
 		return fmt.Errorf("reading the run's workspace: %w", err)
@@ -67,13 +118,8 @@ func adoptWorkspace(dir, ws string) (err error) {
 		}
 		moved = append(moved, e.Name())
 	}
-	if err := os.Chmod(dir, fi.Mode().Perm()); err != nil {
-		return fmt.Errorf("setting the pooled workspace's mode: %w", err)
-	}
-	if uid, gid, ok := ownerOf(fi); ok {
-		if err := os.Lchown(dir, uid, gid); err != nil && !errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("setting the pooled workspace's owner: %w", err)
-		}
+	if err := setLike(dir, fi); err != nil {
+		return err
 	}
 	if err := replaceDir(dir, ws); err != nil {
 		return fmt.Errorf("putting the pooled workspace in place: %w", err)

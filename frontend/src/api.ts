@@ -71,6 +71,10 @@ export interface Settings {
   landlockListen: boolean;
   defaultImage: string;
   mountAllow: string[];
+  /** The engine's bounds: sandboxes it holds, runs in flight in all and per sandbox. */
+  maxSandboxes: number;
+  maxRuns: number;
+  maxRunsPerSandbox: number;
 }
 
 export interface PortRules {
@@ -232,6 +236,33 @@ export interface Schedule {
   lastRun: Firing | null;
 }
 
+/** ListQuery asks for one page of a list: the items matching q. */
+export interface ListQuery {
+  offset: number;
+  limit: number;
+  q: string;
+}
+
+/** SandboxPage is one page of the sandboxes, with the total that match. */
+export interface SandboxPage {
+  sandboxes: Sandbox[];
+  total: number;
+  /** How many of all the sandboxes have a run going. */
+  running: number;
+}
+
+/** RunPage is one page of the run records, with the total that match. */
+export interface RunPage {
+  runs: RunRecord[];
+  total: number;
+}
+
+function listParams(q: ListQuery): string {
+  const p = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
+  if (q.q.trim()) p.set('q', q.q.trim());
+  return p.toString();
+}
+
 /** ApiError is an answer other than 2xx; field names the bad input. */
 export class ApiError extends Error {
   constructor(
@@ -309,7 +340,8 @@ export const api = {
   settings: () => get<Settings>('/settings'),
   /** setSettings changes only the fields it names (the server merges). */
   setSettings: (s: Partial<Settings>) => send<Settings>('PUT', '/settings', s),
-  sandboxes: () => get<{ sandboxes: Sandbox[] }>('/sandboxes'),
+  /** sandboxes lists one page of the sandboxes matching q. */
+  sandboxes: (q: ListQuery) => get<SandboxPage>('/sandboxes?' + listParams(q)),
   stats: (sandboxId: string) => get<Stats>(`/sandboxes/${id(sandboxId)}/stats`),
   kill: (sandboxId: string, pid: number) =>
     send<{ ok: boolean; killed: number }>('POST', `/sandboxes/${id(sandboxId)}/kill`, { pid }),
@@ -320,7 +352,8 @@ export const api = {
       'DELETE',
       `/sandboxes/${id(sandboxId)}` + (purge ? '?purge=true' : ''),
     ),
-  runs: (limit = 30) => get<{ runs: RunRecord[] }>(`/runs?limit=${limit}`),
+  /** runs lists one page of the runs matching q, newest first. */
+  runs: (q: ListQuery) => get<RunPage>('/runs?' + listParams(q)),
   /** events lists what a traced run did, newest first. */
   events: (sandboxId: string, runId: string) =>
     get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),

@@ -2,7 +2,7 @@
 // keeps the raw text of its last answer and only replaces its value when
 // the text changed, so an unchanged list causes no re-render at all.
 
-import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type RunRecord, type Sandbox, type Schedule, type Settings } from './api';
+import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type ListQuery, type RunRecord, type Sandbox, type Schedule, type Settings } from './api';
 
 /** How often each source is polled, in milliseconds. */
 const every = {
@@ -24,10 +24,17 @@ class Live {
   caps = $state.raw<Capabilities | null>(null);
   policy = $state.raw<ExecPolicy | null>(null);
   settings = $state.raw<Settings | null>(null);
+  /** One page of each list: what the cards ask for (page, filter) and
+   * what matched in all. Thousands of sandboxes make a page of them. */
   sandboxes = $state.raw<Sandbox[] | null>(null);
+  sandboxQuery = $state<ListQuery>({ offset: 0, limit: 25, q: '' });
+  sandboxTotal = $state(0);
+  sandboxesRunning = $state(0);
   runs = $state.raw<RunRecord[] | null>(null);
   integrations = $state.raw<Integration[] | null>(null);
   schedules = $state.raw<Schedule[] | null>(null);
+  runQuery = $state<ListQuery>({ offset: 0, limit: 30, q: '' });
+  runTotal = $state(0);
   /** The last error of each source, "" when its last poll worked. */
   errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '', schedules: '' });
   /** now ticks with the polls, for "5 s ago". */
@@ -63,11 +70,32 @@ class Live {
     caps: () => this.poll('caps', () => api.caps(), (v) => (this.caps = v)),
     policy: () => this.poll('policy', () => api.policy(), (v) => (this.policy = v)),
     settings: () => this.poll('settings', () => api.settings(), (v) => (this.settings = v)),
-    sandboxes: () => this.poll('sandboxes', () => api.sandboxes(), (v) => (this.sandboxes = v.sandboxes)),
-    runs: () => this.poll('runs', () => api.runs(30), (v) => (this.runs = v.runs)),
+    sandboxes: () =>
+      this.poll('sandboxes', () => api.sandboxes({ ...this.sandboxQuery }), (v) => {
+        this.sandboxes = v.sandboxes;
+        this.sandboxTotal = v.total;
+        this.sandboxesRunning = v.running;
+      }),
+    runs: () =>
+      this.poll('runs', () => api.runs({ ...this.runQuery }), (v) => {
+        this.runs = v.runs;
+        this.runTotal = v.total;
+      }),
     integrations: () => this.poll('integrations', () => api.integrations(), (v) => (this.integrations = v.integrations)),
     schedules: () => this.poll('schedules', () => api.schedules(), (v) => (this.schedules = v.schedules)),
   };
+
+  /** showSandboxes and showRuns change the page or the filter of a list
+   * and fetch it at once. */
+  async showSandboxes(q: Partial<ListQuery>) {
+    this.sandboxQuery = { ...this.sandboxQuery, ...q };
+    await this.refresh('sandboxes');
+  }
+
+  async showRuns(q: Partial<ListQuery>) {
+    this.runQuery = { ...this.runQuery, ...q };
+    await this.refresh('runs');
+  }
 
   /** refresh polls the named sources now (after an action changed them). */
   async refresh(...keys: Key[]) {

@@ -12,6 +12,8 @@ import { ARTIFACTS, launch, requireSetup, startDaemon } from './helpers.mjs';
 const SANDBOXES = 200;
 const RUNS = 30;
 const LOADS = 5;
+// The dashboard shows the sandboxes a page at a time.
+const PAGE = 25;
 
 let daemon;
 let browser;
@@ -57,7 +59,7 @@ test(`first render with ${SANDBOXES} sandboxes and ${RUNS} runs`, async (t) => {
     await page.goto(engine.baseUrl + '/');
     await page.waitForSelector('html[data-ready]');
     const rows = await page.locator('tr.sb-row').count();
-    assert.equal(rows, SANDBOXES, 'every sandbox row rendered');
+    assert.equal(rows, Math.min(SANDBOXES, PAGE), 'the first page of sandbox rows rendered');
     assert.equal(await page.locator('tr[data-run]').count(), RUNS, 'every run rendered');
     times.push(Number(await page.getAttribute('html', 'data-ready-ms')));
   }

@@ -91,8 +91,8 @@ describe('dashboard', { concurrency: false }, () => {
     assert.equal(await page.locator('#defaultMemoryMb').inputValue(), String(settings.defaultMemoryMb));
     assert.equal(await page.locator('#defaultTimeoutMs').inputValue(), String(settings.defaultTimeoutMs));
 
-    // Managed sandboxes: every one, with its settings.
-    await waitFor(async () => (await page.locator('tr.sb-row').count()) >= list.sandboxes.length, 'every sandbox row');
+    // Managed sandboxes: the first page of them (25), with their settings.
+    await waitFor(async () => (await page.locator('tr.sb-row').count()) >= Math.min(list.sandboxes.length, 25), 'the first page of sandbox rows');
     const text = await row(page, 'render-check').innerText();
     assert.match(text, /allowlist/);
     assert.match(text, /on/);

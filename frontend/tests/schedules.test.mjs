@@ -88,7 +88,8 @@ describe('scheduled scripts', { concurrency: false }, () => {
     if (!ready) return t.skip('no setup');
     const daemon = await startDaemon({
       name: 'sched-degraded',
-      env: { PATH: '/nonexistent', DOCKER_HOST: 'unix:///nonexistent/docker.sock', DOCKER_CONTEXT: '' },
+      // Landlock needs nothing on PATH: only bwrap and Docker are offered.
+      env: { PATH: '/nonexistent', DOCKER_HOST: 'unix:///nonexistent/docker.sock', DOCKER_CONTEXT: '', SENCLAW_BACKENDS: 'bwrap,docker,direct' },
     });
     t.after(() => daemon.stop());
     await daemon.engine.api('PUT', '/exec-policy', { schedulerScript: true });

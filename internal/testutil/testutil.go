@@ -1,11 +1,16 @@
 // Package testutil holds what the tests of several packages need: a free
 // loopback port, a directory a sandbox user can walk into, golden files,
-// and the users sandboxes run as.
+// the users sandboxes run as, a buffer a run may write while the test
+// reads it, and the processes a run left.
 package testutil
 
 import (
+	"bytes"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -61,4 +66,36 @@ func Golden(t testing.TB, file, got string, update bool) {
 	if got != string(want) {
 		t.Errorf("differs from %s:\ngot:\n%s", file, got)
 	}
+}
+
+// SyncBuffer is a bytes.Buffer safe to read while a run writes it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// PidsWith lists the pids of this machine whose command line holds mark
+// (a test marks what a run starts, to find what outlived it).
+func PidsWith(mark string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(data), mark) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
 }

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestCreatingPastTheBoundIsRefused: past maxSandboxes a creation is
+// refused with the bound named and how to raise it, nothing is created
+// (no record, no workspace), also when many creations race; the bounds
+// are validated like other settings.
+func TestCreatingPastTheBoundIsRefused(t *testing.T) {
+	t.Parallel()
+	e := directEngine(t)
+	s := e.Settings()
+	s.MaxSandboxes = 5
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	made, refusedN := 0, 0
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.Create(context.Background(), directConfig())
+			mu.Lock()
+			defer mu.Unlock()
+			var le *LimitError
+			switch {
+			case err == nil:
+				made++
+			case errors.As(err, &le) && le.Setting == "maxSandboxes" && strings.Contains(err.Error(), "raise maxSandboxes in the settings"):
+				refusedN++
+			default:
+				t.Errorf("create: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if made != 5 || refusedN != 15 {
+		t.Fatalf("%d made, %d refused; want 5 and 15", made, refusedN)
+	}
+	all, _ := e.List()
+	entries, _ := os.ReadDir(e.workspacesDir())
+	if len(all) != 5 || len(entries) != 5 {
+		t.Fatalf("%d sandboxes and %d workspaces after the refusals, want 5", len(all), len(entries))
+	}
+
+	for _, tc := range []struct {
+		field string
+		set   func(*Settings)
+	}{
+		{"maxSandboxes", func(s *Settings) { s.MaxSandboxes = 0 }},
+		{"maxRuns", func(s *Settings) { s.MaxRuns = -1 }},
+		{"maxRunsPerSandbox", func(s *Settings) { s.MaxRunsPerSandbox = MaxRunsPerSandboxLimit + 1 }},
+	} {
+		s := e.Settings()
+		tc.set(&s)
+		var fe *FieldError
+		if _, err := e.SetSettings(s); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: %v", tc.field, err)
+		}
+	}
+	if got := e.Settings(); got.MaxSandboxes != 5 || got.MaxRuns != defaultMaxRuns() || got.MaxRunsPerSandbox != 32 {
+		t.Fatalf("a refused change changed the settings: %+v", got)
+	}
+}
+
+// TestBackgroundRunsPastThePerSandboxBoundAreRefused: 80 background runs
+// in one sandbox: the first 32 (maxRunsPerSandbox) run under bwrap, the
+// other 48 are refused with the bound named, and recorded as refused;
+// once the sandbox is stopped its slots are free again. maxRuns bounds
+// the runs of every sandbox together the same way.
+func TestBackgroundRunsPastThePerSandboxBoundAreRefused(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	started, refusedN := 0, 0
+	for i := 0; i < 80; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.Exec(ctx, sb.ID, RunRequest{Command: "exec sleep 300", Background: true})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && res.Record.State == "running":
+				started++
+			case IsRefused(err) && strings.Contains(err.Error(), "maxRunsPerSandbox 32") && strings.HasPrefix(res.Record.Isolation, "refused: "):
+				refusedN++
+			default:
+				t.Errorf("run: %v %+v", err, res.Record)
+			}
+		}()
+	}
+	wg.Wait()
+	if started != 32 || refusedN != 48 {
+		t.Fatalf("%d started, %d refused; want 32 and 48", started, refusedN)
+	}
+	page, err := e.RunsPage(sb.ID, ListQuery{Match: "maxRunsPerSandbox"})
+	if err != nil || page.Total != 48 {
+		t.Fatalf("%d refused runs recorded, want 48 (%v)", page.Total, err)
+	}
+	if n, err := e.Stop(ctx, sb.ID); err != nil || n != 32 {
+		t.Fatalf("stop: %d %v", n, err)
+	}
+	e.live.waitSandbox(sb.ID)
+	waitFor(t, func() bool {
+		res, err := e.Exec(ctx, sb.ID, RunRequest{Command: "true"})
+		return err == nil && res.Record.OK()
+	})
+
+	s := e.Settings()
+	s.MaxRuns = 2
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Command: "exec sleep 300", Background: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Command: "true"}); !IsRefused(err) || !strings.Contains(err.Error(), "maxRuns 2") {
+		t.Fatalf("a third run past maxRuns 2: %v", err)
+	}
+	e.StopAll(ctx)
+}
