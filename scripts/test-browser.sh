@@ -83,7 +83,7 @@ SENCLAW_BIN=$bin \
 	SENCLAW_ARTIFACTS=$artifacts \
 	CHROMIUM=$chromium \
 	node --test --test-concurrency=1 --test-reporter=spec \
-	tests/dashboard.test.mjs tests/degraded.test.mjs tests/agentshell.test.mjs tests/schedules.test.mjs tests/paging.test.mjs tests/bench.test.mjs
+	tests/dashboard.test.mjs tests/degraded.test.mjs tests/agentshell.test.mjs tests/schedules.test.mjs tests/paging.test.mjs tests/spaceapps.test.mjs tests/bench.test.mjs
 
 echo "== artifacts in $artifacts"
 cat "$artifacts/bench-first-render.txt" 2>/dev/null || true

@@ -288,10 +288,10 @@ export interface Fetched<T> {
   data: T;
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<string> {
+async function call(method: string, path: string, body?: unknown, root = base): Promise<string> {
   let res: Response;
   try {
-    res = await fetch(base + path, {
+    res = await fetch(root + path, {
       method,
       headers: {
         Authorization: 'Bearer ' + token(),
@@ -319,13 +319,13 @@ async function call(method: string, path: string, body?: unknown): Promise<strin
   return text;
 }
 
-async function get<T>(path: string): Promise<Fetched<T>> {
-  const text = await call('GET', path);
+async function get<T>(path: string, root = base): Promise<Fetched<T>> {
+  const text = await call('GET', path, undefined, root);
   return { text, data: JSON.parse(text) as T };
 }
 
-async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const text = await call(method, path, body);
+async function send<T>(method: string, path: string, body?: unknown, root = base): Promise<T> {
+  const text = await call(method, path, body, root);
   return JSON.parse(text) as T;
 }
 
@@ -379,4 +379,265 @@ export interface Autostart {
   exec?: string;
   /** foreign: the file was not written by senclaw and is left alone. */
   foreign?: boolean;
+}
+
+// Space Apps, under /api/space/apps (the same token and checks).
+
+/** AppState is where a Space App stands (AppView.state). */
+export type AppState =
+  | 'stopped'
+  | 'starting'
+  | 'running'
+  | 'stopping'
+  | 'backoff'
+  | 'crash-looping'
+  | 'exited'
+  | 'failed'
+  | 'port-taken'
+  | 'outside';
+
+export type AppNetwork = 'all' | 'hosts' | 'off';
+
+export interface AppHealth {
+  /** ok, failing or unknown (not probed yet). */
+  status: 'ok' | 'failing' | 'unknown';
+  httpStatus?: number;
+  latencyMs: number;
+  lastError?: string;
+  checkedAtMs?: number;
+}
+
+/** AppSandboxSummary is the Sandbox, Read mode and Network columns. */
+export interface AppSandboxSummary {
+  enabled: boolean;
+  forced: boolean;
+  /** What the running process got (bwrap, docker, none, ...); "" when it does not run. */
+  isolation: string;
+  backend: string;
+  readMode: FsMode;
+  network: AppNetwork;
+  hostCount: number;
+  denied: number;
+  /** The last distinct refused hosts, newest last. */
+  recentDenied: string[];
+  allowed: number;
+}
+
+/** PortHolder is a process that holds an app's port (port-taken, outside). */
+export interface PortHolder {
+  pid: number;
+  command: string;
+  cwd?: string;
+  exe?: string;
+}
+
+/** AppView is one Space App as the list shows it. */
+export interface AppView {
+  id: string;
+  name: string;
+  description: string;
+  dir: string;
+  inPlace: boolean;
+  port: number;
+  url: string;
+  healthPath: string;
+  restart: string;
+  autostart: boolean;
+  state: AppState;
+  stateText: string;
+  stoppedByUser: boolean;
+  pid: number;
+  startedAtMs: number;
+  uptimeSec: number;
+  /** Launches since a person last started it (the card warns above 3), and in all. */
+  launches: number;
+  totalLaunches: number;
+  health: AppHealth;
+  cpuPercent: number;
+  rssMb: number;
+  /** The last 30 samples, one a second. */
+  spark: StatsPoint[];
+  sandbox: AppSandboxSummary;
+  needsRestart: boolean;
+  needsRestartReasons: string[];
+  nextAttemptAtMs?: number;
+  /** The log's last lines when it gave up or failed. */
+  lastLog: string[];
+  portHolder?: PortHolder;
+}
+
+/** AppsOverview sums up every app. */
+export interface AppsOverview {
+  apps: number;
+  running: number;
+  sandboxed: number;
+  unsandboxed: number;
+  needsRestart: number;
+  crashLooping: number;
+  denied: number;
+  /** The engine's recommended backend for new launches ("" when none can isolate). */
+  isolation: string;
+}
+
+export interface AppFolder {
+  path: string;
+  readOnly: boolean;
+}
+
+/** AppSandboxSettings are an app's stored sandbox configuration. */
+export interface AppSandboxSettings {
+  enabled: boolean;
+  readMode: FsMode;
+  network: AppNetwork;
+  hosts: string[];
+  loopback: number[];
+  folders: AppFolder[];
+  backend: string;
+  image: string;
+  daemonApi: boolean;
+}
+
+/** AppSandboxView is the configuration and what the running process got. */
+export interface AppSandboxView {
+  appId: string;
+  settings: AppSandboxSettings;
+  forced: boolean;
+  lockReason?: string;
+  running: AppSandboxSettings | null;
+  isolation: string;
+  needsRestart: boolean;
+  needsRestartReasons: string[];
+  liveFields: string[];
+  restartFields: string[];
+  /** The values backend may take here: auto and the engine's isolating backends. */
+  backends: string[];
+}
+
+/** AppSandboxReply says exactly what a PUT applied how. */
+export interface AppSandboxReply {
+  sandbox: AppSandboxView;
+  changed: string[];
+  appliedLive: string[];
+  pendingRestart: string[];
+  needsRestart: boolean;
+  note: string;
+}
+
+export interface HealthPoint {
+  atMs: number;
+  ok: boolean;
+  status?: number;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface AppSocket {
+  pid: number;
+  /** tcp4, tcp6, udp4, udp6 or unix. */
+  kind: string;
+  local: string;
+  remote?: string;
+  /** LISTEN, ESTABLISHED, ..., NONE. */
+  state: string;
+}
+
+export interface AppLaunch {
+  n: number;
+  atMs: number;
+  runId: string;
+  pid: number;
+  isolation: string;
+  backend: string;
+  command: string;
+  port: number;
+  /** Its environment as the engine set it, secret values masked by the engine. */
+  env: Record<string, string>;
+  settings: AppSandboxSettings;
+  endedAtMs?: number;
+  ended?: string;
+}
+
+/** AppRuntime is what the Monitor panel shows of one app. */
+export interface AppRuntime {
+  appId: string;
+  state: AppState;
+  stateText: string;
+  pid: number;
+  uptimeSec: number;
+  launches: number;
+  totalLaunches: number;
+  health: AppHealth;
+  healthHistory: HealthPoint[];
+  cpuPercent: number;
+  rssMb: number;
+  memoryLimitMb: number;
+  history: StatsPoint[];
+  processes: ProcessInfo[];
+  sockets: AppSocket[];
+  socketsTruncated: boolean;
+  proxy: { allowed: number; denied: number; recentDenied: string[] };
+  launch: AppLaunch | null;
+  lastLog: string[];
+  note?: string;
+}
+
+/** AppIsolation is the effective isolation of an app, in words. */
+export interface AppIsolation {
+  appId: string;
+  running: boolean;
+  isolation: string;
+  backend: string;
+  limits: string[];
+  limitsMissing: string[];
+  enforced: string[];
+  notEnforced: string[];
+  note: string;
+}
+
+/** AppLog is the end of an app's log. */
+export interface AppLog {
+  appId: string;
+  text: string;
+  bytes: number;
+  truncated: boolean;
+  sizeBytes: number;
+  files: string[];
+}
+
+export interface AppStartReply {
+  ok: boolean;
+  note: string;
+  app: AppView;
+}
+
+const spaceBase = '/api/space/apps';
+
+/** The Space Apps routes the dashboard uses. */
+export const spaceApi = {
+  /** list is every app, running ones first then by name, with the overview. */
+  list: () => get<{ apps: AppView[]; overview: AppsOverview }>('', spaceBase),
+  /** start, restart: wait=false answers once launched; the list shows the rest. */
+  start: (appId: string, wait = false) => send<AppStartReply>('POST', `/${id(appId)}/start?wait=${wait}`, undefined, spaceBase),
+  restart: (appId: string, wait = false) =>
+    send<AppStartReply>('POST', `/${id(appId)}/restart?wait=${wait}`, undefined, spaceBase),
+  stop: (appId: string) => send<{ ok: boolean; app: AppView }>('POST', `/${id(appId)}/stop`, undefined, spaceBase),
+  runtime: (appId: string) => get<AppRuntime>(`/${id(appId)}/runtime`, spaceBase),
+  isolation: (appId: string) => get<AppIsolation>(`/${id(appId)}/isolation`, spaceBase),
+  /** logs reads the log's last limit bytes (at most 1 MiB). */
+  logs: (appId: string, limit: number) => get<AppLog>(`/${id(appId)}/logs?limit=${limit}`, spaceBase),
+  clearLogs: (appId: string) => send<{ ok: boolean }>('DELETE', `/${id(appId)}/logs`, undefined, spaceBase),
+  sandbox: (appId: string) => get<AppSandboxView>(`/${id(appId)}/sandbox`, spaceBase),
+  /** setSandbox changes only the fields it names; a list given replaces the old one. */
+  setSandbox: (appId: string, patch: Partial<AppSandboxSettings>) =>
+    send<AppSandboxReply>('PUT', `/${id(appId)}/sandbox`, patch, spaceBase),
+};
+
+/** openExternal opens url outside the dashboard: in the desktop window
+ * through the window's runtime (the system browser), and reports whether
+ * it did; in a browser it returns false and the link opens as usual. */
+export function openExternal(url: string): boolean {
+  const rt = (window as unknown as { runtime?: { BrowserOpenURL?: (u: string) => void } }).runtime;
+  if (typeof rt?.BrowserOpenURL !== 'function') return false;
+  rt.BrowserOpenURL(url);
+  return true;
 }

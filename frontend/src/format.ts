@@ -62,3 +62,14 @@ export function until(t: string, now: number): string {
   if (h < 48) return `in ${h} h`;
   return `in ${Math.round(h / 24)} days`;
 }
+
+/** uptime formats seconds: "45 s", "12 min", "3 h 5 min", "2 d 4 h". */
+export function uptime(sec: number): string {
+  if (sec < 60) return `${sec} s`;
+  const m = Math.floor(sec / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}

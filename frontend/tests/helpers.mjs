@@ -61,9 +61,10 @@ export class Engine {
     return e;
   }
 
-  /** call sends one request and returns [status, body]. */
-  async call(method, path, body) {
-    const res = await fetch(this.baseUrl + '/api/sandbox' + path, {
+  /** call sends one request and returns [status, body]; root is the
+   * API's branch (Space Apps are under /api/space/apps). */
+  async call(method, path, body, root = '/api/sandbox') {
+    const res = await fetch(this.baseUrl + root + path, {
       method,
       headers: { Authorization: 'Bearer ' + this.token, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -79,10 +80,15 @@ export class Engine {
   }
 
   /** api sends one request and returns its body, throwing on an error. */
-  async api(method, path, body) {
-    const [status, data] = await this.call(method, path, body);
+  async api(method, path, body, root) {
+    const [status, data] = await this.call(method, path, body, root);
     if (status >= 300) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(data)}`);
     return data;
+  }
+
+  /** apps is api for the Space Apps routes (/api/space/apps + path). */
+  async apps(method, path, body) {
+    return this.api(method, path, body, '/api/space/apps');
   }
 
   /** loginUrl makes a fresh one-time login URL (a code works once). */
