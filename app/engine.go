@@ -163,7 +163,8 @@ func New(opts Options) (*Engine, error) {
 	e.records = newRecordWriter(e)
 	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
 	e.probes.extras = opts.Probes
-	e.sampler = monitor.New(monitor.Options{Lister: opts.ProcessLister, Now: opts.Now, Interval: opts.SampleInterval, Roots: e.roots, Logger: opts.Logger})
+	e.sampler = monitor.New(monitor.Options{Lister: opts.ProcessLister, Now: opts.Now, Interval: opts.SampleInterval, Roots: e.roots,
+		Overhead: func(p monitor.Proc) bool { return machinery(p.Command) }, Logger: opts.Logger})
 	if err := e.loadConfig(); err != nil {
 		e.records.close()
 		st.Close()

@@ -119,10 +119,10 @@ func (e *Engine) hostStats(sb *Sandbox) *Stats {
 				Pid: p.Pid, PPid: p.PPid, Pgid: p.Pgid, Command: p.Command,
 				CPUPercent: round1(p.CPUPercent), RSSMB: mb(p.RSSBytes), RSSBytes: p.RSSBytes, ElapsedSec: p.Elapsed.Seconds(),
 			})
-			st.CPUPercent += p.CPUPercent
-			st.RSSMB += mb(p.RSSBytes)
 		}
-		st.CPUPercent, st.RSSMB = round1(st.CPUPercent), round1(st.RSSMB)
+		// The totals and the history leave out the same machinery
+		// (monitor.Options.Overhead).
+		st.CPUPercent, st.RSSMB = round1(snap.CPUPercent), mb(snap.RSSBytes)
 	}
 	for _, h := range e.sampler.History(id) {
 		st.History = append(st.History, StatsPoint{AtMs: h.At.UnixMilli(), CPUPercent: round1(h.CPUPercent), RSSMB: mb(h.RSSBytes)})

@@ -73,3 +73,23 @@ func TestHistoryKeptUntilForget(t *testing.T) {
 		t.Errorf("after Forget: snapshot %+v, want zero", snap)
 	}
 }
+
+// The machinery Options.Overhead names stays in the processes but counts
+// in neither the totals nor the history: both measure the same thing.
+func TestOverheadLeftOutOfTotalsAndHistory(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, 0)
+	r.s = New(Options{Lister: r.lister, Now: r.clock.Now, Roots: r.roots.Roots, Overhead: func(p Proc) bool { return p.Command == "bwrap" }})
+	start := r.clock.Now().Add(-time.Minute)
+	r.lister.set(100, 1, start, 0, 5<<20, "bwrap")
+	r.lister.set(101, 100, start, 0, 7<<20, "python3 app.py")
+	r.roots.set("a", 100)
+	r.sample(t)
+	snap := r.s.Snapshot("a")
+	if snap.Count != 2 || snap.RSSBytes != 7<<20 {
+		t.Fatalf("snapshot %+v: want both processes, the total of python3 only", snap)
+	}
+	if h := r.s.History("a"); len(h) != 1 || h[0].RSSBytes != snap.RSSBytes {
+		t.Fatalf("history %+v, want the snapshot's total %d", h, snap.RSSBytes)
+	}
+}

@@ -39,6 +39,11 @@ type Options struct {
 	// from several goroutines at once, and never with a Sampler lock held,
 	// so it may take the engine's own locks.
 	Roots func() map[string][]int
+	// Overhead reports a process that is the sandbox's machinery rather
+	// than its work (the engine's launcher, its forwarder): it stays in
+	// the snapshot's processes but counts in neither the totals nor the
+	// history, so that both measure the same thing. nil counts all.
+	Overhead func(Proc) bool
 	// Logger receives sampling failures (once per change); nil discards.
 	Logger *slog.Logger
 }
@@ -51,6 +56,7 @@ type Sampler struct {
 	interval time.Duration
 	history  int
 	roots    func() map[string][]int
+	overhead func(Proc) bool
 	log      *slog.Logger
 
 	// sampling serializes samples, so each one computes CPU deltas against
@@ -71,6 +77,7 @@ func New(opts Options) *Sampler {
 		interval:  opts.Interval,
 		history:   opts.History,
 		roots:     opts.Roots,
+		overhead:  opts.Overhead,
 		log:       opts.Logger,
 		prev:      map[procKey]cpuMark{},
 		sandboxes: map[string]*sandboxState{},
@@ -168,7 +175,7 @@ func (s *Sampler) sample(ctx context.Context) error {
 			st = &sandboxState{hist: newRing(s.history)}
 			s.sandboxes[id] = st
 		}
-		st.snap = buildSnapshot(id, now, pids, procs)
+		st.snap = buildSnapshot(id, now, pids, procs, s.overhead)
 		st.hist.add(Sample{At: now, CPUPercent: st.snap.CPUPercent, RSSBytes: st.snap.RSSBytes})
 	}
 	// Sandboxes no longer named by Roots have no processes to show; their

@@ -88,8 +88,9 @@ func (s *Sampler) Forget(sandboxID string) {
 }
 
 // buildSnapshot assembles a sandbox's snapshot from the measured processes,
-// skipping pids whose details could not be read.
-func buildSnapshot(id string, at time.Time, pids []int, procs map[int]Proc) Snapshot {
+// skipping pids whose details could not be read; overhead (when not nil)
+// names the processes left out of the totals.
+func buildSnapshot(id string, at time.Time, pids []int, procs map[int]Proc, overhead func(Proc) bool) Snapshot {
 	snap := Snapshot{SandboxID: id, SampledAt: at, Processes: make([]Proc, 0, len(pids))}
 	for _, pid := range pids {
 		p, ok := procs[pid]
@@ -97,6 +98,9 @@ func buildSnapshot(id string, at time.Time, pids []int, procs map[int]Proc) Snap
 			continue
 		}
 		snap.Processes = append(snap.Processes, p)
+		if overhead != nil && overhead(p) {
+			continue
+		}
 		snap.CPUPercent += p.CPUPercent
 		snap.RSSBytes += p.RSSBytes
 	}

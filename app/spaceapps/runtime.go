@@ -24,8 +24,9 @@ type Runtime struct {
 	// Health is the last probe, History the last 60.
 	Health        HealthView    `json:"health"`
 	HealthHistory []HealthPoint `json:"healthHistory"`
-	// CPUPercent and RSSMB are of the whole process tree now; History is
-	// one point a second, up to five minutes.
+	// CPUPercent and RSSMB are of the app's whole process tree now,
+	// without the sandbox's helpers; History is the same, one point a
+	// second, up to five minutes.
 	CPUPercent    float64           `json:"cpuPercent"`
 	RSSMB         float64           `json:"rssMb"`
 	MemoryLimitMB int               `json:"memoryLimitMb"`

@@ -42,8 +42,9 @@ type AppView struct {
 	Launches      int        `json:"launches"`
 	TotalLaunches int        `json:"totalLaunches"`
 	Health        HealthView `json:"health"`
-	// CPUPercent (100 is one core) and RSSMB are of the whole process
-	// tree; Spark is their last 30 samples (one a second).
+	// CPUPercent (100 is one core) and RSSMB are of the app's whole
+	// process tree, without the sandbox's helpers (bwrap, the forwarder);
+	// Spark is their last 30 samples (one a second), measured the same way.
 	CPUPercent float64          `json:"cpuPercent"`
 	RSSMB      float64          `json:"rssMb"`
 	Spark      []app.StatsPoint `json:"spark"`
