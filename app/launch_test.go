@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,5 +148,34 @@ func TestAppSandboxAPIAccessNamesTheAPIPortOnlyWhenAsked(t *testing.T) {
 	}
 	if _, err := e.PutAppSandbox(context.Background(), AppSandbox{ID: "app-a", Dir: dir, Config: SandboxConfig{Loopback: []int{7878}}}); err == nil {
 		t.Fatal("an app without API access named the API port")
+	}
+}
+
+// A Space App's sandbox is changed and removed through its app only: the
+// generic update and delete refuse it, saying where to go, and the app's
+// own removal works.
+func TestAnAppsSandboxGoesWithItsApp(t *testing.T) {
+	t.Parallel()
+	e := directEngine(t)
+	dir := testDir(t)
+	sb, err := e.PutAppSandbox(context.Background(), AppSandbox{ID: "app-n", Name: "app:notes", Dir: dir, Config: SandboxConfig{Backend: ptr("direct")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c *ConflictError
+	if _, err := e.Delete(context.Background(), sb.ID, true); !errors.As(err, &c) || !strings.Contains(err.Error(), "senclaw apps rm notes") {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := e.Update(sb.ID, SandboxConfig{MemoryMB: ptr(64)}); !errors.As(err, &c) || !strings.Contains(err.Error(), "senclaw apps sandbox notes") {
+		t.Fatalf("update: %v", err)
+	}
+	if err := e.DeleteAppSandbox(context.Background(), sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the app's directory went with its sandbox: %v", err)
+	}
+	if _, err := e.Get(sb.ID); err == nil {
+		t.Fatal("the sandbox is still there")
 	}
 }

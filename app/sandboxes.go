@@ -323,6 +323,9 @@ func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ownedByApp(sb, "its sandbox settings are the app's: change them with `senclaw apps sandbox "+strings.TrimPrefix(sb.Name, "app:")+"` or the Space Apps card's Sandbox button"); err != nil {
+		return nil, err
+	}
 	next, err := e.applyConfig(*sb, cfg, false)
 	if err != nil {
 		return nil, err
@@ -345,6 +348,38 @@ func (e *Engine) Delete(ctx context.Context, id string, purge bool) (bool, error
 	if err != nil {
 		return false, err
 	}
+	if err := ownedByApp(sb, "it goes with the app: remove the app with `senclaw apps rm "+strings.TrimPrefix(sb.Name, "app:")+"` or stop it from the Space Apps card"); err != nil {
+		return false, err
+	}
+	return e.deleteSandbox(ctx, sb, purge)
+}
+
+// DeleteAppSandbox removes a Space App's sandbox (app/spaceapps, when the
+// app is removed); its workspace, the app's directory, stays.
+func (e *Engine) DeleteAppSandbox(ctx context.Context, id string) error {
+	sb, err := e.Get(id)
+	if err != nil {
+		return err
+	}
+	if sb.Kind != KindApp {
+		return &ConflictError{Reason: fmt.Sprintf("sandbox %q is not a Space App's", id)}
+	}
+	_, err = e.deleteSandbox(ctx, sb, false)
+	return err
+}
+
+// ownedByApp refuses to change a Space App's sandbox from outside its app
+// (the supervisor would put it back, or start the app again): why says
+// where to change it instead.
+func ownedByApp(sb *Sandbox, why string) error {
+	if sb.Kind != KindApp {
+		return nil
+	}
+	return &ConflictError{Reason: fmt.Sprintf("sandbox %s is Space App %s's: %s", sb.ID, strings.TrimPrefix(sb.Name, "app:"), why)}
+}
+
+func (e *Engine) deleteSandbox(ctx context.Context, sb *Sandbox, purge bool) (bool, error) {
+	id := sb.ID
 	e.live.killSandbox(id, "sandbox deleted")
 	e.live.waitSandbox(id)
 	if p := e.persistent(sb); p != nil {

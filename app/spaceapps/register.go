@@ -311,7 +311,7 @@ func (s *Supervisor) Remove(ctx context.Context, id string, purge bool) (files s
 	a.op.Lock()
 	defer a.op.Unlock()
 	s.halt(a)
-	if _, err := s.e.Delete(ctx, sandboxID(id), false); err != nil {
+	if err := s.e.DeleteAppSandbox(ctx, sandboxID(id)); err != nil {
 		var nf *app.NotFoundError
 		if !errors.As(err, &nf) {
 			return "", fmt.Errorf("removing the app's sandbox: %w", err)
