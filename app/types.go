@@ -46,11 +46,12 @@ type Sandbox struct {
 	// Container is what a container backend keeps for the sandbox:
 	// running, stopped, none or "needs recreate" (its saved settings no
 	// longer match the container). Empty for other backends.
-	Container  string    `json:"container,omitempty"`
-	LastError  string    `json:"lastError,omitempty"`
-	CreatedAt  time.Time `json:"createdAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
-	LastUsedAt time.Time `json:"lastUsedAt"`
+	Container string    `json:"container,omitempty"`
+	LastError string    `json:"lastError,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// LastUsedAt is when its last run started; absent until it has run.
+	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
 }
 
 // KindApp is the kind of a Space App's sandbox (app/spaceapps).
@@ -237,10 +238,13 @@ type RunRecord struct {
 	Isolation string `json:"isolation"`
 	// Enforced lists the limits that held; Missing what was asked for and
 	// not enforced.
-	Enforced   []string `json:"enforced,omitempty"`
-	Missing    []string `json:"missing,omitempty"`
-	Network    bool     `json:"network"`
-	Background bool     `json:"background,omitempty"`
+	Enforced []string `json:"enforced,omitempty"`
+	Missing  []string `json:"missing,omitempty"`
+	// Network is true when the run could reach other hosts (the network
+	// on, or connect ports); listen and loopback ports alone leave it
+	// false.
+	Network    bool `json:"network"`
+	Background bool `json:"background,omitempty"`
 	// TTLMs and IdleTTLMs are a background run's deadline and idle TTL
 	// (0: none; it runs until it is stopped).
 	TTLMs     int `json:"ttlMs,omitempty"`

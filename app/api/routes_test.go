@@ -23,6 +23,13 @@ func TestEveryRoute(t *testing.T) {
 	}
 	id := body["sandbox"].(map[string]any)["id"].(string)
 	sb := "/api/sandbox/sandboxes/" + id
+	// A sandbox that never ran has no last use (not the year 1).
+	if _, has := body["sandbox"].(map[string]any)["lastUsedAt"]; has {
+		t.Errorf("a new sandbox has a lastUsedAt: %v", body["sandbox"])
+	}
+	if note, _ := body["note"].(string); !strings.HasPrefix(note, "sandbox t (direct): ") || body["details"] == nil || body["warnings"] == nil {
+		t.Errorf("create: note %q, details %v, warnings %v", note, body["details"], body["warnings"])
+	}
 	status, body = do(t, base, call{method: "POST", path: "/api/sandbox/schedules", body: map[string]any{"name": "nightly", "cron": "30 2 * * *", "code": "echo scheduled"}})
 	if status != 201 {
 		t.Fatalf("create schedule: %d %v", status, body)

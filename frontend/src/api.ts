@@ -113,7 +113,8 @@ export interface Sandbox {
   lastError?: string;
   createdAt: string;
   updatedAt: string;
-  lastUsedAt: string;
+  /** Absent until its first run. */
+  lastUsedAt?: string;
 }
 
 export interface TraceEvent {
