@@ -151,7 +151,14 @@ type Settings struct {
 	MaxSandboxes      int `json:"maxSandboxes"`
 	MaxRuns           int `json:"maxRuns"`
 	MaxRunsPerSandbox int `json:"maxRunsPerSandbox"`
+	// DockerPoolSize is how many idle containers the Docker backend keeps
+	// ready per one-shot configuration (0 to MaxDockerPool; 0: none),
+	// which takes a container's start off a one-shot run.
+	DockerPoolSize int `json:"dockerPoolSize"`
 }
+
+// MaxDockerPool bounds the dockerPoolSize setting.
+const MaxDockerPool = 16
 
 // DefaultSettings are used until settings are saved.
 func DefaultSettings() Settings {
@@ -171,6 +178,7 @@ func DefaultSettings() Settings {
 		Notifications:         true,
 		McpSessionIdleMinutes: 30,
 		McpMaxSessions:        16,
+		DockerPoolSize:        2,
 	}
 	s.MaxSandboxes, s.MaxRuns, s.MaxRunsPerSandbox = 500, defaultMaxRuns(), 32
 	return s

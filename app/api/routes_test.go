@@ -198,6 +198,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"mountAllow": ["relative"]}`}, 400, "mountAllow[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowlist": ["relative/path"]}`}, 400, "allowlist[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"sandboxUid": 0}`}, 400, "sandboxUid"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"dockerPoolSize": 99}`}, 400, "dockerPoolSize"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowedSockets": ["/var/run/docker.sock"]}`}, 400, "allowedSockets[0]"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execFsMode": "everything"}`}, 400, "execFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execShell": "yes"}`}, 400, "execShell"},
