@@ -253,7 +253,10 @@ func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else if o.Background {
-		say(io.Out, "started run %s in sandbox %s; follow its output with: senclaw logs -f %s", rec.ID, rec.SandboxID, rec.ID)
+		// The run's id alone on stdout, as create prints the sandbox's
+		// (and docker run -d the container's): run=$(senclaw run ...).
+		say(io.Out, "%s", rec.ID)
+		say(io.Err, "senclaw: started run %s in sandbox %s; follow its output with: senclaw logs -f %s", rec.ID, rec.SandboxID, rec.ID)
 		say(io.Err, "senclaw: it %s", res.Lifetime)
 	}
 	if !o.JSON {

@@ -75,7 +75,7 @@ type eventsResult struct {
 }
 
 // settingsNote says what an agent cannot change, in every answer.
-const settingsNote = "allowDirect, landlockListen, sandboxUid and sandboxGid are shown but only a person can change them (senclaw settings set allowDirect=true, or the dashboard's Defaults card)"
+const settingsNote = "allowDirect, landlockListen, sandboxUid and sandboxGid are shown but only a person can change them: allowDirect and landlockListen in the dashboard's Defaults card or with senclaw settings set allowDirect=true, sandboxUid and sandboxGid with senclaw settings set sandboxUid=UID"
 
 func (s *server) addRuleTools(srv *sdk.Server) {
 	addTool(srv, "sbx_fs_mode", "Change what a sandbox may read",

@@ -159,6 +159,8 @@ describe('everyday', { concurrency: false }, () => {
     assert.equal(await page.locator('#allowDirect').isChecked(), before.allowDirect);
     assert.equal(await page.locator('#dockerPoolSize').inputValue(), String(before.dockerPoolSize));
     assert.equal(await page.locator('#notifications').isChecked(), before.notifications);
+    // sbx_settings sends people here for these two.
+    assert.equal(await page.locator('#landlockListen').isChecked(), before.landlockListen);
     assert.equal(await page.locator('#defaultDiskMb').inputValue(), String(before.defaultDiskMb));
 
     const save = page.getByRole('button', { name: 'Save defaults' });
