@@ -60,8 +60,12 @@ func newPool(b *Backend) *pool {
 
 // SetPoolSize changes how many idle containers the one-shot pool keeps
 // ready per configuration (0 keeps none): the dockerPoolSize setting.
-// Containers above the new size are removed.
+// Containers above the new size are removed. A pool its builder turned
+// off (a negative Options.PoolSize) stays off.
 func (b *Backend) SetPoolSize(n int) {
+	if b.opts.PoolSize < 0 {
+		return
+	}
 	pl := b.pool
 	pl.mu.Lock()
 	pl.size = max(n, 0)

@@ -29,4 +29,9 @@ func TestPoolSizeIsASetting(t *testing.T) {
 	if !b.pool.enabled() || b.pool.size != 3 {
 		t.Error("size 3 does not turn it on again")
 	}
+	// A backend built with its pool off keeps it off.
+	off := New(Options{PoolDir: t.TempDir(), PoolSize: -1})
+	if off.SetPoolSize(2); off.pool.enabled() {
+		t.Error("the setting turned on a pool its builder turned off")
+	}
 }
