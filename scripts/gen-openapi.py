@@ -42,7 +42,7 @@ routes = [
 ("PUT","/settings","Merge and save settings; validated like sandboxes.","Settings","Settings"),
 ("GET","/exec-policy","The enforcement switches.",None,"ExecPolicy"),
 ("PUT","/exec-policy","Merge and save the enforcement switches.","ExecPolicy","ExecPolicy"),
-("GET","/runs","Recent runs, newest first: one page (?limit 1-5000, default 50, ?offset) of those of ?sandboxId matching ?q (command, language, sandbox, source, isolation) and ?source (scheduler, agent-shell, mcp, ...), with the total that match; ?state=running lists the background runs going on now.",None,"RunPage"),
+("GET","/runs","Recent runs, newest first: one page (?limit 1-5000, default 50, ?offset) of those of ?sandboxId matching ?q (command, language, sandbox, source, isolation) and ?source (scheduler, agent-shell, mcp, ...), only the refused ones with ?refused=true, with the total that match; ?state=running lists the background runs going on now.",None,"RunPage"),
 ("GET","/runs/{id}","One run record.",None,"RunRecord"),
 ("GET","/runs/{id}/log","A background run's log (?offset bytes, negative from the end; ?limit bytes, default 131072, at most 1048576); ?follow=1 streams NDJSON lines {data} as it grows and {end: RunRecord} when the run is over.",None,"RunLog"),
 ("POST","/runs/{id}/kill","Kill one run (a background run, say); killed is false when it had ended.",None,None),
