@@ -42,10 +42,10 @@ func TestREADMEServerLivesPastItsTimeout(t *testing.T) {
 		t.Fatalf("create: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = senclaw(t, "run", "--sandbox", id, "--background", "--", "python3", "-m", "http.server", port)
-	if code != 0 || !strings.Contains(out, "started run ") || !strings.Contains(errOut, "runs until it exits") {
+	if code != 0 || !strings.Contains(errOut, "started run "+strings.TrimSpace(out)) || !strings.Contains(errOut, "runs until it exits") {
 		t.Fatalf("run --background: %d %q %q", code, out, errOut)
 	}
-	runID := strings.Fields(strings.TrimPrefix(out, "started run "))[0]
+	runID := strings.TrimSpace(out)
 	get := func() error {
 		resp, err := http.Get("http://127.0.0.1:" + port + "/")
 		if err != nil {

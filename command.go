@@ -65,7 +65,7 @@ func newInvocation(ctx context.Context, dataDir string, verbose bool, stdout, st
 	if verbose {
 		level = slog.LevelDebug
 	}
-	x := &invocation{ctx: ctx, dataDir: dataDir, verbose: verbose, io: cli.IO{Out: stdout, Err: stderr, Width: termWidth(stdout)}}
+	x := &invocation{ctx: ctx, dataDir: dataDir, verbose: verbose, io: cli.IO{Out: stdout, Err: stderr, Width: termWidth(stdout), Verbose: verbose}}
 	x.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	x.options = sync.OnceValues(func() (app.Options, error) { return engineOptions(dataDir, x.logger) })
 	return x

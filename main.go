@@ -41,7 +41,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	global := flag.NewFlagSet("senclaw", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	dataDir := global.String("data-dir", "", "where the database and workspaces live")
-	verbose := global.Bool("v", false, "log what the engine does to stderr")
+	verbose := global.Bool("v", false, "log what the engine does, and every detail of the notes, to stderr")
 	showVersion := global.Bool("version", false, "print the version")
 	cmds := commands()
 	if err := global.Parse(args); err != nil {

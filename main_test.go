@@ -131,6 +131,15 @@ func TestTheCLIIsAClientOfTheDaemon(t *testing.T) {
 	if code != 0 || id == "" {
 		t.Fatalf("create: %d %q", code, out)
 	}
+	// The note on stderr in one line, the details with -v: a sandbox with
+	// the network off and a listen port says exactly that.
+	if code, out, errOut := senclaw(t, "create", "--name", "served", "--listen", "18763"); code != 0 || out == "" ||
+		errOut != "senclaw: note: sandbox served (bwrap): network off; listening at 127.0.0.1:18763\n" {
+		t.Errorf("create with a listen port: %d %q", code, errOut)
+	}
+	if code, _, errOut := senclaw(t, "-v", "create", "--name", "served-v", "--listen", "18764"); code != 0 || !strings.Contains(errOut, "senclaw:   listen ports [18764]: reachable from this machine at 127.0.0.1 only") {
+		t.Errorf("create -v: %d %q", code, errOut)
+	}
 	if code, out, _ := senclaw(t, "run", "--sandbox", id, "--", "sh", "-c", "echo kept > f; cat f"); code != 0 || out != "kept\n" {
 		t.Fatalf("run in sandbox: %d %q", code, out)
 	}

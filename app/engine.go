@@ -245,6 +245,7 @@ func (e *Engine) loadConfig() error {
 	e.mu.Lock()
 	e.settings, e.policy = s, p
 	e.mu.Unlock()
+	e.applyPoolSize(s.DockerPoolSize)
 	return nil
 }
 

@@ -27,14 +27,3 @@ func FsModeLabel(mode backends.FsMode) string {
 	}
 	return string(mode)
 }
-
-// FsModeNote says whether the sandbox's backend applies its fs mode.
-func (e *Engine) FsModeNote(sb *Sandbox) string {
-	if sb.Backend == "docker" {
-		return "a docker sandbox sees only its image and its mounts: the fs mode does not apply to it"
-	}
-	if sb.Backend == "direct" {
-		return "the direct backend enforces nothing: the fs mode is advisory only"
-	}
-	return "writes stay jailed to the workspace and read-write mounts in every mode; takes effect on the next run"
-}

@@ -234,7 +234,7 @@ func TestLandlockNetworkNote(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			note := e.CreateNote(context.Background(), sb)
+			note := e.CreateNotes(context.Background(), sb).Text()
 			for _, w := range tc.want {
 				if !strings.Contains(note, w) {
 					t.Errorf("note %q lacks %q", note, w)

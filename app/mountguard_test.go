@@ -115,14 +115,14 @@ func TestMountAllowWidensTheGuardAndSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if note := e.CreateNote(context.Background(), sb); !strings.Contains(note, "mountAllow") || !strings.Contains(note, src) {
+	if note := e.CreateNotes(context.Background(), sb).Text(); !strings.Contains(note, "mountAllow") || !strings.Contains(note, src) {
 		t.Errorf("create note %q does not say that mountAllow let %s in", note, src)
 	}
 	up, err := e.Update(sb.ID, SandboxConfig{Name: ptr("renamed")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if note := e.ChangeNote(up); !strings.Contains(note, "mountAllow") {
+	if note := e.ChangeNotes(context.Background(), up).Text(); !strings.Contains(note, "mountAllow") {
 		t.Errorf("change note %q does not say so", note)
 	}
 	for _, bad := range []string{e.DataDir(), e.opts.ConfigDir, filepath.Join(e.opts.HomeDir, ".ssh"), "/"} {

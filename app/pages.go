@@ -19,6 +19,8 @@ type ListQuery struct {
 	// Source, when not empty, keeps the runs of one source (scheduler,
 	// agent-shell, mcp...); sandboxes ignore it.
 	Source string
+	// Refused keeps only the runs that were refused (nothing ran).
+	Refused bool
 }
 
 // SandboxPage is one page of the sandboxes, most recently used first.
@@ -111,7 +113,7 @@ func (e *Engine) RunsPage(sandboxID string, q ListQuery) (RunPage, error) {
 	page := RunPage{Runs: []RunRecord{}}
 	var match func([]byte) bool
 	m := strings.ToLower(strings.TrimSpace(q.Match))
-	if m != "" || q.Source != "" {
+	if m != "" || q.Source != "" || q.Refused {
 		raw := []byte(m)
 		match = func(data []byte) bool {
 			// Most records do not hold the text at all: only those
@@ -124,6 +126,9 @@ func (e *Engine) RunsPage(sandboxID string, q ListQuery) (RunPage, error) {
 				return false
 			}
 			if q.Source != "" && r.Source != q.Source {
+				return false
+			}
+			if q.Refused && !strings.HasPrefix(r.Isolation, "refused") {
 				return false
 			}
 			if m == "" {

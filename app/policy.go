@@ -70,6 +70,9 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	if s.McpMaxSessions < 1 || s.McpMaxSessions > 1000 {
 		return Settings{}, badField("mcpMaxSessions", s.McpMaxSessions, "must be from 1 to 1000 sessions per token")
 	}
+	if s.DockerPoolSize < 0 || s.DockerPoolSize > MaxDockerPool {
+		return Settings{}, badField("dockerPoolSize", s.DockerPoolSize, "must be from 0 (no containers kept ready) to %d idle containers per one-shot configuration", MaxDockerPool)
+	}
 	if s.SandboxUID == 0 || s.SandboxGID == 0 {
 		return Settings{}, badField("sandboxUid", s.SandboxUID, "sandboxed code must never run as root: give an unprivileged uid and gid (65534 is nobody)")
 	}
@@ -126,7 +129,18 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	e.mu.Lock()
 	e.settings = s
 	e.mu.Unlock()
+	e.applyPoolSize(s.DockerPoolSize)
 	return s, nil
+}
+
+// applyPoolSize gives the backends that keep containers ready for
+// one-shot runs the dockerPoolSize setting.
+func (e *Engine) applyPoolSize(n int) {
+	for _, b := range e.opts.Backends {
+		if p, ok := b.(backends.PoolSizer); ok {
+			p.SetPoolSize(n)
+		}
+	}
 }
 
 // checkMountAllow validates the mountAllow setting: absolute folders,

@@ -241,7 +241,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		Kind:        p.kind,
 		Command:     truncateRunes(p.display, 2000),
 		Language:    p.req.Language,
-		Network:     p.sb.Network || !p.sb.Ports.Empty(),
+		Network:     p.sb.Network || len(p.sb.Ports.Connect) > 0,
 		Background:  p.req.Background,
 		TTLMs:       p.req.TTLMs,
 		IdleTTLMs:   p.req.IdleTTLMs,

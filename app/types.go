@@ -46,11 +46,12 @@ type Sandbox struct {
 	// Container is what a container backend keeps for the sandbox:
 	// running, stopped, none or "needs recreate" (its saved settings no
 	// longer match the container). Empty for other backends.
-	Container  string    `json:"container,omitempty"`
-	LastError  string    `json:"lastError,omitempty"`
-	CreatedAt  time.Time `json:"createdAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
-	LastUsedAt time.Time `json:"lastUsedAt"`
+	Container string    `json:"container,omitempty"`
+	LastError string    `json:"lastError,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// LastUsedAt is when its last run started; absent until it has run.
+	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
 }
 
 // KindApp is the kind of a Space App's sandbox (app/spaceapps).
@@ -150,7 +151,14 @@ type Settings struct {
 	MaxSandboxes      int `json:"maxSandboxes"`
 	MaxRuns           int `json:"maxRuns"`
 	MaxRunsPerSandbox int `json:"maxRunsPerSandbox"`
+	// DockerPoolSize is how many idle containers the Docker backend keeps
+	// ready per one-shot configuration (0 to MaxDockerPool; 0: none),
+	// which takes a container's start off a one-shot run.
+	DockerPoolSize int `json:"dockerPoolSize"`
 }
+
+// MaxDockerPool bounds the dockerPoolSize setting.
+const MaxDockerPool = 16
 
 // DefaultSettings are used until settings are saved.
 func DefaultSettings() Settings {
@@ -170,6 +178,7 @@ func DefaultSettings() Settings {
 		Notifications:         true,
 		McpSessionIdleMinutes: 30,
 		McpMaxSessions:        16,
+		DockerPoolSize:        2,
 	}
 	s.MaxSandboxes, s.MaxRuns, s.MaxRunsPerSandbox = 500, defaultMaxRuns(), 32
 	return s
@@ -237,10 +246,13 @@ type RunRecord struct {
 	Isolation string `json:"isolation"`
 	// Enforced lists the limits that held; Missing what was asked for and
 	// not enforced.
-	Enforced   []string `json:"enforced,omitempty"`
-	Missing    []string `json:"missing,omitempty"`
-	Network    bool     `json:"network"`
-	Background bool     `json:"background,omitempty"`
+	Enforced []string `json:"enforced,omitempty"`
+	Missing  []string `json:"missing,omitempty"`
+	// Network is true when the run could reach other hosts (the network
+	// on, or connect ports); listen and loopback ports alone leave it
+	// false.
+	Network    bool `json:"network"`
+	Background bool `json:"background,omitempty"`
 	// TTLMs and IdleTTLMs are a background run's deadline and idle TTL
 	// (0: none; it runs until it is stopped).
 	TTLMs     int `json:"ttlMs,omitempty"`

@@ -168,7 +168,7 @@ func TestAllowedSocketsSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if note := e.CreateNote(context.Background(), sb); !strings.Contains(note, "allowedSockets ("+sock+", /run/postgresql/.s.PGSQL.5432)") {
+	if note := e.CreateNotes(context.Background(), sb).Text(); !strings.Contains(note, "allowedSockets ("+sock+", /run/postgresql/.s.PGSQL.5432)") {
 		t.Errorf("the note does not name the allowed sockets: %s", note)
 	}
 }

@@ -276,6 +276,12 @@ type Signaler interface {
 	Signal(sig syscall.Signal) error
 }
 
+// PoolSizer is a backend that keeps processes or containers ready for
+// one-shot runs; the engine sets how many from its settings.
+type PoolSizer interface {
+	SetPoolSize(n int)
+}
+
 // Persistent is implemented by backends that keep something per sandbox
 // between runs (a container). The engine calls it on stop, delete, drift
 // checks and at start-up.

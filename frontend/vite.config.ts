@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
@@ -26,9 +26,28 @@ function keepPlaceholder(): Plugin {
   };
 }
 
+// favicon puts the app's own icon (build/linux/icons, the one the desktop
+// entry and the tray use) into the build as favicon.png, and serves it
+// under `npm run dev` too.
+function favicon(): Plugin {
+  const icon = () => readFileSync(join(__dirname, '..', 'build', 'linux', 'icons', '32x32.png'));
+  return {
+    name: 'senclaw-favicon',
+    generateBundle() {
+      this.emitFile({ type: 'asset', fileName: 'favicon.png', source: icon() });
+    },
+    configureServer(server) {
+      server.middlewares.use('/favicon.png', (_req, res) => {
+        res.setHeader('Content-Type', 'image/png');
+        res.end(icon());
+      });
+    },
+  };
+}
+
 // The build lands in dist/, which frontend/embed.go embeds into the binary.
 export default defineConfig({
-  plugins: [svelte(), keepPlaceholder()],
+  plugins: [svelte(), keepPlaceholder(), favicon()],
   base: '/',
   build: {
     outDir,

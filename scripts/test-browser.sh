@@ -7,6 +7,7 @@
 #
 #   apt-get install -y chromium bubblewrap   # once
 #   scripts/test-browser.sh
+#   SENCLAW_BROWSER_TESTS=tests/everyday.test.mjs scripts/test-browser.sh   # some of them
 #
 # Without /usr/bin/chromium the tests are skipped, except under CI=true,
 # where that is a failure: CI cannot go green by skipping.
@@ -83,7 +84,7 @@ SENCLAW_BIN=$bin \
 	SENCLAW_ARTIFACTS=$artifacts \
 	CHROMIUM=$chromium \
 	node --test --test-concurrency=1 --test-reporter=spec \
-	tests/dashboard.test.mjs tests/degraded.test.mjs tests/agentshell.test.mjs tests/schedules.test.mjs tests/paging.test.mjs tests/spaceapps.test.mjs tests/bench.test.mjs
+	${SENCLAW_BROWSER_TESTS:-tests/dashboard.test.mjs tests/degraded.test.mjs tests/agentshell.test.mjs tests/schedules.test.mjs tests/paging.test.mjs tests/spaceapps.test.mjs tests/everyday.test.mjs tests/bench.test.mjs}
 
 echo "== artifacts in $artifacts"
 cat "$artifacts/bench-first-render.txt" 2>/dev/null || true

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -63,7 +64,20 @@ func TestListsArePaged(t *testing.T) {
 	if status != 200 || int(body["total"].(float64)) != 3 { // run-1, run-10, run-11
 		t.Fatalf("runs matching run-1: %d %v", status, body["total"])
 	}
-	for _, bad := range []string{"/api/sandbox/sandboxes?limit=0", "/api/sandbox/sandboxes?offset=-1", "/api/sandbox/runs?limit=5001"} {
+	// A refused run (direct without allowDirect) is found by ?refused.
+	s := e.Settings()
+	s.AllowDirect = false
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := do(t, base, call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo refused-run"}}); status != 400 && status != 403 {
+		t.Fatalf("a direct run without allowDirect: %d", status)
+	}
+	status, body = do(t, base, call{method: "GET", path: "/api/sandbox/runs?refused=true"})
+	if runs, _ := body["runs"].([]any); status != 200 || len(runs) != 1 || !strings.Contains(mustJSON(runs[0]), "refused-run") {
+		t.Fatalf("the refused runs: %d %v", status, body)
+	}
+	for _, bad := range []string{"/api/sandbox/sandboxes?limit=0", "/api/sandbox/sandboxes?offset=-1", "/api/sandbox/runs?limit=5001", "/api/sandbox/runs?refused=maybe"} {
 		if status, _ := do(t, base, call{method: "GET", path: bad}); status != 400 {
 			t.Errorf("%s: %d, want 400", bad, status)
 		}

@@ -213,6 +213,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		return &badRequest{field: "limit", msg: "limit " + strconv.Itoa(q.Limit) + ": must be a whole number from 1 to 5000"}
 	}
 	q.Source = r.URL.Query().Get("source") // the tray: the scheduler's runs (issue #16)
+	if v := r.URL.Query().Get("refused"); v != "" {
+		if q.Refused, err = strconv.ParseBool(v); err != nil {
+			return &badRequest{field: "refused", msg: "refused " + strconv.Quote(v) + ": must be true or false"}
+		}
+	}
 	page, err := s.e.RunsPage(r.URL.Query().Get("sandboxId"), q)
 	if err != nil {
 		return err

@@ -23,6 +23,13 @@ func TestEveryRoute(t *testing.T) {
 	}
 	id := body["sandbox"].(map[string]any)["id"].(string)
 	sb := "/api/sandbox/sandboxes/" + id
+	// A sandbox that never ran has no last use (not the year 1).
+	if _, has := body["sandbox"].(map[string]any)["lastUsedAt"]; has {
+		t.Errorf("a new sandbox has a lastUsedAt: %v", body["sandbox"])
+	}
+	if note, _ := body["note"].(string); !strings.HasPrefix(note, "sandbox t (direct): ") || body["details"] == nil || body["warnings"] == nil {
+		t.Errorf("create: note %q, details %v, warnings %v", note, body["details"], body["warnings"])
+	}
 	status, body = do(t, base, call{method: "POST", path: "/api/sandbox/schedules", body: map[string]any{"name": "nightly", "cron": "30 2 * * *", "code": "echo scheduled"}})
 	if status != 201 {
 		t.Fatalf("create schedule: %d %v", status, body)
@@ -113,6 +120,39 @@ func TestEveryRoute(t *testing.T) {
 	if status, body := do(t, base, call{method: "GET", path: "/api/sandbox/runs/" + runID + "/log"}); status != 400 || !strings.Contains(mustJSON(body), "not a background run") {
 		t.Errorf("the log of a foreground run: %d %v", status, body)
 	}
+	// A streamed run, a background run and its log, plain and followed
+	// (Run Node on again: the direct backend refuses every run without it).
+	if status, _ := do(t, base, call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": true}}); status != 200 {
+		t.Fatal("exec-policy")
+	}
+	if status, body := do(t, base, call{method: "POST", path: sb + "/exec?stream=1", body: map[string]any{"command": "echo streamed; echo err >&2"}}); status != 200 || !strings.Contains(mustJSON(body), `{\"result\":`) {
+		t.Errorf("a streamed run: %d %v", status, body)
+	}
+	status, body = do(t, base, call{method: "POST", path: sb + "/exec", body: map[string]any{"command": "echo from-the-background", "background": true}})
+	bg, _ := body["run"].(map[string]any)["id"].(string)
+	if status != 202 || bg == "" {
+		t.Fatalf("a background run: %d %v", status, body)
+	}
+	if status, body := do(t, base, call{method: "GET", path: "/api/sandbox/runs/" + bg + "/log?follow=1"}); status != 200 || !strings.Contains(mustJSON(body), `{\"end\":`) {
+		t.Errorf("the followed log: %d %v", status, body)
+	}
+	if status, body := do(t, base, call{method: "GET", path: "/api/sandbox/runs/" + bg + "/log"}); status != 200 || body["data"] != "from-the-background\n" {
+		t.Errorf("the log: %d %v", status, body)
+	}
+	// An install that fails at once, talking only to a closed port on
+	// this machine: its answer is a run like any other.
+	status, body = do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes", body: map[string]any{"name": "net", "backend": "direct", "network": true,
+		"env": map[string]string{"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0", "PIP_TIMEOUT": "2"}}})
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	netSb := "/api/sandbox/sandboxes/" + body["sandbox"].(map[string]any)["id"].(string)
+	if status, body := do(t, base, call{method: "POST", path: netSb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"senclaw-nothing"}}}); status != 200 || body["ok"] != false {
+		t.Errorf("install: %d %v", status, body)
+	}
+	if status, _ := do(t, base, call{method: "DELETE", path: netSb + "?purge=true"}); status != 200 {
+		t.Error("delete")
+	}
 	if status, body := do(t, base, call{method: "GET", path: "/api/sandbox/runs?state=running"}); status != 200 || body["runs"] == nil {
 		t.Errorf("running runs: %d %v", status, body)
 	}
@@ -158,6 +198,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"mountAllow": ["relative"]}`}, 400, "mountAllow[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowlist": ["relative/path"]}`}, 400, "allowlist[0]"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"sandboxUid": 0}`}, 400, "sandboxUid"},
+		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"dockerPoolSize": 99}`}, 400, "dockerPoolSize"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"allowedSockets": ["/var/run/docker.sock"]}`}, 400, "allowedSockets[0]"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execFsMode": "everything"}`}, 400, "execFsMode"},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: `{"execShell": "yes"}`}, 400, "execShell"},

@@ -56,8 +56,15 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"sandbox": sb, "note": s.e.CreateNote(r.Context(), sb)})
+	writeJSON(w, http.StatusCreated, SandboxReply{Sandbox: sb, Notes: s.e.CreateNotes(r.Context(), sb)})
 	return nil
+}
+
+// SandboxReply is the answer of a sandbox's create and update: the
+// sandbox, and in words what it gets (app.Notes).
+type SandboxReply struct {
+	Sandbox *app.Sandbox `json:"sandbox"`
+	app.Notes
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request) error {
@@ -78,7 +85,7 @@ func (s *Server) updateSandbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandbox": sb, "note": s.e.ChangeNote(sb)})
+	writeJSON(w, http.StatusOK, SandboxReply{Sandbox: sb, Notes: s.e.ChangeNotes(r.Context(), sb)})
 	return nil
 }
 
@@ -153,8 +160,10 @@ type RunReply struct {
 	OK     bool          `json:"ok"`
 	Stdout string        `json:"stdout"`
 	Stderr string        `json:"stderr"`
-	// Note says what the backend did not enforce, in words.
-	Note string `json:"note,omitempty"`
+	// Notes: the rules the run asked for and did not get are its
+	// warnings, named in the note (empty when everything held); the
+	// details are the limits that held.
+	app.Notes
 	// Lifetime, for a background run, says how it ends: no deadline
 	// unless it was given a TTL.
 	Lifetime string `json:"lifetime,omitempty"`
@@ -163,7 +172,7 @@ type RunReply struct {
 func reply(res *app.RunResult) RunReply {
 	// A background run that started is ok: it is going as asked.
 	ok := res.Record.OK() || (res.Record.Background && res.Record.State == "running")
-	return RunReply{Run: res.Record, OK: ok, Stdout: res.Stdout, Stderr: res.Stderr, Note: strings.Join(res.Record.Missing, "; "), Lifetime: res.Record.Lifetime()}
+	return RunReply{Run: res.Record, OK: ok, Stdout: res.Stdout, Stderr: res.Stderr, Notes: app.RunNotes(&res.Record), Lifetime: res.Record.Lifetime()}
 }
 
 // streamer writes output chunks as NDJSON lines while a run goes on, for
@@ -365,8 +374,17 @@ func (s *Server) setFsMode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "sandbox": sb, "fsMode": sb.FsMode, "label": app.FsModeLabel(sb.FsMode), "note": s.e.FsModeNote(sb)})
+	writeJSON(w, http.StatusOK, FsModeReply{OK: true, Sandbox: sb, FsMode: sb.FsMode, Label: app.FsModeLabel(sb.FsMode), Notes: s.e.FsModeNotes(sb)})
 	return nil
+}
+
+// FsModeReply is the answer of POST /sandboxes/{id}/fs-mode.
+type FsModeReply struct {
+	OK      bool            `json:"ok"`
+	Sandbox *app.Sandbox    `json:"sandbox"`
+	FsMode  backends.FsMode `json:"fsMode"`
+	Label   string          `json:"label"`
+	app.Notes
 }
 
 func (s *Server) setPorts(w http.ResponseWriter, r *http.Request) error {

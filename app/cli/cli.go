@@ -38,6 +38,8 @@ type IO struct {
 	Width int
 	// Wide shows every cell whole (--wide).
 	Wide bool
+	// Verbose prints the details of notes too (the global -v).
+	Verbose bool
 }
 
 // RunOptions are the flags of `senclaw run` and `senclaw create`.
@@ -251,11 +253,14 @@ func finishRun(res *api.RunReply, err error, o *RunOptions, io IO) int {
 	if o.JSON {
 		writeJSON(io.Out, res)
 	} else if o.Background {
-		say(io.Out, "started run %s in sandbox %s; follow its output with: senclaw logs -f %s", rec.ID, rec.SandboxID, rec.ID)
+		// The run's id alone on stdout, as create prints the sandbox's
+		// (and docker run -d the container's): run=$(senclaw run ...).
+		say(io.Out, "%s", rec.ID)
+		say(io.Err, "senclaw: started run %s in sandbox %s; follow its output with: senclaw logs -f %s", rec.ID, rec.SandboxID, rec.ID)
 		say(io.Err, "senclaw: it %s", res.Lifetime)
 	}
-	for _, m := range rec.Missing {
-		say(io.Err, "senclaw: note: %v", m)
+	if !o.JSON {
+		sayNotes(io, res.Notes)
 	}
 	switch {
 	case o.Background:
@@ -295,9 +300,7 @@ func Create(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 		writeJSON(io.Out, res)
 	} else {
 		say(io.Out, "%s", res.Sandbox.ID)
-		if res.Note != "" {
-			say(io.Err, "senclaw: note: %v", res.Note)
-		}
+		sayNotes(io, res.Notes)
 	}
 	return 0
 }
@@ -341,6 +344,25 @@ func writeJSON(w io.Writer, v any) {
 // say prints one line for people, with what it quotes (names, commands,
 // paths and reasons that an agent or a sandbox chose) escaped: no value can
 // move the terminal's cursor, retitle it, hide text or forge a line.
+// sayNotes prints a reply's notes on stderr, the same for every verb:
+// the note; the rules not enforced when the note names more than one;
+// with -v every warning and every detail too.
+func sayNotes(io IO, n app.Notes) {
+	if n.Note != "" {
+		say(io.Err, "senclaw: note: %v", n.Note)
+	}
+	if len(n.Warnings) > 1 || io.Verbose {
+		for _, w := range n.Warnings {
+			say(io.Err, "senclaw:   not enforced: %v", w)
+		}
+	}
+	if io.Verbose {
+		for _, d := range n.Details {
+			say(io.Err, "senclaw:   %v", d)
+		}
+	}
+}
+
 func say(w io.Writer, format string, args ...any) {
 	fmt.Fprintln(w, safetext.Escape(fmt.Sprintf(format, args...)))
 }

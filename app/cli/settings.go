@@ -29,6 +29,13 @@ var settingHelp = map[string]string{
 	"notifications":         "desktop notifications",
 	"mcpSessionIdleMinutes": "an MCP-over-HTTP session is closed after this many idle minutes",
 	"mcpMaxSessions":        "how many MCP-over-HTTP sessions one token may hold at once",
+	"landlockListen":        "allow listen ports in landlock sandboxes (they bind in this machine's network)",
+	"allowedSockets":        "host Unix sockets every sandbox may connect to (comma-separated absolute paths)",
+	"mountAllow":            "host folders sandboxes may mount although the mount guard refuses them (comma-separated)",
+	"maxSandboxes":          "the most sandboxes the engine holds; more are refused",
+	"maxRuns":               "the most runs in flight in all sandboxes; more are refused",
+	"maxRunsPerSandbox":     "the most runs in flight in one sandbox, background runs included",
+	"dockerPoolSize":        "idle Docker containers kept ready per one-shot configuration (0 to 16; 0: none)",
 }
 
 // Settings executes `senclaw settings` (show) and `senclaw settings set

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -56,13 +57,7 @@ func (c *Client) KillProcesses(ctx context.Context, id string, pid int) (*KillRe
 }
 
 // FsModeReply is the answer of POST .../fs-mode.
-type FsModeReply struct {
-	OK      bool            `json:"ok"`
-	Sandbox *app.Sandbox    `json:"sandbox"`
-	FsMode  backends.FsMode `json:"fsMode"`
-	Label   string          `json:"label"`
-	Note    string          `json:"note"`
-}
+type FsModeReply = api.FsModeReply
 
 // ChangeFsMode changes what a sandbox may read, with the typed answer.
 func (c *Client) ChangeFsMode(ctx context.Context, id, mode string) (*FsModeReply, error) {

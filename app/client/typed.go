@@ -38,10 +38,7 @@ func (c *Client) Sandboxes(ctx context.Context) ([]app.Sandbox, error) {
 }
 
 // SandboxReply is the answer of create and update.
-type SandboxReply struct {
-	Sandbox *app.Sandbox `json:"sandbox"`
-	Note    string       `json:"note"`
-}
+type SandboxReply = api.SandboxReply
 
 // Create creates a sandbox.
 func (c *Client) Create(ctx context.Context, cfg app.SandboxConfig) (*SandboxReply, error) {

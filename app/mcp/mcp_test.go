@@ -358,6 +358,9 @@ func TestPersistentSandbox(t *testing.T) {
 	if id == "" || cr.obj["name"] != "work" || cr.obj["network"] != false || cr.obj["note"] == "" || workspace == "" {
 		t.Fatalf("sbx_create: %v", cr.obj)
 	}
+	if details, _ := cr.obj["details"].([]any); cr.obj["note"] != "sandbox work (bwrap): network off" || len(details) == 0 || cr.obj["warnings"] == nil {
+		t.Errorf("sbx_create's notes: note %q, details %v, warnings %v", cr.obj["note"], cr.obj["details"], cr.obj["warnings"])
+	}
 	fails(t, cs, "sbx_create", map[string]any{"memoryMb": 5}, "memoryMb")
 	fails(t, cs, "sbx_create", map[string]any{"fsMode": "all"}, "fsMode")
 

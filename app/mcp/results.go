@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/api"
 )
 
@@ -24,7 +25,7 @@ type RunSummary struct {
 	Network    bool   `json:"network" jsonschema:"whether the run had network access"`
 	Stdout     string `json:"stdout"`
 	Stderr     string `json:"stderr"`
-	Note       string `json:"note" jsonschema:"what was asked for and not enforced by the backend, in words; empty when everything held"`
+	notes
 	Killed     string `json:"killed,omitempty" jsonschema:"why the engine killed the run, if it did"`
 	Background bool   `json:"background,omitempty" jsonschema:"the run was started in the background and goes on"`
 	State      string `json:"state,omitempty" jsonschema:"running while a background run goes on, else done"`
@@ -39,7 +40,7 @@ func summary(r *api.RunReply) RunSummary {
 	return RunSummary{
 		RunID: rec.ID, OK: r.OK, ExitCode: rec.ExitCode, TimedOut: rec.TimedOut, Truncated: rec.Truncated,
 		DurationMs: rec.DurationMs, Isolation: rec.Isolation, Network: rec.Network,
-		Stdout: r.Stdout, Stderr: r.Stderr, Note: strings.Join(rec.Missing, "; "),
+		Stdout: r.Stdout, Stderr: r.Stderr, notes: mcpNotes(r.Notes),
 		Killed: rec.Killed, Background: rec.Background, State: rec.State, LogFile: rec.LogFile,
 		LogPath: logPath(rec.ID, rec.LogFile),
 	}
@@ -86,9 +87,7 @@ func (r RunSummary) text() string {
 	} else if r.LogFile != "" {
 		fmt.Fprintf(&b, "log file: %s\n", r.LogFile)
 	}
-	if r.Note != "" {
-		fmt.Fprintf(&b, "note: %s\n", r.Note)
-	}
+	r.notes.write(&b)
 	for _, s := range []struct{ name, out string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
 		if s.out == "" {
 			continue
@@ -99,6 +98,31 @@ func (r RunSummary) text() string {
 		}
 	}
 	return b.String()
+}
+
+// notes are what a reply says in words (app.Notes), described for
+// agents.
+type notes struct {
+	Note     string   `json:"note" jsonschema:"one line: what the sandbox or the run got; for a run, the rules it did not get (empty when everything held)"`
+	Details  []string `json:"details" jsonschema:"the rest, one fact an item: what each layer enforces, when a change takes effect, the limits that held"`
+	Warnings []string `json:"warnings" jsonschema:"the rules that were asked for and are not enforced, and only those; empty when everything holds"`
+}
+
+func mcpNotes(n app.Notes) notes {
+	return notes{Note: n.Note, Details: n.Details, Warnings: n.Warnings}
+}
+
+// write adds the note and the warnings to a text answer (the details are
+// in the structured content).
+func (n notes) write(b *strings.Builder) {
+	if n.Note != "" {
+		fmt.Fprintf(b, "note: %s\n", n.Note)
+	}
+	if len(n.Warnings) > 1 {
+		for _, w := range n.Warnings {
+			fmt.Fprintf(b, "not enforced: %s\n", w)
+		}
+	}
 }
 
 // textResult is a tool result whose text is given; the SDK adds the

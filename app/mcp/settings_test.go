@@ -112,7 +112,7 @@ func TestRunSummaryText(t *testing.T) {
 		{"failed", RunSummary{RunID: "r2", ExitCode: &three, Isolation: "bwrap", Stderr: "boom", Network: true, State: "done"}, []string{"exit 3 (failed)", "network on", "--- stderr ---\nboom\n"}},
 		{"timed_out", RunSummary{RunID: "r3", TimedOut: true, Truncated: true, State: "done"}, []string{"timed out", "output truncated"}},
 		{"killed", RunSummary{RunID: "r4", Killed: "cancelled by the caller", State: "done"}, []string{"killed: cancelled by the caller"}},
-		{"background", RunSummary{RunID: "r5", State: "running", Background: true, LogPath: ".runs/r5.log", Note: "memory not enforced"}, []string{"still running in the background", "log file (sbx_file_read path): .runs/r5.log", "note: memory not enforced"}},
+		{"background", RunSummary{RunID: "r5", State: "running", Background: true, LogPath: ".runs/r5.log", notes: notes{Note: "memory not enforced"}}, []string{"still running in the background", "log file (sbx_file_read path): .runs/r5.log", "note: memory not enforced"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ type mountResult struct {
 	Mounted  string `json:"mounted" jsonschema:"the host folder"`
 	At       string `json:"at" jsonschema:"where it appears inside the sandbox"`
 	ReadOnly bool   `json:"readOnly"`
-	Note     string `json:"note" jsonschema:"when the change takes effect"`
+	notes
 }
 
 type unmountArgs struct {
@@ -119,7 +119,7 @@ func (s *server) addFileTools(srv *sdk.Server) {
 			if err != nil {
 				return nil, mountResult{}, err
 			}
-			return nil, mountResult{OK: true, Mounted: res.Mount.Source, At: res.At, ReadOnly: res.Mount.ReadOnly, Note: res.Note}, nil
+			return nil, mountResult{OK: true, Mounted: res.Mount.Source, At: res.At, ReadOnly: res.Mount.ReadOnly, notes: mcpNotes(res.Notes)}, nil
 		})
 
 	addTool(srv, "sbx_unmount", "Remove a mounted folder from a sandbox",

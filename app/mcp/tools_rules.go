@@ -21,7 +21,7 @@ type fsModeResult struct {
 	Sandbox string          `json:"sandbox" jsonschema:"the sandbox's id"`
 	FsMode  backends.FsMode `json:"fsMode"`
 	Label   string          `json:"label"`
-	Note    string          `json:"note" jsonschema:"whether the backend applies the mode, and when it takes effect"`
+	notes
 }
 
 type portsArgs struct {
@@ -41,7 +41,7 @@ type portsResult struct {
 	Domains     []string `json:"domains"`
 	DenyDomains []string `json:"denyDomains"`
 	ReachableAt []string `json:"reachableAt" jsonschema:"addresses on this machine where its listen ports answer"`
-	Note        string   `json:"note" jsonschema:"precisely what its backend enforces of these rules and what it does not"`
+	notes
 }
 
 type settingsResult struct {
@@ -75,7 +75,7 @@ type eventsResult struct {
 }
 
 // settingsNote says what an agent cannot change, in every answer.
-const settingsNote = "allowDirect, landlockListen, sandboxUid and sandboxGid are shown but only a person can change them (senclaw settings set allowDirect=true, or the dashboard's Defaults card)"
+const settingsNote = "allowDirect, landlockListen, sandboxUid and sandboxGid are shown but only a person can change them: allowDirect and landlockListen in the dashboard's Defaults card or with senclaw settings set allowDirect=true, sandboxUid and sandboxGid with senclaw settings set sandboxUid=UID"
 
 func (s *server) addRuleTools(srv *sdk.Server) {
 	addTool(srv, "sbx_fs_mode", "Change what a sandbox may read",
@@ -88,7 +88,7 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 			if err != nil {
 				return nil, fsModeResult{}, err
 			}
-			return nil, fsModeResult{OK: rep.OK, Sandbox: in.SandboxID, FsMode: rep.FsMode, Label: rep.Label, Note: rep.Note}, nil
+			return nil, fsModeResult{OK: rep.OK, Sandbox: in.SandboxID, FsMode: rep.FsMode, Label: rep.Label, notes: mcpNotes(rep.Notes)}, nil
 		})
 
 	addTool(srv, "sbx_ports", "Set a sandbox's port rules",
@@ -107,7 +107,7 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 				reach = []string{}
 			}
 			return nil, portsResult{Listen: orEmpty(res.Ports.Listen), Connect: orEmpty(res.Ports.Connect), Loopback: orEmpty(res.Ports.Loopback),
-				Domains: names(res.Ports.Domains), DenyDomains: names(res.Ports.DenyDomains), ReachableAt: reach, Note: res.Note}, nil
+				Domains: names(res.Ports.Domains), DenyDomains: names(res.Ports.DenyDomains), ReachableAt: reach, notes: mcpNotes(res.Notes)}, nil
 		})
 
 	settingsSchema := inputSchema[settingsArgs]()

@@ -57,7 +57,7 @@ type createResult struct {
 	Network   bool            `json:"network"`
 	FsMode    backends.FsMode `json:"fsMode"`
 	Workspace string          `json:"workspace" jsonschema:"the host folder it may write; paths of sbx_file_* are relative to it"`
-	Note      string          `json:"note" jsonschema:"when it starts and what its backend enforces of the network and port rules, in words"`
+	notes
 }
 
 type listResult struct {
@@ -78,7 +78,7 @@ type updateArgs struct {
 
 type updateResult struct {
 	Sandbox *app.Sandbox `json:"sandbox"`
-	Note    string       `json:"note" jsonschema:"when the change takes effect"`
+	notes
 }
 
 type deleteArgs struct {
@@ -167,7 +167,7 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 				return nil, createResult{}, err
 			}
 			sb := rep.Sandbox
-			return nil, createResult{SandboxID: sb.ID, Name: sb.Name, Backend: sb.Backend, Image: sb.Image, Network: sb.Network, FsMode: sb.FsMode, Workspace: sb.Workspace, Note: rep.Note}, nil
+			return nil, createResult{SandboxID: sb.ID, Name: sb.Name, Backend: sb.Backend, Image: sb.Image, Network: sb.Network, FsMode: sb.FsMode, Workspace: sb.Workspace, notes: mcpNotes(rep.Notes)}, nil
 		})
 
 	addTool(srv, "sbx_list", "List sandboxes",
@@ -191,7 +191,7 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 			if err != nil {
 				return nil, updateResult{}, err
 			}
-			return nil, updateResult{Sandbox: rep.Sandbox, Note: rep.Note}, nil
+			return nil, updateResult{Sandbox: rep.Sandbox, notes: mcpNotes(rep.Notes)}, nil
 		})
 
 	addTool(srv, "sbx_delete", "Delete a sandbox",

@@ -65,7 +65,7 @@ func (p *Proxy) Denials(id string) (int, []string) {
 	if d == nil {
 		return 0, []string{}
 	}
-	return d.count, slices.Clone(d.recent)
+	return d.count, append([]string{}, d.recent...)
 }
 
 // Forget drops a deleted sandbox's counters.

@@ -129,7 +129,7 @@ func (s *Scheduler) fireLocked(id string, en *entry, at time.Time, trigger strin
 		en.last = f
 		return action{id: id, at: at, record: f}
 	}
-	en.running, en.since = true, s.clock.Now()
+	en.running, en.since, en.trigger = true, s.clock.Now(), trigger
 	s.firings.Add(1)
 	return action{id: id, sched: en.s, at: at, trigger: trigger}
 }

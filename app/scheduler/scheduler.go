@@ -70,6 +70,7 @@ type entry struct {
 	next    time.Time // zero when paused or never
 	running bool
 	since   time.Time
+	trigger string // of the firing running now
 	last    *Firing
 }
 
@@ -298,7 +299,7 @@ func (s *Scheduler) viewLocked(en *entry, withCode bool) View {
 		v.NextRun = &next
 	}
 	if en.running {
-		v.LastRun = &Firing{At: en.since, Outcome: OutcomeRunning, StartedAt: en.since}
+		v.LastRun = &Firing{At: en.since, Trigger: en.trigger, Outcome: OutcomeRunning, StartedAt: en.since}
 	} else if en.last != nil {
 		last := *en.last
 		v.LastRun = &last
@@ -316,7 +317,7 @@ func (s *Scheduler) History(id string, limit int) ([]Firing, error) {
 	out := []Firing{}
 	s.mu.Lock()
 	if en, ok := s.entries[id]; ok && en.running {
-		out = append(out, Firing{At: en.since, Outcome: OutcomeRunning, StartedAt: en.since})
+		out = append(out, Firing{At: en.since, Trigger: en.trigger, Outcome: OutcomeRunning, StartedAt: en.since})
 	}
 	s.mu.Unlock()
 	out = append(out, d.History...)

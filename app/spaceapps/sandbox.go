@@ -386,7 +386,7 @@ func (s *Supervisor) Isolation(ctx context.Context, id string) (*IsolationView, 
 		"UDP and other non-TCP traffic is not forwarded (so it is blocked), and programs that ignore the proxy variables get no network",
 	}
 	if sb, err := s.e.Get(sandboxID(id)); err == nil {
-		v.Note = s.e.CreateNote(ctx, sb)
+		v.Note = s.e.CreateNotes(ctx, sb).Text()
 	}
 	return v, nil
 }

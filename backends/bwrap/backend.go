@@ -65,8 +65,7 @@ func (b *Backend) Name() string { return Name }
 // Network enforcement in words, for Enforcement.
 const (
 	netNone    = "network: own namespace with loopback only, no route out"
-	netProxied = "network: own namespace with loopback only; egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules"
-	netUDP     = "network: UDP and other non-TCP traffic is not forwarded, and programs that ignore the proxy variables reach only the forwarded loopback ports"
+	netProxied = "network: own namespace with loopback only; egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules; UDP and other non-TCP traffic is not forwarded (so it is blocked), and programs that ignore the proxy variables reach only the forwarded loopback ports"
 )
 
 // SetupError is bwrap failing to build the sandbox before the command ran

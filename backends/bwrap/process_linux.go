@@ -46,7 +46,6 @@ func newProcess(cmd *exec.Cmd, plan *limits.Plan, stderr *headWriter, spec *back
 	p.enf = backends.Enforcement{Isolation: Name, Limits: plan.Applied, Missing: plan.Missing}
 	if spec.Net != nil {
 		p.enf.Limits = append(p.enf.Limits, netProxied)
-		p.enf.Missing = append(p.enf.Missing, netUDP)
 	} else {
 		p.enf.Limits = append(p.enf.Limits, netNone)
 	}

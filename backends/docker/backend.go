@@ -114,6 +114,7 @@ var (
 	_ Inspector           = (*Backend)(nil)
 	_ Pruner              = (*Backend)(nil)
 	_ Warmer              = (*Backend)(nil)
+	_ backends.PoolSizer  = (*Backend)(nil)
 )
 
 // New returns a Docker backend. It does not contact the daemon; Probe does.

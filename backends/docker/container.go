@@ -192,6 +192,13 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	defer cancel()
 	created, err := cli.ContainerCreate(cctx, cfg, host, nil, nil, name)
 	if err != nil {
+		if cctx.Err() != nil {
+			// Given up on (the engine stopping, a timeout), the create
+			// may still have been done by the daemon: the container of
+			// the name we just made up goes too, or it would be left
+			// behind. (Not for other errors: a name in use is another's.)
+			_ = b.removeContainer(context.WithoutCancel(ctx), cli, name)
+		}
 		return nil, b.daemonErr("creating the container "+name, err)
 	}
 	if err := cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {

@@ -25,7 +25,7 @@ func TestEnforcement_saysWhatDoesNotHold(t *testing.T) {
 		{name: "network_on", edit: func(s *backends.Spec) {
 			s.Network = true
 			s.Net = &backends.NetPlumbing{Dir: "/var/lib/senclaw/net/s1", Forwarder: "/usr/lib/senclaw/senclaw-netfwd"}
-		}, missing: "UDP and other non-TCP traffic is not forwarded", limitsToo: "egress only through the engine's proxy"},
+		}, noneMissing: true, limitsToo: "egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules; UDP and other non-TCP traffic is not forwarded"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -121,7 +121,7 @@ func enforcementOf(spec *backends.Spec, s shape) backends.Enforcement {
 			fmt.Sprintf("memory: container cgroup, %d MB, no swap", s.MemoryMB),
 			fmt.Sprintf("pids: container cgroup, %d", s.Pids),
 		},
-		Missing: notEnforced(spec, s),
+		Missing: notEnforced(spec),
 	}
 	if s.CPUs != "" {
 		e.Limits = append(e.Limits, "cpu: container cgroup, "+strings.TrimRight(strings.TrimRight(s.CPUs, "0"), ".")+" CPUs")
@@ -138,7 +138,7 @@ func enforcementOf(spec *backends.Spec, s shape) backends.Enforcement {
 	if s.NetDir == "" {
 		e.Limits = append(e.Limits, "network: none")
 	} else {
-		e.Limits = append(e.Limits, "network: none (no interface but loopback); egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules")
+		e.Limits = append(e.Limits, "network: none (no interface but loopback); egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules; UDP and other non-TCP traffic is not forwarded (so it is blocked)")
 	}
 	return e
 }

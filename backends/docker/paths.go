@@ -67,16 +67,13 @@ func (m pathMap) env(env []string) []string {
 
 // notEnforced lists what spec asks for that a container does not do, in
 // words for the run record.
-func notEnforced(spec *backends.Spec, s shape) []string {
+func notEnforced(spec *backends.Spec) []string {
 	var missing []string
 	if spec.FsMode != "" && spec.FsMode != backends.FsStrict {
 		missing = append(missing, "fs mode "+string(spec.FsMode)+" does not apply: a container sees only its image, the workspace and the mounts")
 	}
 	if len(spec.ReadPaths) > 0 {
 		missing = append(missing, "read paths are not exposed in a container (only the workspace and mounts are)")
-	}
-	if s.NetDir != "" {
-		missing = append(missing, "network: UDP and other non-TCP traffic is not forwarded, and programs that ignore the proxy variables reach only the forwarded loopback ports")
 	}
 	return missing
 }

@@ -38,11 +38,14 @@ type pool struct {
 	mu      sync.Mutex
 	idle    map[string][]*pooled // by shape.poolKey()
 	filling map[string]int
-	closed  bool
-	off     bool
-	bg      sync.WaitGroup // fills and removals in flight
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// size is how many idle containers are kept per configuration
+	// (Options.PoolSize, then the dockerPoolSize setting: SetPoolSize).
+	size   int
+	closed bool
+	off    bool
+	bg     sync.WaitGroup // fills and removals in flight
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type pooled struct {
@@ -52,13 +55,42 @@ type pooled struct {
 
 func newPool(b *Backend) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pool{b: b, idle: map[string][]*pooled{}, filling: map[string]int{}, ctx: ctx, cancel: cancel}
+	return &pool{b: b, idle: map[string][]*pooled{}, filling: map[string]int{}, size: max(b.opts.PoolSize, 0), ctx: ctx, cancel: cancel}
+}
+
+// SetPoolSize changes how many idle containers the one-shot pool keeps
+// ready per configuration (0 keeps none): the dockerPoolSize setting.
+// Containers above the new size are removed. A pool its builder turned
+// off (a negative Options.PoolSize) stays off.
+func (b *Backend) SetPoolSize(n int) {
+	if b.opts.PoolSize < 0 {
+		return
+	}
+	pl := b.pool
+	pl.mu.Lock()
+	pl.size = max(n, 0)
+	var extra []*pooled
+	for key, list := range pl.idle {
+		if len(list) > pl.size {
+			extra = append(extra, list[pl.size:]...)
+			pl.idle[key] = list[:pl.size]
+		}
+	}
+	pl.mu.Unlock()
+	if len(extra) == 0 {
+		return
+	}
+	if cli, err := b.client(); err == nil {
+		for _, c := range extra {
+			pl.discard(cli, c)
+		}
+	}
 }
 
 func (pl *pool) enabled() bool {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	return !pl.off && pl.b.opts.PoolSize > 0 && pl.b.opts.PoolDir != ""
+	return !pl.off && pl.size > 0 && pl.b.opts.PoolDir != ""
 }
 
 // disable turns the pool off for good and empties it.
@@ -155,7 +187,7 @@ func (pl *pool) refill(cli *client.Client, s shape) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	key := s.poolKey()
-	for !pl.closed && !pl.off && len(pl.idle[key])+pl.filling[key] < pl.b.opts.PoolSize {
+	for !pl.closed && !pl.off && len(pl.idle[key])+pl.filling[key] < pl.size {
 		pl.filling[key]++
 		pl.bg.Add(1)
 		go pl.fill(cli, s, key)
@@ -219,19 +251,19 @@ func releasePoolDir(dir string) {
 // warm fills the pool for s and waits until it is full or ctx ends.
 func (pl *pool) warm(ctx context.Context, cli *client.Client, s shape) error {
 	if !pl.enabled() {
-		return errors.New("the one-shot pool is off: set PoolDir (on the workspaces' filesystem) and a PoolSize above 0")
+		return errors.New("the one-shot pool is off: set PoolDir (on the workspaces' filesystem) and a pool size above 0 (the dockerPoolSize setting)")
 	}
 	pl.refill(cli, s)
 	key := s.poolKey()
 	for {
 		pl.mu.Lock()
-		ready, filling := len(pl.idle[key]), pl.filling[key]
+		ready, filling, size := len(pl.idle[key]), pl.filling[key], pl.size
 		pl.mu.Unlock()
-		if ready >= pl.b.opts.PoolSize {
+		if ready >= size {
 			return nil
 		}
 		if filling == 0 {
-			return fmt.Errorf("the one-shot pool for image %s could not be filled (%d of %d ready); see the log", s.Image, ready, pl.b.opts.PoolSize)
+			return fmt.Errorf("the one-shot pool for image %s could not be filled (%d of %d ready); see the log", s.Image, ready, size)
 		}
 		select {
 		case <-ctx.Done():

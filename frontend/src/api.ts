@@ -75,6 +75,11 @@ export interface Settings {
   maxSandboxes: number;
   maxRuns: number;
   maxRunsPerSandbox: number;
+  notifications: boolean;
+  mcpSessionIdleMinutes: number;
+  mcpMaxSessions: number;
+  /** Idle Docker containers kept ready per one-shot configuration (0: none). */
+  dockerPoolSize: number;
 }
 
 export interface PortRules {
@@ -113,7 +118,8 @@ export interface Sandbox {
   lastError?: string;
   createdAt: string;
   updatedAt: string;
-  lastUsedAt: string;
+  /** Absent until its first run. */
+  lastUsedAt?: string;
 }
 
 export interface TraceEvent {
@@ -257,9 +263,25 @@ export interface RunPage {
   total: number;
 }
 
+/** RunQuery is a page of the runs, narrowed to one source or sandbox, or
+ * to the refused ones ("" and false: all). */
+export interface RunQuery extends ListQuery {
+  source: string;
+  sandboxId: string;
+  refused: boolean;
+}
+
 function listParams(q: ListQuery): string {
   const p = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
   if (q.q.trim()) p.set('q', q.q.trim());
+  return p.toString();
+}
+
+function runParams(q: RunQuery): string {
+  const p = new URLSearchParams(listParams(q));
+  if (q.source) p.set('source', q.source);
+  if (q.sandboxId) p.set('sandboxId', q.sandboxId);
+  if (q.refused) p.set('refused', 'true');
   return p.toString();
 }
 
@@ -276,6 +298,15 @@ export class ApiError extends Error {
 }
 
 const base = '/api/sandbox';
+
+/** noAnswer is the error of a request the engine did not answer at all. */
+export const noAnswer = 'the engine does not answer';
+
+/** sessionEnded is the error of every request once the page's session is gone. */
+export const sessionEnded = "this page's session has ended (it expired, or the engine was restarted): open the dashboard again with senclaw url";
+
+/** readTimeoutMs bounds a read: a probe of the backends takes 5 s at most. */
+const readTimeoutMs = 10_000;
 
 function token(): string {
   return document.querySelector<HTMLMetaElement>('meta[name="senclaw-token"]')?.content ?? '';
@@ -299,11 +330,21 @@ async function call(method: string, path: string, body?: unknown, root = base): 
       },
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
+      // A read the engine does not answer in time counts as no answer
+      // (a hung or suspended engine); changes may take longer.
+      signal: method === 'GET' ? AbortSignal.timeout(readTimeoutMs) : undefined,
     });
   } catch (err) {
-    throw new ApiError('the engine does not answer: ' + String(err), 0);
+    // The whole page says so once (App.svelte); String(err) is only
+    // the browser's "Failed to fetch".
+    throw new ApiError(noAnswer, 0);
   }
   const text = await res.text();
+  if (res.status === 401) {
+    // The page's session is gone: it expired, or the engine restarted
+    // (sessions live in its memory). Only a new login brings it back.
+    throw new ApiError(sessionEnded, 401);
+  }
   if (!res.ok) {
     let msg = text.trim() || res.statusText;
     let field: string | undefined;
@@ -353,7 +394,7 @@ export const api = {
       `/sandboxes/${id(sandboxId)}` + (purge ? '?purge=true' : ''),
     ),
   /** runs lists one page of the runs matching q, newest first. */
-  runs: (q: ListQuery) => get<RunPage>('/runs?' + listParams(q)),
+  runs: (q: RunQuery) => get<RunPage>('/runs?' + runParams(q)),
   /** events lists what a traced run did, newest first. */
   events: (sandboxId: string, runId: string) =>
     get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),

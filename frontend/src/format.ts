@@ -17,10 +17,13 @@ export function ago(t: string | undefined, now: number): string {
   return `${Math.floor(h / 24)} days ago`;
 }
 
-/** duration formats milliseconds: "12 ms", "3.4 s", "2 min 5 s". */
+/** duration formats milliseconds in seconds: "0.012 s", "3.40 s",
+ * "12.5 s", "2 min 5 s". */
 export function duration(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const sec = ms / 1000;
+  if (sec < 0.1) return `${sec.toFixed(3)} s`;
+  if (sec < 10) return `${sec.toFixed(2)} s`;
+  if (ms < 60_000) return `${sec.toFixed(1)} s`;
   const m = Math.floor(ms / 60_000);
   const s = Math.round((ms % 60_000) / 1000);
   return s ? `${m} min ${s} s` : `${m} min`;

@@ -2,7 +2,7 @@
 // keeps the raw text of its last answer and only replaces its value when
 // the text changed, so an unchanged list causes no re-render at all.
 
-import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type ListQuery, type RunRecord, type Sandbox, type Schedule, type Settings } from './api';
+import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type ListQuery, type RunQuery, type RunRecord, type Sandbox, type Schedule, type Settings } from './api';
 
 /** How often each source is polled, in milliseconds. */
 const every = {
@@ -33,12 +33,17 @@ class Live {
   runs = $state.raw<RunRecord[] | null>(null);
   integrations = $state.raw<Integration[] | null>(null);
   schedules = $state.raw<Schedule[] | null>(null);
-  runQuery = $state<ListQuery>({ offset: 0, limit: 30, q: '' });
+  runQuery = $state<RunQuery>({ offset: 0, limit: 30, q: '', source: '', sandboxId: '', refused: false });
   runTotal = $state(0);
   /** The last error of each source, "" when its last poll worked. */
   errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '', schedules: '' });
   /** now ticks with the polls, for "5 s ago". */
   now = $state(Date.now());
+  /** answeredAt is when the engine last answered a poll (0: never). */
+  answeredAt = $state(0);
+  /** offline is true while every source's last poll failed: what the
+   * page shows is stale, and its controls are off (App.svelte). */
+  offline = $derived(Object.values(this.errors).every((e) => e !== ''));
 
   private last: Partial<Record<Key, string>> = {};
   private timers: Partial<Record<Key, ReturnType<typeof setTimeout>>> = {};
@@ -57,6 +62,7 @@ class Live {
     try {
       const got = await fetcher();
       this.errors[key] = '';
+      this.answeredAt = Date.now();
       if (got.text !== this.last[key]) {
         this.last[key] = got.text;
         apply(got.data);
@@ -92,7 +98,7 @@ class Live {
     await this.refresh('sandboxes');
   }
 
-  async showRuns(q: Partial<ListQuery>) {
+  async showRuns(q: Partial<RunQuery>) {
     this.runQuery = { ...this.runQuery, ...q };
     await this.refresh('runs');
   }

@@ -89,7 +89,7 @@ describe('dashboard', { concurrency: false }, () => {
     assert.equal(await page.locator('#defaultFsMode').inputValue(), settings.defaultFsMode);
     assert.equal(await page.locator('#defaultCpus').inputValue(), String(settings.defaultCpus));
     assert.equal(await page.locator('#defaultMemoryMb').inputValue(), String(settings.defaultMemoryMb));
-    assert.equal(await page.locator('#defaultTimeoutMs').inputValue(), String(settings.defaultTimeoutMs));
+    assert.equal(await page.locator('#defaultTimeoutMs').inputValue(), String(settings.defaultTimeoutMs / 1000), 'the timeout in seconds');
 
     // Managed sandboxes: the first page of them (25), with their settings.
     await waitFor(async () => (await page.locator('tr.sb-row').count()) >= Math.min(list.sandboxes.length, 25), 'the first page of sandbox rows');

@@ -141,14 +141,47 @@ export function tempDir(prefix) {
 
 /** startDaemon starts a `senclaw serve` of our own with its own runtime,
  * config and data dirs; env adds to or replaces the environment (PATH to
- * hide bwrap). It resolves once the daemon says where it listens. */
+ * hide bwrap). It resolves once the daemon says where it listens. The
+ * daemon can be paused (SIGSTOP: it stops answering), resumed, and
+ * restarted on the same address with the same dirs. */
 export async function startDaemon({ env = {}, name = 'extra' } = {}) {
   const root = tempDir(`senclaw-${name}-`);
   const dirs = { runtime: join(root, 'run'), config: join(root, 'config'), data: join(root, 'data') };
   for (const d of Object.values(dirs)) mkdirSync(d, { mode: 0o711 });
   chmodSync(dirs.runtime, 0o700);
   chmodSync(dirs.config, 0o700);
-  const child = spawn(process.env.SENCLAW_BIN, ['--data-dir', dirs.data, 'serve', '--listen', '127.0.0.1:0'], {
+  let { child, url } = await serve(dirs, '127.0.0.1:0', env);
+  const token = readFileSync(join(dirs.config, 'senclaw', 'api-token'), 'utf8').trim();
+  const engine = new Engine(url, token);
+  const exit = async () => {
+    const exited = new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+    await engine.call('POST', '/daemon/stop').catch(() => {});
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return {
+    engine,
+    dirs,
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+    /** down stops the daemon and keeps its dirs; up starts it again where it was. */
+    down: exit,
+    async up() {
+      ({ child } = await serve(dirs, new URL(url).host, env));
+    },
+    async stop() {
+      child.kill('SIGCONT');
+      await exit();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** serve starts `senclaw serve --listen listen` on dirs and resolves with
+ * the process and its URL once it listens. */
+async function serve(dirs, listen, env) {
+  const child = spawn(process.env.SENCLAW_BIN, ['--data-dir', dirs.data, 'serve', '--listen', listen], {
     env: { ...process.env, XDG_RUNTIME_DIR: dirs.runtime, XDG_CONFIG_HOME: dirs.config, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -165,20 +198,7 @@ export async function startDaemon({ env = {}, name = 'extra' } = {}) {
       }
     });
   });
-  const token = readFileSync(join(dirs.config, 'senclaw', 'api-token'), 'utf8').trim();
-  const engine = new Engine(url, token);
-  return {
-    engine,
-    dirs,
-    async stop() {
-      const exited = new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-      await engine.call('POST', '/daemon/stop').catch(() => {});
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  return { child, url };
 }
 
 /** launch starts Chromium. */
