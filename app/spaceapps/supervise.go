@@ -55,8 +55,10 @@ type started chan outcome
 func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) {
 	a.op.Lock()
 	a.mu.Lock()
-	if manual && a.sup != nil && a.state == StateBackoff {
-		// A person's start does not wait for the backoff: it starts over.
+	if manual && a.sup != nil && (a.state == StateBackoff || a.state == StateOutside || a.state == StatePortTaken) {
+		// A person's start does not wait for the backoff, or for the
+		// supervisor to see that the port's holder is gone: it starts
+		// over, and looks at the port again.
 		a.mu.Unlock()
 		s.halt(a)
 		a.mu.Lock()
