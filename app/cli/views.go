@@ -59,11 +59,29 @@ func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 		if backend == "" {
 			backend = "auto"
 		}
-		row(tw, s.ID, s.Name, backend, string(s.FsMode), fmt.Sprint(s.Network),
+		row(tw, s.ID, s.Name, backend, string(s.FsMode), networkCell(s),
 			fmt.Sprintf("%g cpu, %d MB, %d pids, %d s", s.CPUs, s.MemoryMB, s.Pids, s.TimeoutMs/1000), s.State, ago(s.LastUsedAt))
 	}
 	tw.Flush()
 	return 0
+}
+
+// networkCell is a sandbox's network as the dashboard shows it: on or
+// off, then the rules (connect, loopback, listen ports).
+func networkCell(s app.Sandbox) string {
+	parts := []string{"off"}
+	if s.Network {
+		parts[0] = "on"
+	}
+	for _, r := range []struct {
+		name  string
+		ports []int
+	}{{"connect", s.Ports.Connect}, {"loopback", s.Ports.Loopback}, {"listen", s.Ports.Listen}} {
+		if len(r.ports) > 0 {
+			parts = append(parts, r.name+" "+strings.Trim(strings.ReplaceAll(fmt.Sprint(r.ports), " ", ","), "[]"))
+		}
+	}
+	return strings.Join(parts, " · ")
 }
 
 // Remove executes `senclaw rm`.
