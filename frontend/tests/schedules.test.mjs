@@ -91,10 +91,12 @@ describe('scheduled scripts', { concurrency: false }, () => {
       // Landlock needs nothing on PATH: only bwrap and Docker are offered.
       env: { PATH: '/nonexistent', DOCKER_HOST: 'unix:///nonexistent/docker.sock', DOCKER_CONTEXT: '', SENCLAW_BACKENDS: 'bwrap,docker,direct' },
     });
-    t.after(() => daemon.stop());
     await daemon.engine.api('PUT', '/exec-policy', { schedulerScript: true });
     const { schedule } = await daemon.engine.api('POST', '/schedules', { name: 'nothing-isolates', cron: '@daily', code: 'echo never' });
     const page = await open(t, daemon.engine);
+    // After hooks run in order: the page closes (and its problems are
+    // checked) before its daemon stops under it.
+    t.after(() => daemon.stop());
     if (!page) return;
     const r = row(page, 'nothing-isolates');
     await r.waitFor({ timeout: 5000 });
