@@ -143,6 +143,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	st, err := store.Open(filepath.Join(dataDir, "senclaw.db"), store.Options{MaxRuns: opts.MaxRuns})
 	if err != nil {
+		if de := (*store.DamagedError)(nil); errors.As(err, &de) {
+			return nil, err // "store damaged: ...", as /health says it
+		}
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	e := &Engine{
