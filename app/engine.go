@@ -172,7 +172,8 @@ func New(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
-	if err := e.reconcileRuns(); err != nil {
+	oneShots, err := e.reconcileRuns()
+	if err != nil {
 		e.records.close()
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
@@ -182,6 +183,7 @@ func New(opts Options) (*Engine, error) {
 		// directory until it does: say so, and go on.
 		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
+	e.purgeOneShots(oneShots)
 	return e, nil
 }
 

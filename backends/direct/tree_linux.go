@@ -231,3 +231,23 @@ func (b *Backend) Sweep() int {
 	}
 	return n
 }
+
+// ReapRun kills what a run of a dead engine left in its cgroup and
+// removes it (the engine knows the run from its record; issue #15).
+func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
+	mnt, own := unifiedHierarchy()
+	if b.opts.noCgroup || mnt == "" || runID == "" || strings.ContainsAny(runID, "/.") {
+		return false, nil
+	}
+	base := mnt
+	if os.Geteuid() != 0 {
+		base = filepath.Join(mnt, own)
+	}
+	cg := &runCgroup{dir: filepath.Join(base, "senclaw-direct", runID), fd: -1}
+	if _, err := os.Stat(cg.dir); err != nil {
+		return false, nil
+	}
+	err := cg.kill()
+	cg.release()
+	return true, err
+}
