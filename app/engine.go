@@ -242,6 +242,16 @@ func (e *Engine) loadConfig() error {
 	if err := e.store.GetSetting("app", &s); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reading settings: %w", err)
 	}
+	// Settings saved before issue #15 bound all runs in flight with
+	// maxRuns; the background runs keep that bound, the foreground ones
+	// get the concurrency and the queue.
+	var old struct {
+		MaxRuns           *int `json:"maxRuns"`
+		MaxBackgroundRuns *int `json:"maxBackgroundRuns"`
+	}
+	if e.store.GetSetting("app", &old) == nil && old.MaxRuns != nil && old.MaxBackgroundRuns == nil {
+		s.MaxBackgroundRuns = min(max(*old.MaxRuns, 1), MaxBackgroundRunsLimit)
+	}
 	p := DefaultExecPolicy()
 	if err := e.store.GetSetting("exec_policy", &p); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reading the exec policy: %w", err)

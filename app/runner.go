@@ -254,7 +254,10 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if rec.Source == "" {
 		rec.Source = SourceCLI
 	}
-	release, err := e.takeRunSlot(p.sb.ID)
+	if err := e.roomOnDisk(); err != nil {
+		return e.refuse(&rec, err)
+	}
+	release, err := e.admit(ctx, p.sb.ID, p.req.Background)
 	if err != nil {
 		return e.refuse(&rec, err)
 	}

@@ -120,8 +120,10 @@ schemas["SandboxPage"]={"type":"object","required":["sandboxes","total","running
 schemas["RunPage"]={"type":"object","required":["runs","total"],"properties":{"runs":{"type":"array","items":{"$ref":"#/components/schemas/RunRecord"}},"total":{"type":"integer","description":"runs that match, on every page"}}}
 # Query parameters of the paged lists.
 page_params=[{"name":"limit","in":"query","schema":{"type":"integer","minimum":1}},{"name":"offset","in":"query","schema":{"type":"integer","minimum":0}},{"name":"q","in":"query","schema":{"type":"string","maxLength":200},"description":"keep the items that contain it, ignoring case"}]
-# Routes that can meet one of the engine's bounds (maxSandboxes): 429.
-bounded={("POST","/sandboxes"),("POST","/agent-shell")}
+# Routes that can meet one of the engine's bounds (maxSandboxes; for
+# runs: the queue's length, maxBackgroundRuns, maxRunsPerSandbox): 429.
+bounded={("POST","/sandboxes"),("POST","/agent-shell"),
+  ("POST","/sandboxes/{id}/exec"),("POST","/sandboxes/{id}/run"),("POST","/sandboxes/{id}/install"),("POST","/run-once")}
 queries={("GET","/sandboxes"):page_params,("GET","/runs"):page_params+[{"name":"sandboxId","in":"query","schema":{"type":"string"}}]}
 schemas["ExecPolicy"]["properties"]["execFsMode"]={"type":"string","enum":["strict","allowlist","open"]}
 schemas["ExecPolicy"]["properties"]["execLoopback"]={"type":"array","items":{"type":"integer"}}

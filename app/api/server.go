@@ -108,6 +108,8 @@ func writeError(w http.ResponseWriter, err error) {
 		be  *badRequest
 	)
 	switch {
+	case errors.As(err, &le): // before ref: a run past a bound is also a refusal
+		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: err.Error(), Field: le.Setting, Refused: errors.As(err, &ref)})
 	case errors.As(err, &fe):
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error(), Field: fe.Field})
 	case errors.As(err, &be):
@@ -118,8 +120,6 @@ func writeError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusForbidden, errorBody{Error: err.Error(), Refused: true})
 	case errors.As(err, &cf):
 		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error()})
-	case errors.As(err, &le):
-		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: err.Error(), Field: le.Setting})
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 	}

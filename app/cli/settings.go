@@ -29,6 +29,12 @@ var settingHelp = map[string]string{
 	"notifications":         "desktop notifications",
 	"mcpSessionIdleMinutes": "an MCP-over-HTTP session is closed after this many idle minutes",
 	"mcpMaxSessions":        "how many MCP-over-HTTP sessions one token may hold at once",
+	"maxSandboxes":          "the most sandboxes the engine holds; more are refused",
+	"concurrency":           "runs executing at once (default 4 per core); more wait in the queue",
+	"queueLength":           "runs that may wait for a place (0: none wait); more are refused (429)",
+	"maxBackgroundRuns":     "background runs and Space App servers at once (they never wait); more are refused",
+	"maxRunsPerSandbox":     "runs of one sandbox at once, waiting and background ones included",
+	"minFreeDiskMb":         "new runs are refused while the data dir has less free space than this, in MiB (0: never)",
 }
 
 // Settings executes `senclaw settings` (show) and `senclaw settings set

@@ -71,10 +71,14 @@ export interface Settings {
   landlockListen: boolean;
   defaultImage: string;
   mountAllow: string[];
-  /** The engine's bounds: sandboxes it holds, runs in flight in all and per sandbox. */
+  /** The engine's bounds: sandboxes it holds; runs executing at once and
+   * waiting for a place; background runs; runs per sandbox; free disk kept. */
   maxSandboxes: number;
-  maxRuns: number;
+  concurrency: number;
+  queueLength: number;
+  maxBackgroundRuns: number;
   maxRunsPerSandbox: number;
+  minFreeDiskMb: number;
 }
 
 export interface PortRules {
