@@ -172,8 +172,7 @@ func New(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
-	oneShots, err := e.reconcileRuns()
-	if err != nil {
+	if err := e.reconcileRuns(); err != nil {
 		e.records.close()
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
@@ -183,7 +182,7 @@ func New(opts Options) (*Engine, error) {
 		// directory until it does: say so, and go on.
 		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
-	e.purgeOneShots(oneShots)
+	e.purgeOneShots()
 	return e, nil
 }
 

@@ -3,7 +3,9 @@ package app
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends/diskquota"
@@ -29,21 +31,31 @@ const killedByCrash = "the engine stopped while the run was going; its processes
 // reconcileRuns closes the records of runs that were still running when
 // the engine last stopped: every run is on disk as running before it
 // starts anything (run), so a crash leaves these. Their processes died
-// with the engine (sandboxes die with their parent); what is left of them
-// is removed: the run's cgroups (with anything still in them) and a
-// one-shot run's workspace (after reconcileDisks unmounted its tmpfs).
+// with the engine (sandboxes die with their parent), or are found and
+// killed; then the cgroups of every run of the last hour are removed if
+// they are still there (a crash can come after a run's end was recorded
+// and before its cgroups went; older ones the backends' sweeps remove).
+// One-shot workspaces go in purgeOneShots, after reconcileDisks.
 // Containers are the Docker backend's to reconcile (startBackends).
-func (e *Engine) reconcileRuns() (oneShots []Sandbox, err error) {
+func (e *Engine) reconcileRuns() error {
 	var stale []RunRecord
-	err = e.store.ListRuns("", 0, func(data []byte) bool {
+	recent := map[string]string{} // run id -> sandbox id
+	since := e.now().Add(-reapWindow)
+	err := e.store.ListRuns("", 0, func(data []byte) bool {
 		var r RunRecord
-		if json.Unmarshal(data, &r) == nil && r.State == "running" {
+		if json.Unmarshal(data, &r) != nil {
+			return true
+		}
+		if r.State == "running" {
 			stale = append(stale, r)
+		}
+		if r.State == "running" || r.StartedAt.After(since) {
+			recent[r.ID] = r.SandboxID
 		}
 		return true
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, r := range stale {
 		r.State = "done"
@@ -52,15 +64,22 @@ func (e *Engine) reconcileRuns() (oneShots []Sandbox, err error) {
 			r.Isolation = "unknown: the engine stopped before the run started"
 		}
 		if err := e.store.PutRun(r.ID, r.SandboxID, r); err != nil {
-			return nil, err
-		}
-		e.reapRun(r)
-		if r.Kind == "oneshot" {
-			oneShots = append(oneShots, Sandbox{ID: r.SandboxID, Kind: "oneshot", OwnWorkspace: true, Workspace: filepath.Join(e.workspacesDir(), r.SandboxID)})
+			return err
 		}
 		e.log.Info("A run left from an earlier engine was closed.", "run", r.ID, "sandbox", r.SandboxID)
 	}
-	return oneShots, nil
+	e.reapRuns(recent)
+	return nil
+}
+
+// reapWindow is how far back reconcileRuns looks for what runs left:
+// longer than any foreground run may last (10 minutes).
+const reapWindow = time.Hour
+
+// orphanReaper is a backend that can find and kill the processes of an
+// earlier engine's runs that no parent waits for (bwrap).
+type orphanReaper interface {
+	ReapOrphans(runs map[string]bool) int
 }
 
 // runReaper is a backend that can remove what a run of a dead engine left
@@ -69,31 +88,60 @@ type runReaper interface {
 	ReapRun(sandboxID, runID string) (bool, error)
 }
 
-// reapRun asks every backend that can to remove what run r left. A run of
-// a one-shot sandbox has its cgroups right under senclaw/ or under its
-// throwaway sandbox's: both are tried.
-func (e *Engine) reapRun(r RunRecord) {
+// reapRuns asks every backend that can to kill what the runs left
+// waiting, then to remove their cgroups. A run of a one-shot sandbox has
+// its cgroups right under senclaw/ or under its throwaway sandbox's:
+// both are tried.
+func (e *Engine) reapRuns(runs map[string]string) {
+	ids := make(map[string]bool, len(runs))
+	for id := range runs {
+		ids[id] = true
+	}
+	for _, b := range e.opts.Backends {
+		if r, ok := b.(orphanReaper); ok {
+			r.ReapOrphans(ids)
+		}
+	}
 	for _, b := range e.opts.Backends {
 		rr, ok := b.(runReaper)
 		if !ok {
 			continue
 		}
-		for _, sb := range []string{r.SandboxID, ""} {
-			if found, err := rr.ReapRun(sb, r.ID); found {
-				e.log.Info("The cgroups an earlier engine's run left were removed.", "run", r.ID, "backend", b.Name(), "err", err)
+		for id, sandboxID := range runs {
+			for _, sb := range []string{sandboxID, ""} {
+				if found, err := rr.ReapRun(sb, id); found {
+					e.log.Info("The cgroups an earlier engine's run left were removed.", "run", id, "backend", b.Name(), "err", err)
+				}
 			}
 		}
 	}
 }
 
-// purgeOneShots removes the workspaces of one-shot runs a crash cut
-// short.
-func (e *Engine) purgeOneShots(list []Sandbox) {
-	for i := range list {
-		sb := &list[i]
-		_ = diskquota.Unmount(sb.Workspace) // a tmpfs the watchdog-only path left
+// purgeOneShots removes the workspaces one-shot runs left: a crash can
+// come before or after a one-shot's end is recorded, and before its
+// workspace went. A directory under workspaces/ that no sandbox owns and
+// whose runs say it was a one-shot's is one; any other (a deleted
+// sandbox's files kept on purpose) stays.
+func (e *Engine) purgeOneShots() {
+	entries, _ := os.ReadDir(e.workspacesDir())
+	for _, ent := range entries {
+		id := ent.Name()
+		if !ent.IsDir() || e.store.GetSandbox(id, &struct{}{}) == nil {
+			continue
+		}
+		oneShot := false
+		_ = e.store.ListRuns(id, 1, func(data []byte) bool {
+			var r RunRecord
+			oneShot = json.Unmarshal(data, &r) == nil && r.Kind == "oneshot" && r.SandboxID == id
+			return false
+		})
+		if !oneShot {
+			continue
+		}
+		sb := &Sandbox{ID: id, Kind: "oneshot", OwnWorkspace: true, Workspace: filepath.Join(e.workspacesDir(), id)}
+		_ = diskquota.Unmount(sb.Workspace) // a tmpfs or a pool's bind a crash left
 		if _, err := e.purgeWorkspace(sb); err != nil {
-			e.log.Warn("The workspace of a one-shot run an earlier engine left could not be removed.", "sandbox", sb.ID, "err", err)
+			e.log.Warn("The workspace of a one-shot run an earlier engine left could not be removed.", "sandbox", id, "err", err)
 		}
 	}
 }

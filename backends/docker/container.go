@@ -192,6 +192,9 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	defer cancel()
 	created, err := cli.ContainerCreate(cctx, cfg, host, nil, nil, name)
 	if err != nil {
+		if ctx.Err() != nil {
+			b.removeCancelled(context.WithoutCancel(ctx), cli, name)
+		}
 		return nil, b.daemonErr("creating the container "+name, err)
 	}
 	if err := cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
@@ -200,6 +203,7 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	}
 	ref, err := b.refOf(ctx, cli, created.ID)
 	if err != nil {
+		_ = b.removeContainer(context.WithoutCancel(ctx), cli, created.ID)
 		return nil, err
 	}
 	ref.Hash = s.hash()
@@ -232,6 +236,20 @@ func (b *Backend) removeContainer(ctx context.Context, cli *client.Client, id st
 		return b.daemonErr("removing container "+shortID(id), err)
 	}
 	return nil
+}
+
+// removeCancelled removes the container name whose creation was
+// cancelled (the engine closing its pool): the daemon may make it all the
+// same, a moment after the call gave up, so it is looked for a second.
+func (b *Backend) removeCancelled(ctx context.Context, cli *client.Client, name string) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		rctx, cancel := callCtx(ctx, callTimeout)
+		err := cli.ContainerRemove(rctx, name, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
 
 func shortID(id string) string {
