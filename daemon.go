@@ -20,6 +20,7 @@ import (
 	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/doctor"
 	"github.com/senclaw/sandbox/app/mcp"
 	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/app/spaceapps"
@@ -143,7 +144,8 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		}
 	}
 	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel,
-		Autostart: autostartEntry(), Scheduler: sched, Apps: apps})
+		Autostart: autostartEntry(), Scheduler: sched, Apps: apps,
+		Doctor: doctor.New(doctor.Options{Engine: engine, EngineErr: engineErr, DataDir: opts.DataDir, EUID: opts.EUID})})
 	// MCP over Streamable HTTP at /mcp: the same tools as sandbox-server,
 	// reaching the engine through the API handler in this process.
 	mh := mcp.NewHTTPHandler(mcp.HTTPOptions{

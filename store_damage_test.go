@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -67,5 +69,72 @@ func TestADaemonWithADamagedStoreSaysSo(t *testing.T) {
 	case <-served:
 	case <-time.After(15 * time.Second):
 		t.Fatal("the daemon did not stop")
+	}
+}
+
+// TestDoctorRepairsADamagedStore: through the built senclaw, a daemon on
+// a store with a garbled leaf of runs says so; senclaw doctor fails the
+// store check with the fix; senclaw doctor --repair makes a new store of
+// what can be read (the settings, the other runs), keeps the damaged one,
+// and starts the daemon again on it; runs work.
+func TestDoctorRepairsADamagedStore(t *testing.T) {
+	t.Parallel()
+	requireTools(t, "bwrap")
+	d := buildDaemon(t)
+	path := filepath.Join(d.data, "senclaw.db")
+	if err := os.MkdirAll(d.data, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSetting("app", map[string]any{"defaultPids": 300}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2000; i++ {
+		id := fmt.Sprintf("r%05d", i)
+		if err := s.PutRun(id, "sb", map[string]any{"id": id, "sandboxId": "sb", "state": "done", "kind": "exec"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	b, _ := os.ReadFile(path)
+	garbled := false
+	for p := 2; p < len(b)/4096 && !garbled; p++ {
+		page := b[p*4096 : (p+1)*4096]
+		if page[8] == 0x02 && bytes.Contains(page, []byte(`"r01000"`)) {
+			rand.New(rand.NewSource(int64(p))).Read(page[16:])
+			garbled = true
+		}
+	}
+	if !garbled {
+		t.Fatal("no leaf of runs to garble")
+	}
+	os.WriteFile(path, b, 0o600)
+
+	d.start()
+	code, out := d.cli("doctor")
+	if code != 1 || !strings.Contains(out, "fail  store") || !strings.Contains(out, "store damaged: ") || !strings.Contains(out, "senclaw doctor --repair") {
+		t.Fatalf("senclaw doctor: %d %s", code, out)
+	}
+	code, out = d.cli("doctor", "--repair")
+	if code != 0 || !strings.Contains(out, "repaired  made a new store") || !strings.Contains(out, "the daemon runs again") || !strings.Contains(out, "ok    store") {
+		t.Fatalf("senclaw doctor --repair: %d %s", code, out)
+	}
+	d.stopped() // the first daemon stopped; the CLI started another
+	t.Cleanup(func() { d.cli("stop") })
+	if kept, _ := filepath.Glob(path + ".before-repair-*"); len(kept) != 1 {
+		t.Errorf("the damaged store kept: %v", kept)
+	}
+	if code, out := d.cli("settings", "--json"); code != 0 || !strings.Contains(out, `"defaultPids": 300`) {
+		t.Errorf("settings after the repair: %d %s", code, out)
+	}
+	if code, out := d.cli("run", "--", "echo", "repaired"); code != 0 || out != "repaired\n" {
+		t.Errorf("a run after the repair: %d %q", code, out)
+	}
+	code, out = d.cli("runs", "--json", "--limit", "5000")
+	if n := strings.Count(out, `"sandboxId": "sb"`); code != 0 || n < 1000 || n >= 2000 {
+		t.Errorf("runs after the repair: %d, %d of the 2000", code, n)
 	}
 }

@@ -11,11 +11,6 @@ const DefaultMinFreeDiskMB = 256
 // MaxMinFreeDiskMB bounds the setting: 1 TiB.
 const MaxMinFreeDiskMB = 1 << 20
 
-// FreeDisk is the free space of the data dir's filesystem, in bytes, for
-// an unprivileged user (what the engine's records and the workspaces can
-// still take).
-func (e *Engine) FreeDisk() (uint64, error) { return freeBytes(e.opts.DataDir) }
-
 // roomOnDisk refuses a new run while the data dir's filesystem has less
 // than MinFreeDiskMB free. A filesystem that cannot be asked does not
 // stop runs: the store's own writes fail if it is really full.
@@ -24,7 +19,7 @@ func (e *Engine) roomOnDisk() error {
 	if want <= 0 {
 		return nil
 	}
-	free, err := e.FreeDisk()
+	free, err := DiskFree(e.opts.DataDir)
 	if err != nil || free >= uint64(want)<<20 {
 		return nil
 	}

@@ -18,9 +18,9 @@ func ownerOf(info fs.FileInfo) (uid, gid uint32, ok bool) {
 	return st.Uid, st.Gid, true
 }
 
-// freeBytes is the space an unprivileged user may still take on the
+// DiskFree is the space an unprivileged user may still take on the
 // filesystem of dir.
-func freeBytes(dir string) (uint64, error) {
+func DiskFree(dir string) (uint64, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return 0, err

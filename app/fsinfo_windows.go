@@ -8,9 +8,9 @@ import (
 
 func ownerOf(fs.FileInfo) (uid, gid uint32, ok bool) { return 0, 0, false }
 
-// freeBytes is the space the engine's user may still take on the volume
+// DiskFree is the space the engine's user may still take on the volume
 // of dir.
-func freeBytes(dir string) (uint64, error) {
+func DiskFree(dir string) (uint64, error) {
 	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {
 		return 0, err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app/store"
-	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // Run returns one run record.
@@ -76,30 +75,20 @@ func (e *Engine) reconcileRuns() error {
 // longer than any foreground run may last (10 minutes).
 const reapWindow = time.Hour
 
-// orphanReaper is a backend that can find and kill the processes of an
-// earlier engine's runs that no parent waits for (bwrap).
-type orphanReaper interface {
-	ReapOrphans(runs map[string]bool) int
-}
-
-// runReaper is a backend that can remove what a run of a dead engine left
-// (its cgroups), knowing the run's id.
+// runReaper is a backend that can find and remove what a run of a dead
+// engine left (its cgroups), knowing the run's id.
 type runReaper interface {
+	RunCgroups(sandboxID, runID string) []string
 	ReapRun(sandboxID, runID string) (bool, error)
 }
 
-// reapRuns asks every backend that can to kill what the runs left
-// waiting, then to remove their cgroups. A run of a one-shot sandbox has
-// its cgroups right under senclaw/ or under its throwaway sandbox's:
-// both are tried.
+// reapRuns kills what the runs left waiting, then removes their cgroups.
+// A run of a one-shot sandbox has its cgroups right under senclaw/ or
+// under its throwaway sandbox's: both are tried.
 func (e *Engine) reapRuns(runs map[string]string) {
-	ids := make(map[string]bool, len(runs))
-	for id := range runs {
-		ids[id] = true
-	}
-	for _, b := range e.opts.Backends {
-		if r, ok := b.(orphanReaper); ok {
-			r.ReapOrphans(ids)
+	for pid, run := range e.orphans(runs) {
+		if p, err := os.FindProcess(pid); err == nil && p.Kill() == nil {
+			e.log.Info("A process an earlier engine's run left waiting was killed.", "pid", pid, "run", run)
 		}
 	}
 	for _, b := range e.opts.Backends {
@@ -126,21 +115,11 @@ func (e *Engine) purgeOneShots() {
 	entries, _ := os.ReadDir(e.workspacesDir())
 	for _, ent := range entries {
 		id := ent.Name()
-		if !ent.IsDir() || e.store.GetSandbox(id, &struct{}{}) == nil {
-			continue
-		}
-		oneShot := false
-		_ = e.store.ListRuns(id, 1, func(data []byte) bool {
-			var r RunRecord
-			oneShot = json.Unmarshal(data, &r) == nil && r.Kind == "oneshot" && r.SandboxID == id
-			return false
-		})
-		if !oneShot {
+		if !ent.IsDir() || e.store.GetSandbox(id, &struct{}{}) == nil || !e.wasOneShot(id) {
 			continue
 		}
 		sb := &Sandbox{ID: id, Kind: "oneshot", OwnWorkspace: true, Workspace: filepath.Join(e.workspacesDir(), id)}
-		_ = diskquota.Unmount(sb.Workspace) // a tmpfs or a pool's bind a crash left
-		if _, err := e.purgeWorkspace(sb); err != nil {
+		if err := e.purgeLeftWorkspace(sb); err != nil {
 			e.log.Warn("The workspace of a one-shot run an earlier engine left could not be removed.", "sandbox", id, "err", err)
 		}
 	}

@@ -47,7 +47,7 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 }
 
 // engineless are the routes that answer when the engine could not start.
-var engineless = map[string]bool{"GET /health": true, "POST /daemon/stop": true}
+var engineless = map[string]bool{"GET /health": true, "POST /daemon/stop": true, "GET /doctor": true, "POST /doctor/repair": true}
 
 // health answers GET /health: 200 while the engine runs; 503 with the
 // reason ("store damaged: ...") when it could not start, so that a client
@@ -138,6 +138,7 @@ func (s *Server) routes() {
 	s.route("POST /login-codes", s.loginCode)
 	s.route("POST /daemon/stop", s.daemonStop)
 	s.scheduleRoutes() // schedules.go (issue #16)
+	s.doctorRoutes()   // doctor.go (issue #15)
 	s.mux.HandleFunc("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/autostart"
+	"github.com/senclaw/sandbox/app/doctor"
 	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/app/spaceapps"
 )
@@ -43,6 +44,8 @@ type Options struct {
 	// Apps is the engine's Space Apps supervisor, served under
 	// /api/space/apps/ (503 when it is nil).
 	Apps *spaceapps.Supervisor
+	// Doctor serves /doctor, also when the engine could not start.
+	Doctor *doctor.Doctor
 }
 
 // Server answers the API.

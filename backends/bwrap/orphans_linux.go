@@ -4,7 +4,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // seccompMemfdPrefix starts the name of the memfd that hands a run's
@@ -20,22 +19,21 @@ func seccompMemfdName(runID string) string {
 	return seccompMemfdPrefix + runID
 }
 
-// ReapOrphans kills the processes a dead engine's runs left that no
-// parent waits for, and returns how many: bwrap's inner process waits on
-// an eventfd for the outer one before it sets its own parent-death
-// signal, and strace's child for its tracer, so an engine killed at that
-// moment (the outer bwrap, or strace, dies with it) leaves them waiting
-// forever, in no run cgroup yet. They are found by the memfd they hold,
-// named after the run (runs: the ids the engine's records name), so
-// another engine's processes are never touched. The inner bwrap is the
-// first process of the sandbox's pid namespace: whatever it started
-// dies with it.
-func (b *Backend) ReapOrphans(runs map[string]bool) int {
+// Orphans lists the processes a dead engine's runs left that no parent
+// waits for: bwrap's inner process waits on an eventfd for the outer one
+// before it sets its own parent-death signal, and strace's child for its
+// tracer, so an engine killed at that moment (the outer bwrap, or strace,
+// dies with it) leaves them waiting forever, in no run cgroup yet. They
+// are found by the memfd they hold, named after the run (runs: the ids
+// the engine's records name), so another engine's processes are never
+// touched. The inner bwrap is the first process of the sandbox's pid
+// namespace: whatever it started dies with it.
+func (b *Backend) Orphans(runs map[string]bool) map[int]string {
+	out := map[int]string{}
 	if len(runs) == 0 {
-		return 0
+		return out
 	}
 	entries, _ := os.ReadDir("/proc")
-	n := 0
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 1 || pid == os.Getpid() {
@@ -47,12 +45,11 @@ func (b *Backend) ReapOrphans(runs map[string]bool) int {
 		default:
 			continue
 		}
-		if id := heldRun(dir); id != "" && runs[id] && syscall.Kill(pid, syscall.SIGKILL) == nil {
-			n++
-			b.log.Info("A process an earlier engine's run left waiting was killed.", "pid", pid, "run", id)
+		if id := heldRun(dir); id != "" && runs[id] {
+			out[pid] = id
 		}
 	}
-	return n
+	return out
 }
 
 // heldRun returns the run id of the seccomp memfd the process of dir

@@ -18,3 +18,12 @@ func (b *Backend) Sweep() int {
 func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
 	return b.host.cgroups().Reap(sandboxID, runID)
 }
+
+// RunCgroups lists the cgroups of a run that are there (senclaw doctor
+// shows those of runs that ended).
+func (b *Backend) RunCgroups(sandboxID, runID string) []string {
+	if cg := b.host.cgroups().Leftover(sandboxID, runID); cg != nil {
+		return cg.Dirs()
+	}
+	return nil
+}

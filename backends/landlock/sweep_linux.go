@@ -18,3 +18,11 @@ func (b *Backend) Sweep() int {
 func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
 	return b.host.cgroups().Reap(sandboxID, runID)
 }
+
+// RunCgroups lists the cgroups of a run that are there (see bwrap's).
+func (b *Backend) RunCgroups(sandboxID, runID string) []string {
+	if cg := b.host.cgroups().Leftover(sandboxID, runID); cg != nil {
+		return cg.Dirs()
+	}
+	return nil
+}

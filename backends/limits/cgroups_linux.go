@@ -381,3 +381,12 @@ func (l Layout) Reap(sandboxID, runID string) (bool, error) {
 	}
 	return true, errors.Join(cg.KillAll(), cg.Remove())
 }
+
+// Dirs lists the run's cgroup directories.
+func (cg *Cgroups) Dirs() []string {
+	var out []string
+	for _, d := range cg.dirs {
+		out = append(out, d)
+	}
+	return out
+}
