@@ -3,14 +3,11 @@ package app
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // A foreground run is on disk as running while it goes (issue #15: only
@@ -61,21 +58,7 @@ func TestAStartRemovesWhatACrashedRunLeft(t *testing.T) {
 	if err := e.store.PutRun(runID, sbID, rec); err != nil {
 		t.Fatal(err)
 	}
-	var orphan *exec.Cmd
-	layout := limits.Detect()
-	cg, err := layout.Create(sbID, runID, nil)
-	if err == nil {
-		orphan = exec.Command("sleep", "300")
-		if err := orphan.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer orphan.Process.Kill()
-		if err := cg.Add(orphan.Process.Pid); err != nil {
-			t.Fatal(err)
-		}
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("no run cgroup can be made here: %v", err)
-	}
+	orphan := testutil.LeftRun(t, sbID, runID)
 	e.Close()
 
 	e2, err := New(opts)
@@ -90,17 +73,5 @@ func TestAStartRemovesWhatACrashedRunLeft(t *testing.T) {
 	if _, err := os.Stat(ws); !os.IsNotExist(err) {
 		t.Errorf("the one-shot workspace is still there: %v", err)
 	}
-	if orphan != nil {
-		if layout.Leftover(sbID, runID) != nil {
-			t.Error("the run's cgroup is still there")
-		}
-		waited := make(chan error, 1)
-		go func() { waited <- orphan.Wait() }()
-		select {
-		case <-waited:
-		case <-time.After(10 * time.Second):
-			b, _ := os.ReadFile("/proc/" + strconv.Itoa(orphan.Process.Pid) + "/status")
-			t.Errorf("the process in the run's cgroup lives on: %s", strings.SplitN(string(b), "\n", 3)[:2])
-		}
-	}
+	testutil.CheckLeftRunGone(t, orphan, sbID, runID)
 }

@@ -92,22 +92,14 @@ func (e *Engine) Leftovers(ctx context.Context, remove bool) ([]Leftover, error)
 			return err
 		})
 	}
-	for _, b := range e.opts.Backends {
-		rr, ok := b.(runReaper)
-		if !ok {
-			continue
+	e.eachRunPlace(ended, func(rr runReaper, id, sb string) {
+		for _, dir := range rr.RunCgroups(sb, id) {
+			add(Leftover{Kind: "cgroup", What: dir, Owner: id, Removable: true}, func() error {
+				_, err := rr.ReapRun(sb, id)
+				return err
+			})
 		}
-		for id, sandboxID := range ended {
-			for _, sb := range []string{sandboxID, ""} {
-				for _, dir := range rr.RunCgroups(sb, id) {
-					add(Leftover{Kind: "cgroup", What: dir, Owner: id, Removable: true}, func() error {
-						_, err := rr.ReapRun(sb, id)
-						return err
-					})
-				}
-			}
-		}
-	}
+	})
 	known := map[string]bool{}
 	_ = e.store.EachSandbox(func(data []byte) error {
 		var s struct {

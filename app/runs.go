@@ -83,14 +83,24 @@ type runReaper interface {
 }
 
 // reapRuns kills what the runs left waiting, then removes their cgroups.
-// A run of a one-shot sandbox has its cgroups right under senclaw/ or
-// under its throwaway sandbox's: both are tried.
 func (e *Engine) reapRuns(runs map[string]string) {
 	for pid, run := range e.orphans(runs) {
 		if p, err := os.FindProcess(pid); err == nil && p.Kill() == nil {
 			e.log.Info("A process an earlier engine's run left waiting was killed.", "pid", pid, "run", run)
 		}
 	}
+	e.eachRunPlace(runs, func(rr runReaper, runID, sandboxID string) {
+		if found, err := rr.ReapRun(sandboxID, runID); found {
+			e.log.Info("The cgroups an earlier engine's run left were removed.", "run", runID, "err", err)
+		}
+	})
+}
+
+// eachRunPlace calls fn for each backend that can reap runs and each
+// place of each run's cgroups: a run of a one-shot sandbox has its
+// cgroups right under senclaw/ or under its throwaway sandbox's, so both
+// are tried (runs: run id -> sandbox id).
+func (e *Engine) eachRunPlace(runs map[string]string, fn func(rr runReaper, runID, sandboxID string)) {
 	for _, b := range e.opts.Backends {
 		rr, ok := b.(runReaper)
 		if !ok {
@@ -98,9 +108,7 @@ func (e *Engine) reapRuns(runs map[string]string) {
 		}
 		for id, sandboxID := range runs {
 			for _, sb := range []string{sandboxID, ""} {
-				if found, err := rr.ReapRun(sb, id); found {
-					e.log.Info("The cgroups an earlier engine's run left were removed.", "run", id, "backend", b.Name(), "err", err)
-				}
+				fn(rr, id, sb)
 			}
 		}
 	}

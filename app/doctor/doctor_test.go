@@ -14,7 +14,6 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
-	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
@@ -73,20 +72,7 @@ func TestDoctorFindsAndRemovesLeftovers(t *testing.T) {
 	}
 	kept := filepath.Join(e.DataDir(), "workspaces", "deleted0sandbox")
 	os.MkdirAll(kept, 0o700)
-	var orphan *exec.Cmd
-	layout := limits.Detect()
-	if cg, err := layout.Create(res.Record.SandboxID, res.Record.ID, nil); err == nil {
-		orphan = exec.Command("sleep", "300")
-		if err := orphan.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer orphan.Process.Kill()
-		if err := cg.Add(orphan.Process.Pid); err != nil {
-			t.Fatal(err)
-		}
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("no run cgroup can be made here: %v", err)
-	}
+	orphan := testutil.LeftRun(t, res.Record.SandboxID, res.Record.ID)
 	d := New(Options{Engine: e, EUID: os.Geteuid()})
 	if rep := d.Check(ctx); status(rep, "leftovers").Status != OK {
 		t.Fatalf("a run that just ended counts as left: %+v", status(rep, "leftovers"))
@@ -124,18 +110,7 @@ func TestDoctorFindsAndRemovesLeftovers(t *testing.T) {
 	if _, err := os.Stat(kept); err != nil {
 		t.Errorf("a deleted sandbox's kept files were removed: %v", err)
 	}
-	if orphan != nil {
-		done := make(chan error, 1)
-		go func() { done <- orphan.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the process in the left cgroup lives on")
-		}
-		if layout.Leftover(res.Record.SandboxID, res.Record.ID) != nil {
-			t.Error("the left cgroup is still there")
-		}
-	}
+	testutil.CheckLeftRunGone(t, orphan, res.Record.SandboxID, res.Record.ID)
 	if c := status(rep, "leftovers"); c.Status != OK {
 		t.Fatalf("after the repair: %+v", c)
 	}

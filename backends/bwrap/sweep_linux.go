@@ -22,8 +22,5 @@ func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
 // RunCgroups lists the cgroups of a run that are there (senclaw doctor
 // shows those of runs that ended).
 func (b *Backend) RunCgroups(sandboxID, runID string) []string {
-	if cg := b.host.cgroups().Leftover(sandboxID, runID); cg != nil {
-		return cg.Dirs()
-	}
-	return nil
+	return b.host.cgroups().LeftoverDirs(sandboxID, runID)
 }

@@ -21,8 +21,5 @@ func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
 
 // RunCgroups lists the cgroups of a run that are there (see bwrap's).
 func (b *Backend) RunCgroups(sandboxID, runID string) []string {
-	if cg := b.host.cgroups().Leftover(sandboxID, runID); cg != nil {
-		return cg.Dirs()
-	}
-	return nil
+	return b.host.cgroups().LeftoverDirs(sandboxID, runID)
 }

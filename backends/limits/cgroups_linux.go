@@ -382,8 +382,12 @@ func (l Layout) Reap(sandboxID, runID string) (bool, error) {
 	return true, errors.Join(cg.KillAll(), cg.Remove())
 }
 
-// Dirs lists the run's cgroup directories.
-func (cg *Cgroups) Dirs() []string {
+// LeftoverDirs lists the directories of Leftover's cgroups.
+func (l Layout) LeftoverDirs(sandboxID, runID string) []string {
+	cg := l.Leftover(sandboxID, runID)
+	if cg == nil {
+		return nil
+	}
 	var out []string
 	for _, d := range cg.dirs {
 		out = append(out, d)
