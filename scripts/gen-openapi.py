@@ -1,6 +1,6 @@
 import json
 routes = [
-("GET","/status","Engine status: isolation state, version, uptime, sandbox counts.",None,"Status"),
+("GET","/status","Engine status: isolation state, version, uptime, sandbox counts; runs: how many execute, wait in the queue and go on in the background.",None,"Status"),
 ("GET","/health","Liveness: {ok: true}; 503 {ok: false, error} when the engine could not start (\"store damaged: ...\": run senclaw doctor), which this route and /daemon/stop still answer.",None,None),
 ("GET","/caps","Capabilities: each backend's probe state, version, reason and what it enforces; ?refresh=1 probes again.",None,"Capabilities"),
 ("GET","/languages","Code languages for runs.",None,None),

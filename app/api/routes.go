@@ -162,6 +162,9 @@ type Status struct {
 	Running   int    `json:"running"`
 	DataDir   string `json:"dataDir"`
 	Pid       int    `json:"pid"`
+	// Runs says how many runs execute, wait in the queue and go on in
+	// the background (issue #15).
+	Runs app.QueueStats `json:"runs"`
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
@@ -170,7 +173,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), Sandboxes: len(all), DataDir: s.e.DataDir(), Pid: pid()}
+	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), Sandboxes: len(all), DataDir: s.e.DataDir(), Pid: pid(), Runs: s.e.Queue()}
 	for _, sb := range all {
 		if sb.State == app.StateRunning {
 			st.Running++
