@@ -77,6 +77,11 @@ func verify(path string, timeout time.Duration) (string, error) {
 			return err
 		}
 		defer db.Close()
+		// Under the shared lock: no engine writes while the pages are read.
+		if why := checkPages(path, 0); why != "" {
+			problems = []string{why}
+			return nil
+		}
 		problems = check(db)
 		return nil
 	})
@@ -123,9 +128,19 @@ func check(db *bolt.DB) []string {
 	return problems
 }
 
-// Check runs bbolt's consistency check on the open store and returns what
-// it found (nothing when the file is whole).
-func (s *Store) Check() []string { return check(s.db) }
+// Check checks the open store's pages and runs bbolt's consistency check
+// on it, and returns what they found (nothing when the file is whole).
+func (s *Store) Check() []string {
+	why := ""
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		why = checkPages(s.db.Path(), uint64(tx.ID()))
+		return nil
+	})
+	if why != "" {
+		return []string{why}
+	}
+	return check(s.db)
+}
 
 // keepAside copies path to path.damaged-HASH (the first 12 hex digits of
 // its SHA-256), unless that copy is there already: a copy is never

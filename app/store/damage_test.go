@@ -193,3 +193,59 @@ func TestAWholeStorePassesItsCheck(t *testing.T) {
 		t.Fatalf("a whole store was copied aside: %v", copies)
 	}
 }
+
+// TestOpenSurvivesRandomDamage garbles a store in many ways (whole pages,
+// their starts, a few bytes anywhere, the leaves of one bucket): Open
+// must answer every one, whole or damaged, and never fault. A fault in
+// bbolt's own check goroutine cannot be recovered and kills the process,
+// which fails this test.
+func TestOpenSurvivesRandomDamage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	filledStore(t, orig, 2000)
+	clean, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(clean) / pageSize
+	rng := rand.New(rand.NewSource(1501))
+	damagedN := 0
+	for i := 0; i < 300; i++ {
+		b := append([]byte{}, clean...)
+		for k := 0; k < 1+i%4; k++ {
+			p := 2 + rng.Intn(pages-2)
+			page := b[p*pageSize : (p+1)*pageSize]
+			switch i % 4 {
+			case 0:
+				rng.Read(page)
+			case 1:
+				rng.Read(page[:16+rng.Intn(64)])
+			case 2:
+				o := rng.Intn(pageSize - 8)
+				rng.Read(page[o : o+1+rng.Intn(8)])
+			case 3:
+				rng.Read(page[16:]) // a page's elements, its header kept
+			}
+		}
+		path := filepath.Join(dir, fmt.Sprintf("t%d.db", i))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(path, Options{})
+		var de *DamagedError
+		switch {
+		case err == nil:
+			s.Close()
+		case errors.As(err, &de):
+			damagedN++
+			os.Remove(de.Kept)
+		default:
+			t.Fatalf("variant %d: %v", i, err)
+		}
+		os.Remove(path)
+	}
+	if damagedN < 100 {
+		t.Fatalf("only %d of 300 garbled stores were found damaged", damagedN)
+	}
+}
