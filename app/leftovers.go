@@ -187,6 +187,3 @@ func (e *Engine) purgeLeftWorkspace(sb *Sandbox) error {
 // CheckStore runs bbolt's consistency check on the open store and returns
 // what it found (nothing when the file is whole).
 func (e *Engine) CheckStore() []string { return e.store.Check() }
-
-// StorePath is the database file.
-func (e *Engine) StorePath() string { return e.store.Path() }
