@@ -111,7 +111,7 @@ test-install:
 
 # Benchmarks print ratios against the raw tools measured in the same run.
 bench: deps
-	SENCLAW_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestBench' -v . ./app/ ./backends/diskquota/
+	SENCLAW_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestBench' -v . ./app/ ./app/mcp/ ./backends/diskquota/
 
 # Installs the desktop app: the binary and its forwarder, the desktop
 # entry and icons, the man page, the shell completions and the systemd

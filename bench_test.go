@@ -26,8 +26,8 @@ func TestBenchDaemon(t *testing.T) {
 	}
 	d := startBenchDaemon(t)
 	c, ctx, raw := d.client, context.Background(), d.rawBwrap
-	// 200 runs at once are more than the default bound on this machine.
-	if _, err := c.SetSettings(ctx, map[string]any{"maxRuns": 400}); err != nil {
+	// 200 runs at once are more than the default concurrency here.
+	if _, err := c.SetSettings(ctx, map[string]any{"concurrency": 400}); err != nil {
 		t.Fatal(err)
 	}
 	oneShot := func() error {

@@ -82,6 +82,9 @@ func (x *invocation) connect() (*client.Client, int) {
 	c, err := connectDaemon(x.ctx, opts.RuntimeDir, x.dataDir, x.io.Err)
 	if err != nil {
 		fmt.Fprintln(x.io.Err, "senclaw:", err)
+		if errors.As(err, new(*engineUnavailable)) {
+			return nil, cli.ExitRefused // nothing can run: as a refused run
+		}
 		return nil, cli.ExitFailure
 	}
 	return c, 0

@@ -113,6 +113,7 @@ func commands() []*command {
 			},
 		},
 		settingsCommand(),
+		doctorCommand(),
 		appsCommand(),
 		serveCommand(),
 		{

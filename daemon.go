@@ -20,6 +20,7 @@ import (
 	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/doctor"
 	"github.com/senclaw/sandbox/app/mcp"
 	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/app/spaceapps"
@@ -143,7 +144,8 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		}
 	}
 	srv = api.New(api.Options{Engine: engine, EngineErr: engineErr, Token: token, Version: version, Logger: logger, Dashboard: frontend.Dist(), OnStop: cancel,
-		Autostart: autostartEntry(), Scheduler: sched, Apps: apps})
+		Autostart: autostartEntry(), Scheduler: sched, Apps: apps,
+		Doctor: doctor.New(doctor.Options{Engine: engine, EngineErr: engineErr, DataDir: opts.DataDir, EUID: opts.EUID})})
 	// MCP over Streamable HTTP at /mcp: the same tools as sandbox-server,
 	// reaching the engine through the API handler in this process.
 	mh := mcp.NewHTTPHandler(mcp.HTTPOptions{
@@ -204,23 +206,50 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 }
 
 // connectDaemon returns a client of this user's daemon, starting a headless
-// one in the background when none answers.
+// one in the background when none answers. A daemon that answers but
+// whose engine could not start (a damaged store) is an
+// *engineUnavailable, with the client, at once: starting another would
+// only find it running.
 func connectDaemon(ctx context.Context, runtimeDir, dataDir string, stderr io.Writer) (*client.Client, error) {
 	c := client.DialSocket(api.SocketPath(runtimeDir))
-	if err := c.Ping(ctx, 2*time.Second); err == nil {
+	err := c.Ping(ctx, 2*time.Second)
+	if err == nil {
 		return c, nil
+	}
+	if down := asUnavailable(err); down != nil {
+		return c, down
 	}
 	if err := spawnDaemon(runtimeDir, dataDir); err != nil {
 		return nil, fmt.Errorf("no daemon answers and one could not be started: %w", err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := c.Ping(ctx, time.Second); err == nil {
+		err := c.Ping(ctx, time.Second)
+		if err == nil {
 			return c, nil
+		}
+		if down := asUnavailable(err); down != nil {
+			return c, down
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil, fmt.Errorf("started a daemon, but it does not answer on %s; see %s", api.SocketPath(runtimeDir), filepath.Join(runtimeDir, "daemon.log"))
+}
+
+// engineUnavailable is a daemon that answers /health with 503: it runs,
+// but its engine could not start, for Reason.
+type engineUnavailable struct{ Reason string }
+
+func (e *engineUnavailable) Error() string {
+	return "the daemon runs, but its engine cannot: " + e.Reason + "; nothing was run (senclaw doctor says more; senclaw stop stops the daemon)"
+}
+
+func asUnavailable(err error) *engineUnavailable {
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Status == http.StatusServiceUnavailable {
+		return &engineUnavailable{Reason: ce.Message}
+	}
+	return nil
 }
 
 // spawnDaemon starts `senclaw serve` detached from this process, logging
@@ -255,7 +284,7 @@ func spawnDaemon(runtimeDir, dataDir string) error {
 // stopDaemon asks the daemon to stop and waits until it has.
 func stopDaemon(ctx context.Context, runtimeDir string, stdout, stderr io.Writer) int {
 	c := client.DialSocket(api.SocketPath(runtimeDir))
-	if err := c.Ping(ctx, 2*time.Second); err != nil {
+	if err := c.Ping(ctx, 2*time.Second); err != nil && asUnavailable(err) == nil {
 		fmt.Fprintln(stdout, "senclaw is not running")
 		return 0
 	}

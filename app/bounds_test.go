@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,10 @@ func TestCreatingPastTheBoundIsRefused(t *testing.T) {
 		set   func(*Settings)
 	}{
 		{"maxSandboxes", func(s *Settings) { s.MaxSandboxes = 0 }},
-		{"maxRuns", func(s *Settings) { s.MaxRuns = -1 }},
+		{"concurrency", func(s *Settings) { s.Concurrency = 0 }},
+		{"queueLength", func(s *Settings) { s.QueueLength = -1 }},
+		{"maxBackgroundRuns", func(s *Settings) { s.MaxBackgroundRuns = MaxBackgroundRunsLimit + 1 }},
+		{"minFreeDiskMb", func(s *Settings) { s.MinFreeDiskMB = -1 }},
 		{"maxRunsPerSandbox", func(s *Settings) { s.MaxRunsPerSandbox = MaxRunsPerSandboxLimit + 1 }},
 	} {
 		s := e.Settings()
@@ -67,7 +71,7 @@ func TestCreatingPastTheBoundIsRefused(t *testing.T) {
 			t.Errorf("%s: %v", tc.field, err)
 		}
 	}
-	if got := e.Settings(); got.MaxSandboxes != 5 || got.MaxRuns != defaultMaxRuns() || got.MaxRunsPerSandbox != 32 {
+	if got := e.Settings(); got.MaxSandboxes != 5 || got.Concurrency != defaultConcurrency() || got.QueueLength != DefaultQueueLength || got.MaxRunsPerSandbox != 32 {
 		t.Fatalf("a refused change changed the settings: %+v", got)
 	}
 }
@@ -75,8 +79,9 @@ func TestCreatingPastTheBoundIsRefused(t *testing.T) {
 // TestBackgroundRunsPastThePerSandboxBoundAreRefused: 80 background runs
 // in one sandbox: the first 32 (maxRunsPerSandbox) run under bwrap, the
 // other 48 are refused with the bound named, and recorded as refused;
-// once the sandbox is stopped its slots are free again. maxRuns bounds
-// the runs of every sandbox together the same way.
+// once the sandbox is stopped its slots are free again. maxBackgroundRuns
+// bounds the background runs of every sandbox together the same way, and
+// leaves the foreground runs alone.
 func TestBackgroundRunsPastThePerSandboxBoundAreRefused(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)
@@ -123,7 +128,7 @@ func TestBackgroundRunsPastThePerSandboxBoundAreRefused(t *testing.T) {
 	})
 
 	s := e.Settings()
-	s.MaxRuns = 2
+	s.MaxBackgroundRuns = 2
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +137,84 @@ func TestBackgroundRunsPastThePerSandboxBoundAreRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Command: "true"}); !IsRefused(err) || !strings.Contains(err.Error(), "maxRuns 2") {
-		t.Fatalf("a third run past maxRuns 2: %v", err)
+	var le *LimitError
+	if _, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Command: "true", Background: true}); !errors.As(err, &le) || le.Setting != "maxBackgroundRuns" || !strings.Contains(err.Error(), "maxBackgroundRuns 2") {
+		t.Fatalf("a third background run past maxBackgroundRuns 2: %v", err)
+	}
+	if res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Command: "true"}); err != nil || !res.Record.OK() {
+		t.Fatalf("a foreground run beside two background ones: %v", err)
 	}
 	e.StopAll(ctx)
+}
+
+// TestRunsWaitInABoundedQueue (issue #15): past the concurrency runs wait
+// for a place, first come first served; past the queue's length they are
+// refused (a *LimitError, 429 in the API) and recorded; a caller that
+// goes away while its run waits leaves a refused record and nothing else;
+// raising the concurrency lets waiting runs in.
+func TestRunsWaitInABoundedQueue(t *testing.T) {
+	t.Parallel()
+	e := directEngine(t)
+	ctx := context.Background()
+	s := e.Settings()
+	s.Concurrency, s.QueueLength = 2, 3
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(testDir(t), "gate")
+	hold := RunRequest{Command: "while [ ! -e " + gate + " ]; do sleep 0.02; done", TimeoutMs: 60000}
+	results := make(chan error, 5)
+	for i := 0; i < 5; i++ {
+		go func() {
+			res, err := e.RunOnce(ctx, directConfig(), hold)
+			if err == nil && !res.Record.OK() {
+				err = errors.New(res.Record.Error)
+			}
+			results <- err
+		}()
+	}
+	waitFor(t, func() bool { q := e.Queue(); return q.Running == 2 && q.Waiting == 3 })
+	res, err := e.RunOnce(ctx, directConfig(), RunRequest{Command: "true"})
+	var le *LimitError
+	if !errors.As(err, &le) || le.Setting != "queueLength" || !IsRefused(err) || !strings.Contains(err.Error(), "queueLength 3") {
+		t.Fatalf("a run past a full queue: %v", err)
+	}
+	if rec, err := e.Run(res.Record.ID); err != nil || !strings.HasPrefix(rec.Isolation, "refused: the run queue is full") {
+		t.Fatalf("its record: %+v %v", rec, err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	s.QueueLength = 4
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	left := make(chan *RunResult, 1)
+	go func() {
+		res, err := e.RunOnce(gone, directConfig(), RunRequest{Command: "touch " + gate + ".never"})
+		if !IsRefused(err) {
+			t.Errorf("a run whose caller went away: %v", err)
+		}
+		left <- res
+	}()
+	waitFor(t, func() bool { return e.Queue().Waiting == 4 })
+	cancel()
+	if res := <-left; res == nil || !strings.Contains(res.Record.Error, "went away while the run waited") {
+		t.Fatalf("the record of a run whose caller went away: %+v", res)
+	}
+	s.Concurrency = 5
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { q := e.Queue(); return q.Running == 5 && q.Waiting == 0 })
+	os.WriteFile(gate, nil, 0o644)
+	for i := 0; i < 5; i++ {
+		if err := <-results; err != nil {
+			t.Errorf("a queued run: %v", err)
+		}
+	}
+	if _, err := os.Stat(gate + ".never"); err == nil {
+		t.Error("the run whose caller went away ran")
+	}
+	if q := e.Queue(); q != (QueueStats{}) {
+		t.Fatalf("after the runs: %+v", q)
+	}
 }

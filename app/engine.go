@@ -143,6 +143,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	st, err := store.Open(filepath.Join(dataDir, "senclaw.db"), store.Options{MaxRuns: opts.MaxRuns})
 	if err != nil {
+		if de := (*store.DamagedError)(nil); errors.As(err, &de) {
+			return nil, err // "store damaged: ...", as /health says it
+		}
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	e := &Engine{
@@ -180,6 +183,7 @@ func New(opts Options) (*Engine, error) {
 		// directory until it does: say so, and go on.
 		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
+	e.purgeOneShots()
 	return e, nil
 }
 
@@ -237,6 +241,16 @@ func (e *Engine) loadConfig() error {
 	s := DefaultSettings()
 	if err := e.store.GetSetting("app", &s); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reading settings: %w", err)
+	}
+	// Settings saved before issue #15 bound all runs in flight with
+	// maxRuns; the background runs keep that bound, the foreground ones
+	// get the concurrency and the queue.
+	var old struct {
+		MaxRuns           *int `json:"maxRuns"`
+		MaxBackgroundRuns *int `json:"maxBackgroundRuns"`
+	}
+	if e.store.GetSetting("app", &old) == nil && old.MaxRuns != nil && old.MaxBackgroundRuns == nil {
+		s.MaxBackgroundRuns = min(max(*old.MaxRuns, 1), MaxBackgroundRunsLimit)
 	}
 	p := DefaultExecPolicy()
 	if err := e.store.GetSetting("exec_policy", &p); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -5,6 +5,8 @@ package app
 import (
 	"io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ownerOf returns a file's owner and group.
@@ -14,4 +16,14 @@ func ownerOf(info fs.FileInfo) (uid, gid uint32, ok bool) {
 		return 0, 0, false
 	}
 	return st.Uid, st.Gid, true
+}
+
+// DiskFree is the space an unprivileged user may still take on the
+// filesystem of dir.
+func DiskFree(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), nil
 }

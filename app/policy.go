@@ -59,6 +59,7 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		checkTimeout("defaultTimeoutMs", s.DefaultTimeoutMs),
 		checkDisk("defaultDiskMb", s.DefaultDiskMB),
 		checkBounds(s),
+		checkRange("minFreeDiskMb", s.MinFreeDiskMB, 0, MaxMinFreeDiskMB, " MiB (0: never refuse)"),
 	} {
 		if err != nil {
 			return Settings{}, err
@@ -130,6 +131,7 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	e.settings = s
 	e.mu.Unlock()
 	e.applyPoolSize(s.DockerPoolSize)
+	e.settingsChanged() // a raised concurrency lets waiting runs in
 	return s, nil
 }
 

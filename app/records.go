@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -30,6 +31,8 @@ type recordWriter struct {
 type queuedRecord struct {
 	rec   RunRecord
 	after func() // runs once the record is stored (trace events)
+	// stored, when set, hears whether the record reached the disk.
+	stored chan error
 }
 
 func newRecordWriter(e *Engine) *recordWriter {
@@ -44,9 +47,27 @@ func newRecordWriter(e *Engine) *recordWriter {
 // save queues rec; after, if set, runs once it is stored.
 func (w *recordWriter) save(rec RunRecord, after func()) {
 	w.mu.Lock()
-	w.queue = append(w.queue, queuedRecord{rec, after})
+	w.queue = append(w.queue, queuedRecord{rec: rec, after: after})
 	w.mu.Unlock()
 	w.poke()
+}
+
+// saveNow stores rec and waits until it is on disk (runs starting
+// together share the commit). The runner saves every run so before it
+// starts anything, so that an engine that dies leaves a record of it
+// (issue #15).
+func (w *recordWriter) saveNow(rec RunRecord) error {
+	stored := make(chan error, 1)
+	w.mu.Lock()
+	w.queue = append(w.queue, queuedRecord{rec: rec, stored: stored})
+	w.mu.Unlock()
+	w.poke()
+	select {
+	case err := <-stored:
+		return err
+	case <-w.stopped:
+		return errors.New("the engine is stopping")
+	}
 }
 
 // touch queues a sandbox's last-use time.
@@ -115,10 +136,14 @@ func (w *recordWriter) write(queue []queuedRecord, touches map[string]time.Time)
 			return json.Marshal(sb)
 		}
 	}
-	if err := w.e.store.Write(items, edits); err != nil {
+	err := w.e.store.Write(items, edits)
+	if err != nil {
 		w.e.log.Error("Run records could not be saved.", "runs", len(items), "err", err)
 	}
 	for _, q := range queue {
+		if q.stored != nil {
+			q.stored <- err
+		}
 		if q.after != nil {
 			q.after()
 		}

@@ -92,6 +92,10 @@ type plan struct {
 	// keepSandboxUser runs an off-path run as the sandbox user all the
 	// same (an unconfined Space App of a root engine).
 	keepSandboxUser bool
+	// newWorkspace: the gate makes the (one-shot) sandbox's workspace,
+	// once the run is on disk as running, so that a crash leaves nothing
+	// the next start does not know of.
+	newWorkspace bool
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -123,10 +127,7 @@ func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.makeWorkspace(&sb); err != nil {
-		return nil, err
-	}
-	p.kind = "oneshot"
+	p.kind, p.newWorkspace = "oneshot", true
 	res, err := e.run(ctx, p)
 	if res == nil || res.Record.State != "running" {
 		_, _ = e.purgeWorkspace(&sb)
@@ -253,7 +254,10 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if rec.Source == "" {
 		rec.Source = SourceCLI
 	}
-	release, err := e.takeRunSlot(p.sb.ID)
+	if err := e.roomOnDisk(); err != nil {
+		return e.refuse(&rec, err)
+	}
+	release, err := e.admit(ctx, p.sb.ID, p.req.Background)
 	if err != nil {
 		return e.refuse(&rec, err)
 	}
@@ -265,6 +269,21 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 			release()
 		}
 	}()
+	// issue #15: the run is on disk as running before anything of it
+	// exists (workspace, cgroup, container, process): an engine that
+	// dies leaves its record, closed as killed at the next start, which
+	// also removes what it left.
+	rec.State = "running"
+	err = e.records.saveNow(rec)
+	rec.State = "done"
+	if err != nil {
+		return e.refuse(&rec, fmt.Errorf("the run could not be recorded, so nothing was started: %w", err))
+	}
+	if p.newWorkspace {
+		if err := e.makeWorkspace(p.sb); err != nil {
+			return e.refuse(&rec, err)
+		}
+	}
 	backend, isolation, err := e.choose(ctx, p)
 	if err != nil {
 		return e.refuse(&rec, err)

@@ -97,15 +97,12 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 		sb.Network = r.Network
 		sb.Name += " (direct)"
 	}
-	if err := e.makeWorkspace(&sb); err != nil {
-		return nil, err
-	}
 	defer e.purgeWorkspace(&sb)
 	p, err := e.planFor(&sb, RunRequest{Source: SourceScheduler, ScheduleID: r.ScheduleID, Language: r.Language, Code: r.Code, Env: r.Env, TimeoutMs: timeout})
 	if err != nil {
 		return nil, err
 	}
-	p.kind, p.offPath = "oneshot", !pol.SchedulerScript
+	p.kind, p.offPath, p.newWorkspace = "oneshot", !pol.SchedulerScript, true
 	if pol.SchedulerScript && r.Network && !pol.SchedulerNetwork {
 		p.refusal = refused("this schedule wants the network and Scheduler network is off in the exec policy; turn schedulerNetwork on, or turn the schedule's network off")
 	}

@@ -145,16 +145,24 @@ type Settings struct {
 	// SenClaw engines' dirs are never given, whatever this says. A
 	// sandbox that uses it says so in its create and update note.
 	MountAllow []string `json:"mountAllow"`
-	// MaxSandboxes bounds the sandboxes the engine holds; MaxRuns the
-	// runs in flight in all of them, MaxRunsPerSandbox in one (background
-	// runs included). Past them, creations and runs are refused.
+	// MaxSandboxes bounds the sandboxes the engine holds. Concurrency is
+	// how many foreground runs execute at once, QueueLength how many more
+	// may wait for a place; MaxBackgroundRuns bounds the background runs
+	// and Space App servers, which never wait; MaxRunsPerSandbox the runs
+	// of one sandbox (waiting and background ones included). Past them,
+	// creations and runs are refused (bounds.go).
 	MaxSandboxes      int `json:"maxSandboxes"`
-	MaxRuns           int `json:"maxRuns"`
+	Concurrency       int `json:"concurrency"`
+	QueueLength       int `json:"queueLength"`
+	MaxBackgroundRuns int `json:"maxBackgroundRuns"`
 	MaxRunsPerSandbox int `json:"maxRunsPerSandbox"`
 	// DockerPoolSize is how many idle containers the Docker backend keeps
 	// ready per one-shot configuration (0 to MaxDockerPool; 0: none),
 	// which takes a container's start off a one-shot run.
 	DockerPoolSize int `json:"dockerPoolSize"`
+	// MinFreeDiskMB: new runs are refused while the data dir's filesystem
+	// has less free space than this (diskspace.go); 0 turns it off.
+	MinFreeDiskMB int `json:"minFreeDiskMb"`
 }
 
 // MaxDockerPool bounds the dockerPoolSize setting.
@@ -180,7 +188,9 @@ func DefaultSettings() Settings {
 		McpMaxSessions:        16,
 		DockerPoolSize:        2,
 	}
-	s.MaxSandboxes, s.MaxRuns, s.MaxRunsPerSandbox = 500, defaultMaxRuns(), 32
+	s.MaxSandboxes, s.MaxRunsPerSandbox = 500, 32
+	s.Concurrency, s.QueueLength, s.MaxBackgroundRuns = defaultConcurrency(), DefaultQueueLength, defaultMaxBackgroundRuns()
+	s.MinFreeDiskMB = DefaultMinFreeDiskMB
 	return s
 }
 

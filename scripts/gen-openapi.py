@@ -7,8 +7,8 @@
 # types, and real answers of a real server with the schemas).
 import json, os
 routes = [
-("GET","/status","Engine status: isolation state, version, uptime, sandbox counts.",None,"Status"),
-("GET","/health","Liveness: {ok: true}.",None,None),
+("GET","/status","Engine status: isolation state, version, uptime, sandbox counts; runs: how many execute, wait in the queue and go on in the background.",None,"Status"),
+("GET","/health","Liveness: {ok: true}; 503 {ok: false, error} when the engine could not start (\"store damaged: ...\": run senclaw doctor), which this route and /daemon/stop still answer.",None,None),
 ("GET","/caps","Capabilities: each backend's probe state, version, reason and what it enforces; ?refresh=1 probes again.",None,"Capabilities"),
 ("GET","/languages","Code languages for runs.",None,None),
 ("GET","/fs-modes","The fs modes with labels and descriptions.",None,None),
@@ -55,6 +55,8 @@ routes = [
 ("PUT","/autostart","Write ({enabled: true}) or remove ({enabled: false}) the autostart entry; an entry senclaw did not write is left alone (409).","AutostartBody","Autostart"),
 ("POST","/login-codes","A one-time code for a browser login (GET /login?code=...).",None,None),
 ("POST","/daemon/stop","Stop the daemon gracefully.",None,None),
+("GET","/doctor","senclaw doctor: the store (bbolt's check), the data dir's permissions and free space, the sandbox user's access to the workspaces, each backend's health, and what runs left (processes, cgroups, containers, one-shot workspaces), each check with what to do. Answers also when the engine could not start.",None,"DoctorReport"),
+("POST","/doctor/repair","senclaw doctor --repair: copy what can be read of a damaged store into a new one (the damaged file is kept; restart: true, and the daemon stops after answering so that the next start opens it), or remove the leftovers no sandbox or run owns; says what it did.",None,"DoctorReport"),
 ("GET","/schedules","Scheduled scripts, by name, each with its next fire time and last result (without its code).",None,"ScheduleList"),
 ("POST","/schedules","Create a schedule. An invalid cron expression is refused with the field named and, when a correction can be guessed, the correction and its next five fire times; note says what the exec policy will do to its runs.","ScheduleSpec","ScheduleReply"),
 ("GET","/schedules/{id}","One schedule with its code.",None,"Schedule"),
@@ -91,6 +93,7 @@ operation_ids = {
  ("PATCH","/schedules/{id}"):"updateSchedule", ("DELETE","/schedules/{id}"):"deleteSchedule",
  ("POST","/schedules/{id}/pause"):"pauseSchedule", ("POST","/schedules/{id}/resume"):"resumeSchedule",
  ("POST","/schedules/{id}/run"):"runSchedule", ("GET","/schedules/{id}/history"):"getScheduleHistory",
+ ("GET","/doctor"):"runDoctor", ("POST","/doctor/repair"):"repairEngine",
 }
 # The answer of the routes whose table row names none.
 reply_schema = {
@@ -136,9 +139,11 @@ notes = {
 schemas = {
  "Error":always({"error":D("what was refused, why, and what to do"),"field":D("the bad input's field, or the setting of a bound (429)"),
    "refused":D("a run refused by policy or missing isolation", B),"run":A("RunRecord")},"field","refused","run"),
- "Health":always({"ok":B}),
+ "Health":always({"ok":B,"error":D("when ok is false (503): why the engine could not start, e.g. store damaged: ...; senclaw doctor says what to do")},"error"),
  "Status":always({"version":S,"state":{"type":"string","enum":["isolated","degraded"]},"summary":S,"uptimeSec":I,
-   "sandboxes":D("sandboxes the engine holds", I),"running":D("of them, those with a run going", I),"dataDir":S,"pid":I}),
+   "sandboxes":D("sandboxes the engine holds", I),"running":D("of them, those with a run going", I),"dataDir":S,"pid":I,
+   "runs":always({"running":D("foreground runs executing (at most concurrency)", I),"waiting":D("runs waiting in the queue (at most queueLength)", I),
+     "background":D("background runs and Space App servers going (at most maxBackgroundRuns)", I)})}),
  "Capability":always({"backend":S,"state":{"type":"string","enum":["never seen","seen and gone","healthy"]},"version":S,
    "reason":D("why the state is what it is, and what to do when it is not healthy"),"isolates":D("false for a backend that runs code with no barrier", B),
    "enforces":D("the rules it can enforce: fs, network, ports, memory, pids, cpu, disk, seccomp, ...", strs),
@@ -220,8 +225,12 @@ schemas = {
    "defaultImage":D("the container image of container backends"),"notifications":D("desktop notifications", B),
    "mcpSessionIdleMinutes":{"type":"integer","minimum":1,"maximum":1440},"mcpMaxSessions":{"type":"integer","minimum":1,"maximum":1000},
    "mountAllow":D("host folders the owner lets sandboxes mount although the mount guard refuses them by default", strs),
-   "maxSandboxes":{"type":"integer","minimum":1,"maximum":100000},"maxRuns":D("runs in flight in all sandboxes", {"type":"integer","minimum":1,"maximum":100000}),
-   "maxRunsPerSandbox":{"type":"integer","minimum":1,"maximum":10000},
+   "maxSandboxes":{"type":"integer","minimum":1,"maximum":100000},
+   "concurrency":D("foreground runs executing at once in all sandboxes (default 4 per core); more wait in the queue", {"type":"integer","minimum":1,"maximum":10000}),
+   "queueLength":D("runs that may wait for a place (0: none wait); more are refused with 429", {"type":"integer","minimum":0,"maximum":100000}),
+   "maxBackgroundRuns":D("background runs and Space App servers at once (they never wait in the queue); more are refused with 429", {"type":"integer","minimum":1,"maximum":100000}),
+   "maxRunsPerSandbox":D("runs of one sandbox at once, waiting and background ones included", {"type":"integer","minimum":1,"maximum":10000}),
+   "minFreeDiskMb":D("new runs are refused while the data dir's filesystem has less free space than this, in MiB (0: never)", {"type":"integer","minimum":0,"maximum":1048576}),
    "dockerPoolSize":D("idle Docker containers kept ready per one-shot configuration (0: none)", {"type":"integer","minimum":0,"maximum":16})}),
  "ExecPolicy":always({"execShell":D("the agent shell runs sandboxed (on) or directly (off)", B),"execNetwork":B,
    "execFsMode":D("what the sandboxed agent shell may read", fsmode),"execLoopback":D("this machine's ports the agent shell may call", arr(port)),
@@ -265,6 +274,10 @@ schemas = {
      o({"cols":{"type":"integer","minimum":1,"maximum":10000},"rows":{"type":"integer","minimum":1,"maximum":10000},"fds":arr({"type":"integer","enum":[0,1,2]})}))},
    ["projectDir"],{"additionalProperties":False}),
  "ProjectBody":o({"projectDir":S},["projectDir"],{"additionalProperties":False}),
+ "DoctorReport":always({"ok":D("no check failed", B),
+   "checks":arr(always({"name":S,"status":{"type":"string","enum":["ok","warn","fail"]},"detail":S,"fix":D("what to do, when not ok")},"fix")),
+   "leftovers":arr(always({"kind":{"type":"string","enum":["workspace","files","cgroup","container","process"]},"what":S,"owner":S,"removable":B,"removed":B,"error":S},"owner","removed","error")),
+   "repaired":arr(S),"restart":D("the daemon restarts on the repaired store", B)},"repaired","restart"),
  "Autostart":always({"enabled":D("the entry exists and is not Hidden=true", B),"path":S,"exec":D("the program it starts"),
    "foreign":D("the file was not written by senclaw and is left alone", B)},"exec","foreign"),
  "AutostartBody":o({"enabled":B},["enabled"],{"additionalProperties":False}),
@@ -336,8 +349,10 @@ queries = {
 created = {("POST","/sandboxes"),("POST","/schedules")}
 background = {("POST","/sandboxes/{id}/exec"),("POST","/sandboxes/{id}/run"),("POST","/run-once")}
 streams = {("POST","/sandboxes/{id}/exec"),("POST","/sandboxes/{id}/run"),("POST","/sandboxes/{id}/install"),("POST","/run-once"),("POST","/agent-shell")}
-# Routes that can meet one of the engine's bounds (maxSandboxes): 429.
-bounded={("POST","/sandboxes"),("POST","/agent-shell"),("POST","/run-once")}
+# Routes that can meet one of the engine's bounds (maxSandboxes; for
+# runs: the queue's length, maxBackgroundRuns, maxRunsPerSandbox): 429.
+bounded={("POST","/sandboxes"),("POST","/agent-shell"),
+  ("POST","/sandboxes/{id}/exec"),("POST","/sandboxes/{id}/run"),("POST","/sandboxes/{id}/install"),("POST","/run-once")}
 # Routes that answer 409: a sandbox name more than one has, a state that
 # forbids the change.
 conflicts={("PUT","/autostart"),("POST","/schedules/{id}/run")}
@@ -377,6 +392,8 @@ for m,p,summary,req,resp in routes:
     op = operation(m, p, summary, request_schema.get(key, req), resp, operation_ids[key], params, errs)
     if key in created:
         op["responses"]["201"] = {"description":"Created","content":op["responses"].pop("200")["content"]}
+    if key == ("GET","/health"):
+        op["responses"]["503"] = {"description":"the engine could not start: ok is false and error says why","content":json_content(A("Health"))}
     if key in background:
         op["responses"]["202"] = {"description":"Accepted: a background run started (background: true); its record has state running","content":json_content(A("RunReply"))}
     if key in streams:

@@ -149,15 +149,32 @@ func TestUnmarkedConnectionsAreRefused(t *testing.T) {
 
 func TestEngineUnavailableAnswers503Everywhere(t *testing.T) {
 	t.Parallel()
-	s := New(Options{EngineErr: errors.New("opening the store: disk on fire"), Token: testToken})
+	stopped := make(chan struct{})
+	s := New(Options{EngineErr: errors.New("store damaged: disk on fire"), Token: testToken, OnStop: func() { close(stopped) }})
 	_, base := tcpServer(t, s)
 	for _, route := range s.table {
 		method, path, _ := strings.Cut(route, " ")
 		path = strings.ReplaceAll(path, "{id}", "x")
+		if engineless[method+" "+strings.TrimPrefix(path, "/api/sandbox")] {
+			continue
+		}
 		status, body := do(t, base, call{method: method, path: path, body: map[string]any{}})
 		if status != 503 || !strings.Contains(body["error"].(string), "disk on fire") {
 			t.Errorf("%s: %d %v", route, status, body)
 		}
+	}
+	// issue #15: health says why, and the daemon can still be stopped.
+	status, body := do(t, base, call{method: "GET", path: "/api/sandbox/health"})
+	if status != 503 || body["ok"] != false || body["error"] != "store damaged: disk on fire" {
+		t.Errorf("health: %d %v", status, body)
+	}
+	if status, body := do(t, base, call{method: "POST", path: "/api/sandbox/daemon/stop"}); status != 200 {
+		t.Errorf("daemon/stop: %d %v", status, body)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Error("daemon/stop did not stop a daemon whose engine is unavailable")
 	}
 }
 

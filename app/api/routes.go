@@ -17,8 +17,11 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 	method, path, _ := strings.Cut(pattern, " ")
 	s.table = append(s.table, method+" /api/sandbox"+path)
 	bySandbox := strings.HasPrefix(path, "/sandboxes/{id}")
+	// issue #15: what a daemon whose engine cannot start must still
+	// answer: its health (with the reason), how to stop it, its doctor.
+	engineless := engineless[method+" "+path]
 	s.mux.HandleFunc(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
-		if s.e == nil {
+		if s.e == nil && !engineless {
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "sandbox engine unavailable: " + errText(s.opts.EngineErr) + " (see the daemon's log)"})
 			return
 		}
@@ -43,6 +46,21 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 	})
 }
 
+// engineless are the routes that answer when the engine could not start.
+var engineless = map[string]bool{"GET /health": true, "POST /daemon/stop": true, "GET /doctor": true, "POST /doctor/repair": true}
+
+// health answers GET /health: 200 while the engine runs; 503 with the
+// reason ("store damaged: ...") when it could not start, so that a client
+// knows a daemon answers and why it cannot run anything.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	if s.e == nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": errText(s.opts.EngineErr)})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	return nil
+}
+
 func errText(err error) string {
 	if err == nil {
 		return "unknown error"
@@ -52,10 +70,7 @@ func errText(err error) string {
 
 func (s *Server) routes() {
 	s.route("GET /status", s.status)
-	s.route("GET /health", func(w http.ResponseWriter, r *http.Request) error {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
-		return nil
-	})
+	s.route("GET /health", s.health)
 	s.route("GET /caps", func(w http.ResponseWriter, r *http.Request) error {
 		refresh, _ := strconv.ParseBool(r.URL.Query().Get("refresh"))
 		writeJSON(w, http.StatusOK, s.e.Capabilities(r.Context(), refresh))
@@ -123,6 +138,7 @@ func (s *Server) routes() {
 	s.route("POST /login-codes", s.loginCode)
 	s.route("POST /daemon/stop", s.daemonStop)
 	s.scheduleRoutes() // schedules.go (issue #16)
+	s.doctorRoutes()   // doctor.go (issue #15)
 	s.mux.HandleFunc("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
@@ -146,6 +162,9 @@ type Status struct {
 	Running   int    `json:"running"`
 	DataDir   string `json:"dataDir"`
 	Pid       int    `json:"pid"`
+	// Runs says how many runs execute, wait in the queue and go on in
+	// the background (issue #15).
+	Runs app.QueueStats `json:"runs"`
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
@@ -154,7 +173,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), Sandboxes: len(all), DataDir: s.e.DataDir(), Pid: pid()}
+	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), Sandboxes: len(all), DataDir: s.e.DataDir(), Pid: pid(), Runs: s.e.Queue()}
 	for _, sb := range all {
 		if sb.State == app.StateRunning {
 			st.Running++

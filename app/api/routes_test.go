@@ -1,11 +1,13 @@
 package api
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/senclaw/sandbox/app/autostart"
+	"github.com/senclaw/sandbox/app/doctor"
 )
 
 // TestEveryRoute drives each route once with good input and once with bad
@@ -15,7 +17,8 @@ func TestEveryRoute(t *testing.T) {
 	e := testEngine(t)
 	mountDir := testDir(t)
 	auto := &autostart.Entry{Dir: filepath.Join(mountDir, "autostart"), Exec: "/usr/bin/senclaw"}
-	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}, Autostart: auto, Scheduler: testScheduler(t, e)}))
+	doc := doctor.New(doctor.Options{Engine: e, EUID: os.Geteuid()})
+	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}, Autostart: auto, Scheduler: testScheduler(t, e), Doctor: doc}))
 
 	status, body := do(t, base, call{method: "POST", path: "/api/sandbox/sandboxes", body: map[string]any{"name": "t", "backend": "direct", "memoryMb": 256}})
 	if status != 201 {
@@ -41,8 +44,10 @@ func TestEveryRoute(t *testing.T) {
 		want int
 		has  string // a substring of the JSON answer
 	}{
-		{call{method: "GET", path: "/api/sandbox/status"}, 200, "state"},
+		{call{method: "GET", path: "/api/sandbox/status"}, 200, `"waiting":0`},
 		{call{method: "GET", path: "/api/sandbox/health"}, 200, "ok"},
+		{call{method: "GET", path: "/api/sandbox/doctor"}, 200, `"name":"free space"`},
+		{call{method: "POST", path: "/api/sandbox/doctor/repair"}, 200, "repaired"},
 		{call{method: "GET", path: "/api/sandbox/caps?refresh=1"}, 200, "backends"},
 		{call{method: "GET", path: "/api/sandbox/languages"}, 200, "python"},
 		{call{method: "GET", path: "/api/sandbox/fs-modes"}, 200, "allowlist"},

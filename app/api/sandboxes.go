@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -226,7 +227,11 @@ func (s *Server) doRun(w http.ResponseWriter, r *http.Request, req app.RunReques
 	}
 	if err != nil {
 		if res != nil && app.IsRefused(err) {
-			writeJSON(w, http.StatusForbidden, errorBody{Error: err.Error(), Refused: true, Run: &res.Record})
+			status, field := http.StatusForbidden, ""
+			if le := (*app.LimitError)(nil); errors.As(err, &le) {
+				status, field = http.StatusTooManyRequests, le.Setting // issue #15: the queue is full
+			}
+			writeJSON(w, status, errorBody{Error: err.Error(), Field: field, Refused: true, Run: &res.Record})
 			return nil
 		}
 		return err

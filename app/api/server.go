@@ -14,6 +14,7 @@ import (
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/autostart"
+	"github.com/senclaw/sandbox/app/doctor"
 	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/app/spaceapps"
 )
@@ -43,6 +44,8 @@ type Options struct {
 	// Apps is the engine's Space Apps supervisor, served under
 	// /api/space/apps/ (503 when it is nil).
 	Apps *spaceapps.Supervisor
+	// Doctor serves /doctor, also when the engine could not start.
+	Doctor *doctor.Doctor
 }
 
 // Server answers the API.
@@ -108,6 +111,8 @@ func writeError(w http.ResponseWriter, err error) {
 		be  *badRequest
 	)
 	switch {
+	case errors.As(err, &le): // before ref: a run past a bound is also a refusal
+		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: err.Error(), Field: le.Setting, Refused: errors.As(err, &ref)})
 	case errors.As(err, &fe):
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error(), Field: fe.Field})
 	case errors.As(err, &be):
@@ -118,8 +123,6 @@ func writeError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusForbidden, errorBody{Error: err.Error(), Refused: true})
 	case errors.As(err, &cf):
 		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error()})
-	case errors.As(err, &le):
-		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: err.Error(), Field: le.Setting})
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 	}

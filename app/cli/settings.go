@@ -32,10 +32,13 @@ var settingHelp = map[string]string{
 	"landlockListen":        "allow listen ports in landlock sandboxes (they bind in this machine's network)",
 	"allowedSockets":        "host Unix sockets every sandbox may connect to (comma-separated absolute paths)",
 	"mountAllow":            "host folders sandboxes may mount although the mount guard refuses them (comma-separated)",
-	"maxSandboxes":          "the most sandboxes the engine holds; more are refused",
-	"maxRuns":               "the most runs in flight in all sandboxes; more are refused",
-	"maxRunsPerSandbox":     "the most runs in flight in one sandbox, background runs included",
 	"dockerPoolSize":        "idle Docker containers kept ready per one-shot configuration (0 to 16; 0: none)",
+	"maxSandboxes":          "the most sandboxes the engine holds; more are refused",
+	"concurrency":           "runs executing at once (default 4 per core); more wait in the queue",
+	"queueLength":           "runs that may wait for a place (0: none wait); more are refused (429)",
+	"maxBackgroundRuns":     "background runs and Space App servers at once (they never wait); more are refused",
+	"maxRunsPerSandbox":     "runs of one sandbox at once, waiting and background ones included",
+	"minFreeDiskMb":         "new runs are refused while the data dir has less free space than this, in MiB (0: never)",
 }
 
 // Settings executes `senclaw settings` (show) and `senclaw settings set

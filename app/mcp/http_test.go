@@ -292,7 +292,8 @@ func TestCancelKillsTheRun(t *testing.T) {
 			waitFor(t, 20*time.Second, "the run to start", func() bool {
 				runs, _ := d.socket.Runs(ctx, id, 1)
 				st, _ := d.socket.SandboxStats(ctx, id)
-				return len(runs) == 0 && st != nil && len(st.Processes) > 0
+				// issue #15: a foreground run is recorded as running while it goes
+				return len(runs) == 1 && runs[0].State == "running" && st != nil && len(st.Processes) > 0
 			})
 			cancel()
 			if err := <-errc; !errors.Is(err, context.Canceled) {

@@ -58,7 +58,8 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the database at path and migrates it to
-// the current schema.
+// the current schema. An existing file is checked first: a damaged one is
+// a *DamagedError (with a copy kept aside), never a crash.
 func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data dir: %w", err)
@@ -67,7 +68,23 @@ func Open(path string, opts Options) (*Store, error) {
 	if timeout == 0 {
 		timeout = time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		reason, err := verify(path, timeout)
+		if err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			return nil, damaged(path, reason)
+		}
+	}
+	var db *bolt.DB
+	reason, err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+		return err
+	})
+	if reason != "" {
+		return nil, damaged(path, reason)
+	}
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("opening %s: %w", path, ErrLocked)
@@ -78,8 +95,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if s.maxRuns <= 0 {
 		s.maxRuns = DefaultMaxRuns
 	}
-	if err := s.migrate(); err != nil {
+	reason, err = guard(s.migrate)
+	if reason != "" || err != nil {
 		db.Close()
+		if reason != "" {
+			return nil, damaged(path, "migrating: "+reason)
+		}
 		return nil, err
 	}
 	return s, nil

@@ -105,7 +105,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	// The child's ends are closed here once bwrap has them (or on error).
 	var childEnds []*os.File
 	defer func() { closeAll(childEnds) }()
-	secFD, err := seccompMemfd(prog)
+	secFD, err := seccompMemfd(prog, spec.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -352,8 +352,8 @@ func (b *Backend) binary() (string, error) {
 }
 
 // seccompMemfd returns a memfd holding prog, positioned at its start.
-func seccompMemfd(prog []byte) (*os.File, error) {
-	m, err := backends.Memfd("senclaw-seccomp", prog)
+func seccompMemfd(prog []byte, runID string) (*os.File, error) {
+	m, err := backends.Memfd(seccompMemfdName(runID), prog)
 	if err != nil {
 		return nil, fmt.Errorf("writing seccomp program: %w", err)
 	}

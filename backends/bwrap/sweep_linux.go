@@ -12,3 +12,15 @@ func (b *Backend) Sweep() int {
 	}
 	return n
 }
+
+// ReapRun kills and removes the cgroups a run of a dead engine left (the
+// engine knows the run from its record; issue #15).
+func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
+	return b.host.cgroups().Reap(sandboxID, runID)
+}
+
+// RunCgroups lists the cgroups of a run that are there (senclaw doctor
+// shows those of runs that ended).
+func (b *Backend) RunCgroups(sandboxID, runID string) []string {
+	return b.host.cgroups().LeftoverDirs(sandboxID, runID)
+}

@@ -231,3 +231,38 @@ func (b *Backend) Sweep() int {
 	}
 	return n
 }
+
+// runCgroupDir is where run runID's cgroup is, or "" where there are none.
+func (b *Backend) runCgroupDir(runID string) string {
+	mnt, own := unifiedHierarchy()
+	if b.opts.noCgroup || mnt == "" || runID == "" || strings.ContainsAny(runID, "/.") {
+		return ""
+	}
+	base := mnt
+	if os.Geteuid() != 0 {
+		base = filepath.Join(mnt, own)
+	}
+	return filepath.Join(base, "senclaw-direct", runID)
+}
+
+// RunCgroups lists the cgroup of a run, if it is there.
+func (b *Backend) RunCgroups(sandboxID, runID string) []string {
+	if dir := b.runCgroupDir(runID); dir != "" {
+		if _, err := os.Stat(dir); err == nil {
+			return []string{dir}
+		}
+	}
+	return nil
+}
+
+// ReapRun kills what a run of a dead engine left in its cgroup and
+// removes it (the engine knows the run from its record; issue #15).
+func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
+	if len(b.RunCgroups(sandboxID, runID)) == 0 {
+		return false, nil
+	}
+	cg := &runCgroup{dir: b.runCgroupDir(runID), fd: -1}
+	err := cg.kill()
+	cg.release()
+	return true, err
+}

@@ -197,7 +197,7 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 			// may still have been done by the daemon: the container of
 			// the name we just made up goes too, or it would be left
 			// behind. (Not for other errors: a name in use is another's.)
-			_ = b.removeContainer(context.WithoutCancel(ctx), cli, name)
+			b.removeCancelled(context.WithoutCancel(ctx), cli, name)
 		}
 		return nil, b.daemonErr("creating the container "+name, err)
 	}
@@ -207,6 +207,7 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	}
 	ref, err := b.refOf(ctx, cli, created.ID)
 	if err != nil {
+		_ = b.removeContainer(context.WithoutCancel(ctx), cli, created.ID)
 		return nil, err
 	}
 	ref.Hash = s.hash()
@@ -239,6 +240,20 @@ func (b *Backend) removeContainer(ctx context.Context, cli *client.Client, id st
 		return b.daemonErr("removing container "+shortID(id), err)
 	}
 	return nil
+}
+
+// removeCancelled removes the container name whose creation was
+// cancelled (the engine closing its pool): the daemon may make it all the
+// same, a moment after the call gave up, so it is looked for a second.
+func (b *Backend) removeCancelled(ctx context.Context, cli *client.Client, name string) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		rctx, cancel := callCtx(ctx, callTimeout)
+		err := cli.ContainerRemove(rctx, name, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
 
 func shortID(id string) string {

@@ -134,3 +134,41 @@ func firstName(names []string) string {
 	}
 	return names[0]
 }
+
+// Stray is a container of this engine that Reconcile would remove: one of
+// a sandbox known does not know, or an earlier engine's pool or one-shot
+// container.
+type Stray struct {
+	ID, Name, Kind, SandboxID string
+}
+
+// Strays lists this engine's containers that no sandbox and no run of
+// this Backend owns (for senclaw doctor; issue #15).
+func (b *Backend) Strays(ctx context.Context, known func(sandboxID string) bool) ([]Stray, error) {
+	cli, err := b.client()
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.listOurs(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stray
+	for _, c := range list {
+		id, kind := c.Labels[labelSandbox], c.Labels[labelKind]
+		if kind == kindSandbox && id != "" && known(id) || kind != kindSandbox && b.ours(c.Labels) {
+			continue
+		}
+		out = append(out, Stray{ID: c.ID, Name: strings.TrimPrefix(firstName(c.Names), "/"), Kind: kind, SandboxID: id})
+	}
+	return out, nil
+}
+
+// RemoveStray removes a container Strays listed.
+func (b *Backend) RemoveStray(ctx context.Context, s Stray) error {
+	cli, err := b.client()
+	if err != nil {
+		return err
+	}
+	return b.removeContainer(ctx, cli, s.ID)
+}

@@ -12,3 +12,14 @@ func (b *Backend) Sweep() int {
 	}
 	return n
 }
+
+// ReapRun kills and removes the cgroups a run of a dead engine left (see
+// bwrap's: the same tree).
+func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
+	return b.host.cgroups().Reap(sandboxID, runID)
+}
+
+// RunCgroups lists the cgroups of a run that are there (see bwrap's).
+func (b *Backend) RunCgroups(sandboxID, runID string) []string {
+	return b.host.cgroups().LeftoverDirs(sandboxID, runID)
+}

@@ -332,3 +332,65 @@ func staleRun(name string, now time.Time) bool {
 	}
 	return now.Sub(time.Unix(0, int64(ns))) > staleAfter
 }
+
+// Leftover returns the cgroups of run runID of sandboxID ("" for a run of
+// no sandbox) that are still there, or nil: what a run of a dead engine
+// left (issue #15). The names are the run's own, so only that run's
+// cgroups are found, never another engine's.
+func (l Layout) Leftover(sandboxID, runID string) *Cgroups {
+	if !ValidName(runID) || (sandboxID != "" && !ValidName(sandboxID)) {
+		return nil
+	}
+	group := ""
+	if sandboxID != "" {
+		group = sandboxPrefix + sandboxID
+	}
+	bases := map[string]string{"": l.v2}
+	if l.version == 1 {
+		bases = l.v1
+	}
+	if l.version == 0 {
+		return nil
+	}
+	cg := &Cgroups{version: l.version, dirs: map[string]string{}}
+	if group != "" {
+		cg.sandbox = &Cgroups{version: l.version, dirs: map[string]string{}}
+	}
+	for c, base := range bases {
+		groupDir := filepath.Join(base, "senclaw", group)
+		dir := filepath.Join(groupDir, runID)
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			cg.dirs[c] = dir
+			if cg.sandbox != nil {
+				cg.sandbox.dirs[c] = groupDir
+			}
+		}
+	}
+	if len(cg.dirs) == 0 {
+		return nil
+	}
+	return cg
+}
+
+// Reap kills what is left in a dead engine's run's cgroups and removes
+// them; it reports whether there were any.
+func (l Layout) Reap(sandboxID, runID string) (bool, error) {
+	cg := l.Leftover(sandboxID, runID)
+	if cg == nil {
+		return false, nil
+	}
+	return true, errors.Join(cg.KillAll(), cg.Remove())
+}
+
+// LeftoverDirs lists the directories of Leftover's cgroups.
+func (l Layout) LeftoverDirs(sandboxID, runID string) []string {
+	cg := l.Leftover(sandboxID, runID)
+	if cg == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range cg.dirs {
+		out = append(out, d)
+	}
+	return out
+}

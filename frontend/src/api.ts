@@ -71,15 +71,19 @@ export interface Settings {
   landlockListen: boolean;
   defaultImage: string;
   mountAllow: string[];
-  /** The engine's bounds: sandboxes it holds, runs in flight in all and per sandbox. */
+  /** The engine's bounds: sandboxes it holds; runs executing at once and
+   * waiting for a place; background runs; runs per sandbox; free disk kept. */
   maxSandboxes: number;
-  maxRuns: number;
+  concurrency: number;
+  queueLength: number;
+  maxBackgroundRuns: number;
   maxRunsPerSandbox: number;
   notifications: boolean;
   mcpSessionIdleMinutes: number;
   mcpMaxSessions: number;
   /** Idle Docker containers kept ready per one-shot configuration (0: none). */
   dockerPoolSize: number;
+  minFreeDiskMb: number;
 }
 
 export interface PortRules {
