@@ -4,6 +4,9 @@
 # With "desktop", also what the desktop build needs; with "test", what the
 # whole test suite needs.
 set -euo pipefail
+# has PATTERN: grep that reads its whole input. grep -q stops at the first
+# match, and under pipefail the writer's SIGPIPE then fails the pipeline.
+has() { grep "$@" >/dev/null; }
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -18,7 +21,7 @@ esac
 
 missing=()
 for p in "${want[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | has "install ok installed" || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "installing: ${missing[*]}"

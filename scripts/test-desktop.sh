@@ -16,6 +16,9 @@
 #   5. measures the idle RSS of `senclaw serve` and of the desktop app.
 # Under CI=true a missing tool fails the script; elsewhere it skips.
 set -euo pipefail
+# has PATTERN: grep that reads its whole input. grep -q stops at the first
+# match, and under pipefail the writer's SIGPIPE then fails the pipeline.
+has() { grep "$@" >/dev/null; }
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -86,7 +89,7 @@ stop_clean() {
 window_pid() {
 	local k
 	for k in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do
-		if tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null | grep -q " window --socket "; then
+		if tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null | has " window --socket "; then
 			echo "$k"
 			return 0
 		fi
@@ -241,7 +244,7 @@ inside() {
 
 	# `senclaw stop` (the API's daemon/stop) ends the desktop app too.
 	start_app apistop
-	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" "$work/senclaw" --data-dir "$d/data" stop | grep -q "senclaw stopped" ||
+	XDG_RUNTIME_DIR="$d/run" XDG_CONFIG_HOME="$d/config" "$work/senclaw" --data-dir "$d/data" stop | has "senclaw stopped" ||
 		fail "senclaw stop did not stop the desktop app"
 	wait_gone "$pid" "senclaw stop"
 	echo "ok: senclaw stop ended the desktop app: exit 0, socket removed"

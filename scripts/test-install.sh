@@ -13,6 +13,9 @@
 #   7. remove the package: nothing of it remains, the user's data does.
 # Under CI=true a missing tool fails the script; elsewhere it skips.
 set -euo pipefail
+# has PATTERN: grep that reads its whole input. grep -q stops at the first
+# match, and under pipefail the writer's SIGPIPE then fails the pipeline.
+has() { grep "$@" >/dev/null; }
 
 cd "$(dirname "$0")/.."
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -27,7 +30,7 @@ for tool in lintian xvfb-run dbus-run-session xwininfo systemd-analyze; do
 	command -v "$tool" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lintian xvfb xauth dbus x11-utils systemd >/dev/null 2>&1 || true
 	command -v "$tool" >/dev/null || skip "$tool is missing"
 done
-if dpkg-query -W -f='${Status}' senclaw 2>/dev/null | grep -q "install ok installed"; then
+if dpkg-query -W -f='${Status}' senclaw 2>/dev/null | has "install ok installed"; then
 	fail "a senclaw package is already installed here; remove it first (apt-get remove senclaw)"
 fi
 
@@ -36,7 +39,7 @@ make deb >/tmp/senclaw-deb.log 2>&1 || { tail -30 /tmp/senclaw-deb.log >&2; fail
 deb=$(ls -t senclaw_*.deb | head -1)
 grep -q "^E: " /tmp/senclaw-deb.log && fail "lintian reports errors: $(grep '^E: ' /tmp/senclaw-deb.log)"
 echo "ok: built $deb, lintian clean of errors"
-dpkg-deb -I "$deb" | grep -q "Depends:.*bubblewrap" || fail "the package does not depend on bubblewrap"
+dpkg-deb -I "$deb" | has "Depends:.*bubblewrap" || fail "the package does not depend on bubblewrap"
 [ -z "$(dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -E 'preinst|postinst|prerm|postrm')" ] || fail "the package has maintainer scripts; nothing should run at install"
 
 work=$(mktemp -d /tmp/senclaw-install.XXXXXX)
@@ -76,20 +79,20 @@ chmod 711 "$u" "$u/data"
 as_user() { env XDG_RUNTIME_DIR="$u/run" XDG_CONFIG_HOME="$u/config" SENCLAW_DATA_DIR="$u/data" "$@"; }
 
 echo "== the installed CLI"
-as_user /usr/bin/senclaw caps | grep -q "bwrap" || fail "senclaw caps does not show bwrap"
+as_user /usr/bin/senclaw caps | has "bwrap" || fail "senclaw caps does not show bwrap"
 out=$(as_user /usr/bin/senclaw run -- sh -c 'echo sandboxed; id -u')
 [ "$(echo "$out" | head -1)" = sandboxed ] || fail "a sandboxed run printed $out"
-as_user /usr/bin/senclaw runs --json --limit 1 | grep -q '"isolation": "bwrap' || fail "the run's record does not say bwrap"
+as_user /usr/bin/senclaw runs --json --limit 1 | has '"isolation": "bwrap' || fail "the run's record does not say bwrap"
 as_user /usr/bin/senclaw run --network -- true || fail "a networked run (the forwarder in /usr/lib/senclaw) was refused"
 echo "ok: caps, a sandboxed run (isolation bwrap) and a networked one"
-man -w senclaw | grep -q /usr/share/man/man1/senclaw.1.gz || fail "man does not find senclaw(1)"
-MANWIDTH=100 man senclaw 2>/dev/null | grep -q "senclaw run" || fail "man senclaw does not document run"
+man -w senclaw | has /usr/share/man/man1/senclaw.1.gz || fail "man does not find senclaw(1)"
+MANWIDTH=100 man senclaw 2>/dev/null | has "senclaw run" || fail "man senclaw does not document run"
 got=$(bash --norc -c 'source /usr/share/bash-completion/completions/senclaw; COMP_WORDS=(senclaw ca); COMP_CWORD=1; _senclaw; echo "${COMPREPLY[*]}"')
 [ "$got" = caps ] || fail "bash completion of 'senclaw ca' gave '$got'"
 echo "ok: man senclaw and the bash completion"
 
 echo "== Start at login"
-as_user /usr/bin/senclaw autostart | grep -q "does not start at login" || fail "a fresh user starts at login"
+as_user /usr/bin/senclaw autostart | has "does not start at login" || fail "a fresh user starts at login"
 as_user /usr/bin/senclaw autostart on >/dev/null
 grep -q '^Exec=/usr/bin/senclaw$' "$u/config/autostart/senclaw.desktop" || fail "autostart on did not write the entry for /usr/bin/senclaw"
 as_user /usr/bin/senclaw autostart off >/dev/null
@@ -111,8 +114,8 @@ wait "$pid"
 echo "app-exit=$?"
 INNER
 out=$(U="$u" W="$work" timeout 120 xvfb-run -a dbus-run-session -- bash "$work/app.sh" 2>&1) || true
-echo "$out" | grep -q window-seen || { cat "$work/app.err" >&2; fail "the installed desktop app showed no window: $out"; }
-echo "$out" | grep -q "app-exit=0" || { cat "$work/app.err" >&2; fail "the installed desktop app did not quit cleanly: $out"; }
+echo "$out" | has window-seen || { cat "$work/app.err" >&2; fail "the installed desktop app showed no window: $out"; }
+echo "$out" | has "app-exit=0" || { cat "$work/app.err" >&2; fail "the installed desktop app did not quit cleanly: $out"; }
 echo "ok: the installed desktop app opened its window (SenClaw Sandbox) and quit cleanly"
 
 echo "== systemd-analyze verify"
