@@ -81,6 +81,29 @@ func (d *Dir) MkdirAll(name string, perm fs.FileMode) error {
 	return d.root.MkdirAll(name, perm)
 }
 
+// Mkdir makes the directory name, whose parent must exist.
+func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
+	if _, err := components(name); err != nil || name == "." {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrInvalid}
+	}
+	return d.root.Mkdir(name, perm)
+}
+
+// RemoveEmpty removes name if it is an empty directory.
+func (d *Dir) RemoveEmpty(name string) error {
+	if _, err := components(name); err != nil || name == "." {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrInvalid}
+	}
+	fi, err := d.root.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrInvalid}
+	}
+	return d.root.Remove(name)
+}
+
 // RemoveAll removes name and everything in it.
 func (d *Dir) RemoveAll(name string) error {
 	if _, err := components(name); err != nil || name == "." {

@@ -31,6 +31,9 @@ type Entry struct {
 	ModTime time.Time
 	// Link is a symbolic link's target ("" for anything else).
 	Link string
+	// Inode and Device say which file it is (0 where the system does not
+	// tell).
+	Inode, Device uint64
 }
 
 // ErrLink is returned for a name that goes through a symbolic link (or
