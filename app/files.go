@@ -303,6 +303,11 @@ func (e *Engine) jailedPath(id, p string, write bool) (*Sandbox, jailed, error) 
 	if write && j.readOnly {
 		return nil, j, badField("path", j.rel, "is inside a read-only mount; writes are refused")
 	}
+	if write {
+		if err := e.autorunWrite(sb, j); err != nil {
+			return nil, j, err
+		}
+	}
 	return sb, j, nil
 }
 

@@ -22,6 +22,7 @@ const (
 	listenOpen   = "listen ports: bound in this machine's network, on whatever address the code picks: 0.0.0.0 is reachable from the LAN (and so is the random port a listen() without a bind opens); only a bind to 127.0.0.1 stays on this machine"
 	noList       = "fs: the directories on the way to a hidden or masked path cannot be listed (Landlock grants their entries one by one)"
 	nprocShared  = "pids: without a writable cgroup, RLIMIT_NPROC counts every process of the sandbox user on this machine; it is set to the ones that user had at the start plus the sandbox's limit, so the bound is approximate"
+	unprotected  = "agents' and git's files: Landlock cannot keep a file inside a writable folder read-only, so this run may change %s, which programs on this machine run code from (agents' settings, git's config and hooks); use the bwrap backend for agents' projects"
 	supervised   = "kill: without a writable cgroup, the helper stays, confined like the command, as the run's parent and subreaper: what the command leaves (setsid and double forks included) ends with it"
 )
 
@@ -57,6 +58,9 @@ func missing(abi int, spec *backends.Spec, r *prepared) []string {
 	}
 	if spec.FsMode == backends.FsOpen || len(spec.Masked) > 0 {
 		out = append(out, noList)
+	}
+	if len(spec.Protected) > 0 {
+		out = append(out, fmt.Sprintf(unprotected, strings.Join(spec.Protected, ", ")))
 	}
 	if len(spec.Mounts) > 0 {
 		var at []string
