@@ -15,17 +15,23 @@ import (
 
 // personsFolders are the folders of the person's that sb's runs may
 // write: its workspace when it is not the engine's own (an agent's
-// project, a --here folder, an app's own folder) and its read-write
-// mounts. What programs on this machine run code from in them is kept
-// read-only for the sandbox (app/autorun).
-func personsFolders(sb *Sandbox) []string {
+// project, a --here folder, the folder a Space App runs in place from)
+// and its read-write mounts. What programs on this machine run code from
+// in them is kept read-only for the sandbox (app/autorun). What lies in
+// the engine's data dir (a Space App's copy) is no one else's.
+func (e *Engine) personsFolders(sb *Sandbox) []string {
 	var out []string
+	add := func(dir string) {
+		if !within(dir, e.opts.DataDir) && !within(dir, canonical(e.opts.DataDir)) && !slices.Contains(out, dir) {
+			out = append(out, dir)
+		}
+	}
 	if !sb.OwnWorkspace {
-		out = append(out, sb.Workspace)
+		add(sb.Workspace)
 	}
 	for _, m := range sb.Mounts {
-		if !m.ReadOnly && !slices.Contains(out, m.Source) {
-			out = append(out, m.Source)
+		if !m.ReadOnly {
+			add(m.Source)
 		}
 	}
 	return out
@@ -44,7 +50,7 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 	if p.offPath || backend == "direct" {
 		return release, "", nil
 	}
-	folders := personsFolders(p.sb)
+	folders := e.personsFolders(p.sb)
 	var held []heldPlaceholder
 	release = func() {
 		for _, h := range held {
@@ -138,7 +144,7 @@ func (e *Engine) sweepPlaceholders() {
 		if err := json.Unmarshal(data, &sb); err != nil {
 			return nil
 		}
-		for _, f := range personsFolders(&sb) {
+		for _, f := range e.personsFolders(&sb) {
 			_ = e.inFolder(f, func(d *jailfs.Dir) error {
 				autorun.Sweep(d)
 				return nil
@@ -152,7 +158,7 @@ func (e *Engine) sweepPlaceholders() {
 // programs on this machine run code from in a person's folder (root):
 // the sandbox itself may not change those.
 func (e *Engine) autorunWrite(sb *Sandbox, j jailed) error {
-	if !slices.Contains(personsFolders(sb), j.root) {
+	if !slices.Contains(e.personsFolders(sb), j.root) {
 		return nil
 	}
 	var entries []autorun.Entry
