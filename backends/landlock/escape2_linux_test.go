@@ -12,6 +12,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // fakeProxy stands in for the engine's proxy: it answers each connection
@@ -167,4 +168,104 @@ func TestProxyEnv(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("proxyEnv:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestTheDoorIsOneAddress: Landlock's TCP rules name a port, so code that
+// ignores the proxy could reach the door's port number on another host.
+// The engine answers the run's connect, bind and listen itself: the door's
+// port at any other address (127.0.0.2, ::1 stand for another host here;
+// nothing listens there, so without the guard the kernel would answer
+// ECONNREFUSED, with it the engine answers EACCES), a listen port on every
+// address, and a listen() that would open a random port are refused; the
+// door itself, by IPv4 or IPv4-mapped IPv6, blocking or not, and a listen
+// port on loopback work.
+func TestTheDoorIsOneAddress(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	if ok, why := unixguard.Available(); !ok {
+		t.Skipf("the connect guard cannot run here: %s", why)
+	}
+	b := New(Options{})
+	listen := freePort(t)
+	prog := fmt.Sprintf(`import socket, os, errno
+door = int(os.environ["SENCLAW_PROXY_PORT"])
+def attempt(what, fn):
+    try:
+        r = fn(); print(what, "ok", r if r else "")
+    except OSError as e:
+        print(what, "refused", errno.errorcode.get(e.errno, e.errno))
+def tcp(host, port, family=socket.AF_INET):
+    s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(3)
+    s.connect((host, port)); return s.recv(16).decode()
+def nonblocking():
+    s = socket.socket(); s.setblocking(False)
+    try:
+        s.connect(("127.0.0.1", door))
+    except BlockingIOError:
+        pass
+    s.setblocking(True); s.settimeout(3); return s.recv(16).decode()
+def unspec():
+    import ctypes
+    s = socket.socket(); s.connect(("127.0.0.1", door))
+    libc = ctypes.CDLL(None, use_errno=True)
+    sa = (ctypes.c_ubyte * 16)()
+    if libc.connect(s.fileno(), sa, 16) != 0:
+        raise OSError(ctypes.get_errno(), "connect AF_UNSPEC")
+def bound_listen(host, family=socket.AF_INET):
+    s = socket.socket(family); s.bind((host, %d)); s.listen(1); s.close()
+attempt("door", lambda: tcp("127.0.0.1", door))
+attempt("door_mapped", lambda: tcp("::ffff:127.0.0.1", door, socket.AF_INET6))
+attempt("door_nonblocking", nonblocking)
+attempt("door_unspec", unspec)
+attempt("door_port_elsewhere", lambda: tcp("127.0.0.2", door))
+attempt("door_port_v6", lambda: tcp("::1", door, socket.AF_INET6))
+attempt("other_port", lambda: tcp("127.0.0.1", door + 1))
+attempt("listen_loopback", lambda: bound_listen("127.0.0.1"))
+attempt("listen_every_address", lambda: bound_listen("0.0.0.0"))
+attempt("listen_every_v6", lambda: bound_listen("::", socket.AF_INET6))
+attempt("listen_unbound", lambda: socket.socket().listen(1))
+attempt("bind_other_port", lambda: socket.socket().bind(("127.0.0.1", %d)))
+`, listen, freePort(t))
+	for _, u := range sandboxUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			t.Parallel()
+			d := newTestDirs(t, u)
+			spec := newSpec(t, u, d.ws)
+			spec.Network = true
+			spec.Net = fakeProxy(t, u)
+			spec.Net.Listen = []int{listen}
+			spec.Env = append(spec.Env, "SENCLAW_PROXY_PORT=3128")
+			r := py(t, b, spec, prog)
+			if r.status.Code != 0 {
+				t.Fatalf("exit %+v: %s", r.status, r.stderr)
+			}
+			want := map[string]string{
+				"door": "ok proxy", "door_mapped": "ok proxy", "door_nonblocking": "ok proxy", "door_unspec": "ok",
+				"door_port_elsewhere": "refused EACCES", "door_port_v6": "refused EACCES", "other_port": "refused EACCES",
+				"listen_loopback": "ok", "listen_every_address": "refused EACCES", "listen_every_v6": "refused EACCES",
+				"listen_unbound": "refused EACCES", "bind_other_port": "refused EACCES",
+			}
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				k, v, _ := strings.Cut(line, " ")
+				got[k] = strings.TrimSpace(v)
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s: %q, want %q", k, got[k], v)
+				}
+			}
+			if enf := strings.Join(r.proc.Enforcement().Limits, "; "); !strings.Contains(enf, "not that port on another host") {
+				t.Errorf("the record does not say the door is one address: %s", enf)
+			}
+		})
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,6 +139,12 @@ func confine(s *setup) error {
 	}
 	if err := unix.Chdir(s.Dir); err != nil {
 		return fmt.Errorf("entering the workspace %s: %w", s.Dir, err)
+	}
+	if s.Guard > 0 {
+		// Last: the engine answers the command's connects from here on.
+		if err := unixguard.InstallThread(s.Guard); err != nil {
+			return err
+		}
 	}
 	return nil
 }
