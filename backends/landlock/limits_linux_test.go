@@ -214,3 +214,47 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 		t.Errorf("missing %q", r.proc.Enforcement().Missing)
 	}
 }
+
+// TestLimitsWithoutCgroups: without a writable cgroup (a desktop whose
+// user has none delegated) the limits are rlimits, and the helper stays
+// as the run's parent: a memory limit bounds the command's address space,
+// not the helper's (a Go program holding more address space than the
+// limit, which would crash at its next allocation), so the command runs,
+// and one that outgrows the limit fails.
+func TestLimitsWithoutCgroups(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	b := New(Options{})
+	b.noCgroups = true
+	for _, u := range sandboxUsers(t) {
+		t.Run(u.name, func(t *testing.T) {
+			t.Parallel()
+			d := newTestDirs(t, u)
+			spec := newSpec(t, u, d.ws)
+			spec.Limits = backends.Limits{MemoryMB: 256, Pids: 64}
+			r := py(t, b, spec, `
+import os
+def space(pid):
+    for line in open("/proc/%s/limits" % pid):
+        if line.startswith("Max address space"):
+            return line.split()[3]
+print("started")
+print("command", space("self"))
+print("helper", space(os.getppid()))
+try:
+    x = bytearray(400 << 20)
+    print("allocated past the limit")
+except MemoryError:
+    print("bounded")`)
+			if r.status.Code != 0 || !strings.Contains(r.stdout, "started") || !strings.Contains(r.stdout, "bounded") {
+				t.Fatalf("status %+v stdout %q stderr %.600s", r.status, r.stdout, r.stderr)
+			}
+			if want := strconv.Itoa(256 << 20); !strings.Contains(r.stdout, "command "+want) || strings.Contains(r.stdout, "helper "+want) {
+				t.Errorf("the address space limit is not the command's alone: %q", r.stdout)
+			}
+			if !strings.Contains(strings.Join(r.proc.Enforcement().Limits, "\n"), "RLIMIT_AS") {
+				t.Errorf("limits %q", r.proc.Enforcement().Limits)
+			}
+		})
+	}
+}

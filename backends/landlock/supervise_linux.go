@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,7 +27,33 @@ func supervise(status *os.File, path string, s *setup) int {
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	space, bounded := addressSpace(s.Rlimits)
+	var goAhead *os.File
+	if bounded {
+		// The address space limit is the command's alone (confine left
+		// the helper's unbounded): the command starts behind a shell that
+		// waits until the limit is on it, and then becomes the command.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(status, errors.New("bounding the command's memory: "+err.Error()))
+		}
+		defer r.Close()
+		goAhead = w
+		cmd.Path = "/bin/sh"
+		cmd.Args = append([]string{"/bin/sh", "-c", `read -r _ <&3; exec 3<&-; exec "$0" "$@"`, path}, s.Argv[1:]...)
+		cmd.ExtraFiles = []*os.File{r}
+	}
 	err := cmd.Start()
+	if err == nil && bounded {
+		lim := unix.Rlimit{Cur: space, Max: space}
+		if perr := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_AS, &lim, nil); perr != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return fail(status, errors.New("bounding the command's memory: "+perr.Error()))
+		}
+		_, _ = goAhead.Write([]byte("\n"))
+		goAhead.Close()
+	}
 	status.Close() // the command is executed (or cannot be): setup is over
 	if err != nil {
 		os.Stderr.WriteString("senclaw: " + s.Argv[0] + ": " + err.Error() + "\n")
@@ -80,4 +107,19 @@ func children(ppid string) []int {
 		}
 	}
 	return out
+}
+
+// addressSpace is the RLIMIT_AS of rl, capped at what the helper may set.
+func addressSpace(rl []limits.Rlimit) (uint64, bool) {
+	for _, r := range rl {
+		if r.Resource != unix.RLIMIT_AS {
+			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Prlimit(0, unix.RLIMIT_AS, nil, &cur); err != nil {
+			return r.Value, true
+		}
+		return min(r.Value, cur.Max), true
+	}
+	return 0, false
 }
