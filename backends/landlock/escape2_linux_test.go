@@ -100,15 +100,22 @@ attempt("abstract", lambda: unix("\0" + %q))
 attempt("pathname", lambda: unix(%q))
 attempt("socketpair", lambda: socket.socketpair() and None)
 attempt("bind_any", lambda: socket.socket().bind(("0.0.0.0", 0)))
-attempt("kill", lambda: os.kill(%d, 9))
-attempt("environ", lambda: open("/proc/%d/environ").read())
-attempt("mem", lambda: open("/proc/%d/mem", "rb").read(1))
-attempt("fd", lambda: os.readlink("/proc/%d/fd/0"))
-attempt("fd_open", lambda: open("/proc/%d/fd/0").read(1))
+attempt("kill", lambda: os.kill(%[4]d, 9))
+attempt("environ", lambda: open("/proc/%[4]d/environ").read())
+attempt("mem", lambda: open("/proc/%[4]d/mem", "rb").read(1))
+attempt("fd", lambda: os.readlink("/proc/%[4]d/fd/0"))
+attempt("fd_open", lambda: open("/proc/%[4]d/fd/0").read(1))
 libc = ctypes.CDLL(None, use_errno=True)
-r = libc.ptrace(16, %d, 0, 0)
+r = libc.ptrace(16, %[4]d, 0, 0)
 print("ptrace", "ok" if r == 0 else "refused", ctypes.get_errno())
-`, api.Addr().(*net.TCPAddr).Port, abstract[1:], pathSock, host.Process.Pid, host.Process.Pid, host.Process.Pid, host.Process.Pid, host.Process.Pid, host.Process.Pid)
+import resource
+attempt("prlimit_cpu", lambda: resource.prlimit(%[4]d, resource.RLIMIT_CPU, (1, 1)))
+attempt("prlimit_nofile", lambda: resource.prlimit(%[4]d, resource.RLIMIT_NOFILE, (3, 3)))
+attempt("renice", lambda: os.setpriority(os.PRIO_PROCESS, %[4]d, 19))
+attempt("sched_idle", lambda: os.sched_setscheduler(%[4]d, os.SCHED_IDLE, os.sched_param(0)))
+attempt("own_nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
+attempt("own_limit", lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)))
+`, api.Addr().(*net.TCPAddr).Port, abstract[1:], pathSock, host.Process.Pid)
 	for _, u := range sandboxUsers(t) {
 		for _, network := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
@@ -118,7 +125,9 @@ print("ptrace", "ok" if r == 0 else "refused", ctypes.get_errno())
 				want := map[string]string{"api": "refused", "door": "refused", "udp": "refused", "raw": "refused",
 					"packet": "refused", "abstract": "refused", "pathname": "refused", "socketpair": "ok",
 					"bind_any": "refused", "kill": "refused", "environ": "refused", "mem": "refused",
-					"fd": "refused", "fd_open": "refused", "ptrace": "refused"}
+					"fd": "refused", "fd_open": "refused", "ptrace": "refused",
+					"prlimit_cpu": "refused", "prlimit_nofile": "refused", "renice": "refused",
+					"sched_idle": "refused", "own_nice": "ok", "own_limit": "ok"}
 				if network {
 					spec.Network = true
 					spec.Net = fakeProxy(t, u)
@@ -141,6 +150,9 @@ print("ptrace", "ok" if r == 0 else "refused", ctypes.get_errno())
 				}
 				if err := host.Process.Signal(syscall.Signal(0)); err != nil {
 					t.Errorf("host process died: %v", err)
+				}
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", host.Process.Pid)); strings.Contains(string(b), "Max cpu time              1 ") {
+					t.Errorf("the sandbox set the host process's limits:\n%s", b)
 				}
 			})
 		}
@@ -186,8 +198,8 @@ func TestTheDoorIsOneAddress(t *testing.T) {
 		t.Skipf("the connect guard cannot run here: %s", why)
 	}
 	b := New(Options{})
-	listen := freePort(t)
-	prog := fmt.Sprintf(`import socket, os, errno
+	program := func(listen int) string {
+		return fmt.Sprintf(`import socket, os, errno
 door = int(os.environ["SENCLAW_PROXY_PORT"])
 def attempt(what, fn):
     try:
@@ -226,16 +238,18 @@ attempt("listen_every_v6", lambda: bound_listen("::", socket.AF_INET6))
 attempt("listen_unbound", lambda: socket.socket().listen(1))
 attempt("bind_other_port", lambda: socket.socket().bind(("127.0.0.1", %d)))
 `, listen, freePort(t))
+	}
 	for _, u := range sandboxUsers(t) {
 		t.Run(u.name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			spec := newSpec(t, u, d.ws)
 			spec.Network = true
+			listen := freePort(t)
 			spec.Net = fakeProxy(t, u)
 			spec.Net.Listen = []int{listen}
 			spec.Env = append(spec.Env, "SENCLAW_PROXY_PORT=3128")
-			r := py(t, b, spec, prog)
+			r := py(t, b, spec, program(listen))
 			if r.status.Code != 0 {
 				t.Fatalf("exit %+v: %s", r.status, r.stderr)
 			}

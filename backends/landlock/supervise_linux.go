@@ -27,33 +27,14 @@ func supervise(status *os.File, path string, s *setup) int {
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
-	space, bounded := addressSpace(s.Rlimits)
-	var goAhead *os.File
-	if bounded {
+	if space, bounded := addressSpace(s.Rlimits); bounded {
 		// The address space limit is the command's alone (confine left
-		// the helper's unbounded): the command starts behind a shell that
-		// waits until the limit is on it, and then becomes the command.
-		r, w, err := os.Pipe()
-		if err != nil {
-			return fail(status, errors.New("bounding the command's memory: "+err.Error()))
-		}
-		defer r.Close()
-		goAhead = w
+		// the helper's unbounded): a shell puts it on itself, soft and
+		// hard, and becomes the command.
 		cmd.Path = "/bin/sh"
-		cmd.Args = append([]string{"/bin/sh", "-c", `read -r _ <&3; exec 3<&-; exec "$0" "$@"`, path}, s.Argv[1:]...)
-		cmd.ExtraFiles = []*os.File{r}
+		cmd.Args = append([]string{"/bin/sh", "-c", `ulimit -v ` + strconv.FormatUint(space>>10, 10) + ` && exec "$0" "$@"`, path}, s.Argv[1:]...)
 	}
 	err := cmd.Start()
-	if err == nil && bounded {
-		lim := unix.Rlimit{Cur: space, Max: space}
-		if perr := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_AS, &lim, nil); perr != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return fail(status, errors.New("bounding the command's memory: "+perr.Error()))
-		}
-		_, _ = goAhead.Write([]byte("\n"))
-		goAhead.Close()
-	}
 	status.Close() // the command is executed (or cannot be): setup is over
 	if err != nil {
 		os.Stderr.WriteString("senclaw: " + s.Argv[0] + ": " + err.Error() + "\n")
