@@ -55,9 +55,17 @@ func (s *Supervisor) Register(ctx context.Context, req RegisterRequest) (*Regist
 	if err != nil {
 		return nil, err
 	}
+	if err := s.roomForApp(m.ID); err != nil {
+		return nil, err
+	}
 	if req.InPlace {
 		return s.register(ctx, m, req.Env, dir, dir, true)
 	}
+	release, err := s.stageSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	stage, err := s.stage(m.ID)
 	if err != nil {
 		return nil, err
@@ -83,6 +91,9 @@ func (s *Supervisor) stage(id string) (string, error) {
 // or "zip upload"); files is the folder holding the files to install.
 func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]string, source, files string, inPlace bool) (*RegisterReply, error) {
 	if err := checkAppEnv(env); err != nil {
+		return nil, err
+	}
+	if err := s.roomForApp(m.ID); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

@@ -282,3 +282,43 @@ func TestRegisteringReadsOnlyWhatTheSandboxUserMay(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistrationsAreBounded: the apps registered at once are bounded
+// (each holds a sandbox and a copy), an update of a known app is not
+// refused, and registrations stage their files a few at a time: one
+// that cannot get a slot before its caller gives up stages nothing.
+func TestRegistrationsAreBounded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(_ *app.Options, o *Options) { o.MaxApps = 2 })
+	ctx := context.Background()
+	zipOf := func(id string) *bytes.Buffer {
+		return makeZip(t, zipEntry{name: ManifestFile, data: probeManifest(id, "")}, zipEntry{name: "probe.py", data: probeApp})
+	}
+	for _, id := range []string{"first", "second"} {
+		if _, err := f.s.RegisterZip(ctx, zipOf(id), nil); err != nil {
+			t.Fatalf("register %s: %v", id, err)
+		}
+	}
+	_, err := f.s.RegisterZip(ctx, zipOf("third"), nil)
+	var le *app.LimitError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "2 Space Apps are registered") {
+		t.Fatalf("a third app: %v, want a limit refusal", err)
+	}
+	if _, err := f.s.RegisterZip(ctx, zipOf("first"), nil); err != nil {
+		t.Fatalf("an update of a known app at the bound: %v", err)
+	}
+	for range maxUnpacking {
+		f.s.unpacking <- struct{}{}
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := f.s.RegisterZip(short, zipOf("first"), nil); err == nil || !strings.Contains(err.Error(), "waiting for another registration") {
+		t.Fatalf("a registration with every staging slot taken: %v", err)
+	}
+	if left, _ := os.ReadDir(f.s.dirs.staging); len(left) != 0 {
+		t.Errorf("a registration that waited staged %d files", len(left))
+	}
+	for range maxUnpacking {
+		<-f.s.unpacking
+	}
+}
