@@ -239,6 +239,11 @@ func TestBadSpecsChangeNothing(t *testing.T) {
 		field string
 	}{
 		{"no_name", Spec{Name: ptr(" ")}, "name"},
+		{"name_with_escape", Spec{Name: ptr("a\x1b]0;x\a")}, "name"},
+		{"name_with_c1_csi", Spec{Name: ptr("a\u009b31m")}, "name"},
+		{"name_with_bidi_override", Spec{Name: ptr("a\u202eexe.txt")}, "name"},
+		{"name_with_nel", Spec{Name: ptr("a\u0085b")}, "name"},
+		{"name_too_long", Spec{Name: ptr(strings.Repeat("é", 101))}, "name"},
 		{"bad_cron", Spec{Cron: ptr("0 25 * * *")}, "cron"},
 		{"bad_zone", Spec{TimeZone: ptr("Nowhere/Land")}, "timeZone"},
 		{"bad_language", Spec{Language: ptr("cobol")}, "language"},
