@@ -291,3 +291,32 @@ func TestJitterIsFixedPerSchedule(t *testing.T) {
 		t.Fatalf("fired at %v, next %v: the jitter moved", h[0].At, got.NextRun)
 	}
 }
+
+// TestSchedulesAreBounded: past the bound a new schedule is refused (an
+// agent could otherwise store them without end) and nothing is stored;
+// the ones held still update.
+func TestSchedulesAreBounded(t *testing.T) {
+	t.Parallel()
+	e := testEngine(t, testRoot(t))
+	defer e.Close()
+	s, err := New(Options{Engine: e, Clock: newFakeClock(time.Now()), MaxSchedules: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(context.Background())
+	defer s.Stop()
+	spec := Spec{Name: ptr("job"), Cron: ptr("* * * * *"), Code: ptr("true")}
+	first := mustCreate(t, s, spec)
+	mustCreate(t, s, spec)
+	_, _, err = s.Create(spec)
+	var le *app.LimitError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "2 schedules") {
+		t.Fatalf("a third schedule: %v, want a limit refusal", err)
+	}
+	if got := s.List(); len(got) != 2 {
+		t.Errorf("%d schedules held after a refusal", len(got))
+	}
+	if _, _, err := s.Update(first.ID, Spec{Name: ptr("renamed")}); err != nil {
+		t.Errorf("an update at the bound: %v", err)
+	}
+}
