@@ -118,7 +118,7 @@ attempt("own_limit", lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)))
 `, api.Addr().(*net.TCPAddr).Port, abstract[1:], pathSock, host.Process.Pid)
 	for _, u := range sandboxUsers(t) {
 		for _, network := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s_network_%v", u.Name, network), func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				spec := newSpec(t, u, d.ws)
@@ -240,7 +240,7 @@ attempt("bind_other_port", lambda: socket.socket().bind(("127.0.0.1", %d)))
 `, listen, freePort(t))
 	}
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			spec := newSpec(t, u, d.ws)

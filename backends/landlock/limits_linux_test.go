@@ -30,7 +30,7 @@ func TestLimits(t *testing.T) {
 	requireCgroups(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			cases := []struct {
 				name  string
@@ -187,18 +187,18 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 	b := New(Options{})
 	b.noCgroups = true
 	u := sandboxUsers(t)[0]
-	if u.cred != nil {
+	if u.Cred != nil {
 		// A user of its own: the count is per user on the whole machine,
 		// and other tests run as the usual sandbox users at the same time.
-		u = sandboxUser{"own_user", &backends.Credential{UID: 64123, GID: 64123}}
+		u = sandboxUser{Name: "own_user", Cred: &backends.Credential{UID: 64123, GID: 64123}}
 	}
 	d := newTestDirs(t, u)
 	spec := newSpec(t, u, d.ws)
 	// The sandbox user already runs more processes than the limit.
 	for i := 0; i < 20; i++ {
 		argv := []string{"sleep", "30"}
-		if u.cred != nil {
-			argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", u.cred.UID), fmt.Sprintf("--regid=%d", u.cred.GID), "--clear-groups"}, argv...)
+		if u.Cred != nil {
+			argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", u.Cred.UID), fmt.Sprintf("--regid=%d", u.Cred.GID), "--clear-groups"}, argv...)
 		}
 		other := exec.Command(argv[0], argv[1:]...)
 		must(t, other.Start())
@@ -227,7 +227,7 @@ func TestLimitsWithoutCgroups(t *testing.T) {
 	b := New(Options{})
 	b.noCgroups = true
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			spec := newSpec(t, u, d.ws)
