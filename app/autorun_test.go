@@ -39,6 +39,16 @@ func agentProject(t *testing.T, e *Engine) (string, map[string]string) {
 	return project, files
 }
 
+// agentShellOn turns e's Agent shell switch on.
+func agentShellOn(t *testing.T, e *Engine) {
+	t.Helper()
+	pol := e.Policy()
+	pol.ExecShell = true
+	if _, err := e.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -57,11 +67,7 @@ func must(t *testing.T, err error) {
 func TestAgentsAndGitsFilesAreReadOnlyInTheAgentSandbox(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)
-	pol := e.Policy()
-	pol.ExecShell = true
-	if _, err := e.SetPolicy(pol); err != nil {
-		t.Fatal(err)
-	}
+	agentShellOn(t, e)
 	project, files := agentProject(t, e)
 	attempts := []struct{ name, cmd string }{
 		{"append_claude_settings", "echo x >> .claude/settings.json"},
@@ -152,11 +158,7 @@ func TestAgentsAndGitsFilesAreReadOnlyInTheAgentSandbox(t *testing.T) {
 func TestAPlantedCommondirRefusesTheRun(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)
-	pol := e.Policy()
-	pol.ExecShell = true
-	if _, err := e.SetPolicy(pol); err != nil {
-		t.Fatal(err)
-	}
+	agentShellOn(t, e)
 	project, _ := agentProject(t, e)
 	if _, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: project, Command: "echo ../evil > .git/commondir"}); err != nil {
 		t.Fatal(err)
@@ -181,11 +183,7 @@ func TestAPlantedCommondirRefusesTheRun(t *testing.T) {
 func TestAgentsAndGitsFilesUnderLandlockSaySoInTheNote(t *testing.T) {
 	t.Parallel()
 	e := landlockEngine(t)
-	pol := e.Policy()
-	pol.ExecShell = true
-	if _, err := e.SetPolicy(pol); err != nil {
-		t.Fatal(err)
-	}
+	agentShellOn(t, e)
 	project, _ := agentProject(t, e)
 	res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: project, Command: "true"})
 	if err != nil {

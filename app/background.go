@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/senclaw/sandbox/app/jailfs"
@@ -159,18 +158,14 @@ func (e *Engine) openRunLogFile(rec *RunRecord) (*os.File, error) {
 	var f *os.File
 	err = e.inFolder(workspace, func(d *jailfs.Dir) error {
 		var err error
-		f, err = d.Open(filepath.ToSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err = d.OpenRegular(filepath.ToSlash(rel))
 		return err
 	})
 	switch {
 	case errors.Is(err, jailfs.ErrLink):
 		return nil, badField("run", rec.ID, "has a symbolic link where its log was (%s), which is not followed", rel)
-	case err != nil:
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
+	case errors.Is(err, jailfs.ErrNotRegular):
 		return nil, badField("run", rec.ID, "has something other than a file where its log was (%s)", rel)
 	}
-	return f, nil
+	return f, err
 }

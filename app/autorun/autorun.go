@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -373,14 +372,14 @@ func (f *finder) modules(rel string, depth int) error {
 // read reads rel, at most max bytes; a FIFO or device is not opened for
 // reading.
 func (f *finder) read(rel string, max int64) ([]byte, error) {
-	file, err := f.d.Open(rel, os.O_RDONLY|nonBlock, 0)
+	file, err := f.d.OpenRegular(rel)
+	if errors.Is(err, jailfs.ErrNotRegular) {
+		return nil, &RefusedError{Rel: rel, Reason: "is not a regular file; git reads it as one"}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	defer file.Close()
-	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, &RefusedError{Rel: rel, Reason: "is not a regular file; git reads it as one"}
-	}
 	b, err := io.ReadAll(io.LimitReader(file, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)

@@ -3,11 +3,7 @@ package autorun
 import (
 	"path"
 	"strings"
-	"syscall"
 )
-
-// nonBlock opens a FIFO planted where a file is read without waiting.
-const nonBlock = syscall.O_NONBLOCK
 
 // config adds what a git config file names by path that git would run
 // or read more config from: the hooks directory (core.hooksPath), the

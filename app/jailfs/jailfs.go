@@ -40,6 +40,10 @@ type Entry struct {
 // would leave its Dir): such names are refused, not followed.
 var ErrLink = errors.New("goes through a symbolic link")
 
+// ErrNotRegular is returned by OpenRegular for anything but a regular
+// file (a FIFO, a device, a socket, a directory).
+var ErrNotRegular = errors.New("is not a regular file")
+
 // ErrUnsupported is returned by As where the credentials of one thread
 // cannot be changed (anything but Linux).
 var ErrUnsupported = errors.New("acting as another user needs Linux")

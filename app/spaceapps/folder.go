@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"syscall"
 
 	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/backends"
@@ -98,20 +97,16 @@ func readRegular(d *jailfs.Dir, name string, max int64) ([]byte, error) {
 // openRegular opens name in d for reading, refusing links and anything
 // but a regular file.
 func openRegular(d *jailfs.Dir, name string) (*os.File, error) {
-	f, err := d.Open(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := d.OpenRegular(name)
 	switch {
 	case errors.Is(err, jailfs.ErrLink):
 		return nil, bad(name, nil, "is a symbolic link or goes through one, which is not followed: it could lead outside the app's folder; replace it with the file it points to")
 	case errors.Is(err, fs.ErrPermission):
 		return nil, bad(name, nil, "cannot be read by the sandbox user, so it is not handed to the app; make it readable, or leave it out of the app's folder")
-	case err != nil:
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
+	case errors.Is(err, jailfs.ErrNotRegular):
 		return nil, bad(name, nil, "is not a regular file")
 	}
-	return f, nil
+	return f, err
 }
 
 // copyTree copies the person's folder src into the empty folder dst (the
