@@ -13,6 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// nonBlock opens a FIFO without waiting for its other end.
+const nonBlock = unix.O_NONBLOCK
+
 // Dir is an open directory that names are resolved beneath. Close it.
 type Dir struct {
 	fd   int
@@ -54,21 +57,6 @@ func (d *Dir) Open(name string, flags int, perm fs.FileMode) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path.Join(d.path, name)), nil
-}
-
-// OpenRegular opens name for reading: a regular file only (ErrNotRegular
-// otherwise), opened without waiting, so that a FIFO planted where a file
-// is read does not hang the engine.
-func (d *Dir) OpenRegular(name string) (*os.File, error) {
-	f, err := d.Open(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
-	}
-	return f, nil
 }
 
 // Lstat describes name itself (a link is not followed).

@@ -5,6 +5,9 @@ import (
 	"os"
 )
 
+// nonBlock opens a FIFO without waiting for its other end.
+const nonBlock = 0
+
 // Dir is an open directory that names are resolved beneath. On Windows it
 // is an os.Root: names cannot leave it, but links that stay inside it are
 // followed (there is no openat2 to refuse them).
@@ -30,21 +33,6 @@ func (d *Dir) Open(name string, flags int, perm fs.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	return d.root.OpenFile(name, flags, perm)
-}
-
-// OpenRegular opens name for reading: a regular file only (ErrNotRegular
-// otherwise), opened without waiting, so that a FIFO planted where a file
-// is read does not hang the engine.
-func (d *Dir) OpenRegular(name string) (*os.File, error) {
-	f, err := d.Open(name, os.O_RDONLY|0, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
-	}
-	return f, nil
 }
 
 // Lstat describes name itself.

@@ -18,6 +18,7 @@ package jailfs
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -69,4 +70,19 @@ func split(name string) (string, string) {
 		return ".", base
 	}
 	return strings.TrimSuffix(dir, "/"), base
+}
+
+// OpenRegular opens name beneath d for reading: a regular file only
+// (ErrNotRegular otherwise), opened without waiting, so that a FIFO
+// planted where a file is read does not hang the engine.
+func (d *Dir) OpenRegular(name string) (*os.File, error) {
+	f, err := d.Open(name, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
+	return f, nil
 }
