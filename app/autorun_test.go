@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -202,5 +203,41 @@ func TestAgentsAndGitsFilesUnderLandlockSaySoInTheNote(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(project, gone)); err == nil {
 			t.Errorf("%s was made in the project for a Landlock run", gone)
 		}
+	}
+}
+
+// TestGitWorksInAProtectedRepository: with the repository's config and
+// hooks read-only (and a missing hooks folder standing as an empty one),
+// git in the agent sandbox still commits, without a warning, while
+// changing its config fails.
+func TestGitWorksInAProtectedRepository(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	e := bwrapEngine(t)
+	agentShellOn(t, e)
+	project := testDir(t)
+	git := exec.Command("git", "init", "-q", project)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	must(t, os.RemoveAll(filepath.Join(project, ".git", "hooks")))
+	_ = filepath.Walk(project, func(p string, _ os.FileInfo, _ error) error { e.chownToSandbox(p); return nil })
+	res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: project, Command: `export HOME=/tmp GIT_CONFIG_NOSYSTEM=1
+echo hi > a.txt && git add a.txt && git -c user.email=a@b -c user.name=a commit -q -m first && echo COMMITTED
+git config user.name someone 2>/dev/null && echo CONFIG_CHANGED
+git log --oneline | wc -l`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "COMMITTED") || strings.Contains(res.Stdout, "CONFIG_CHANGED") {
+		t.Errorf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	if strings.Contains(res.Stderr, "hint:") {
+		t.Errorf("git warned in the sandbox: %q", res.Stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(project, ".git", "hooks")); err == nil {
+		t.Error("the empty hooks folder made for the run is still there")
 	}
 }

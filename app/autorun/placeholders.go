@@ -13,9 +13,11 @@ import (
 )
 
 // PlaceholderMode is the mode of the empty directory that stands for a
-// missing one during a run: no one's to enter or list, and so told
-// apart from a directory a person made (Sweep).
-const PlaceholderMode fs.FileMode = 0
+// missing one during a run: read-only for everyone (it is bound
+// read-only too), and so told apart from a directory a person made
+// (Sweep). Not 0: git in the sandbox would warn at every commit that the
+// hooks it cannot look into are "not executable".
+const PlaceholderMode fs.FileMode = 0o555
 
 // Placeholders are the empty directories that stand for missing ones
 // while runs need them: a directory a backend binds read-only over
