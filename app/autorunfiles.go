@@ -51,11 +51,13 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 		return release, "", nil
 	}
 	folders := e.personsFolders(p.sb)
-	var held []heldPlaceholder
+	held := map[string][]string{} // folder -> placeholders held in it
 	release = func() {
-		for _, h := range held {
-			_ = e.inFolder(h.folder, func(d *jailfs.Dir) error {
-				e.placeholders.Release(d, h.folder, h.rel)
+		for folder, rels := range held {
+			_ = e.inFolder(folder, func(d *jailfs.Dir) error {
+				for _, rel := range rels {
+					e.placeholders.Release(d, folder, rel)
+				}
 				return nil
 			})
 		}
@@ -86,7 +88,7 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 					if err != nil {
 						return err
 					}
-					held = append(held, heldPlaceholder{folder, en.Rel})
+					held[folder] = append(held[folder], en.Rel)
 				default:
 					notMade = append(notMade, host)
 					continue
@@ -109,8 +111,6 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 	}
 	return release, missing, nil
 }
-
-type heldPlaceholder struct{ folder, rel string }
 
 // writableFolder is the folder of folders that p lies in ("" for none).
 func writableFolder(folders []string, p string) string {
