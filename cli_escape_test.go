@@ -27,6 +27,9 @@ func TestTheCLIEscapesWhatSandboxesChose(t *testing.T) {
 	evil := "f\x1b]0;pwned\x07\x1b[8mhidden\rX\u202etxt.exe\u009b31m"
 	seedSandbox(t, data, app.Sandbox{ID: "seeded", Name: "old" + evil, Backend: "bwrap", FsMode: "strict",
 		Workspace: filepath.Join(data, "workspaces", "seeded"), State: app.StateIdle, Env: map[string]string{}})
+	seedSchedule(t, data, map[string]any{"id": "s1", "name": "job" + evil, "cron": "0 3 * * *", "timeZone": "UTC",
+		"language": "bash", "code": "true", "env": map[string]string{}, "timeoutMs": 60000, "missed": "skip",
+		"history": []map[string]any{{"at": "2026-01-01T03:00:00Z", "trigger": "schedule", "outcome": "refused", "reason": "why" + evil}}})
 	served := serveInProcess(t, data)
 	defer stopServed(t, served)
 
@@ -47,6 +50,8 @@ func TestTheCLIEscapesWhatSandboxesChose(t *testing.T) {
 		{"events", []string{"events", runs[0].ID}, `\x1b]0;pwned\a\x1b[8mhidden\rX\u202etxt.exe\u009b31m`},
 		{"ls", []string{"ls"}, `old` + `f\x1b]0;pwned\a`},
 		{"error_quoting_a_value", []string{"events", "r" + evil}, ""},
+		{"schedule_ls", []string{"schedule", "ls"}, `job` + `f\x1b]0;pwned\a`},
+		{"schedule_history", []string{"schedule", "history", "s1"}, `why` + `f\x1b]0;pwned\a`},
 	}
 	for _, c := range checks {
 		_, out, errOut := senclaw(t, c.args...)
@@ -56,6 +61,20 @@ func TestTheCLIEscapesWhatSandboxesChose(t *testing.T) {
 		if !strings.Contains(out, c.want) {
 			t.Errorf("%s does not show %s escaped: %q %q", c.name, c.want, out, errOut)
 		}
+	}
+}
+
+// seedSchedule stores a schedule's document in data's database before
+// any engine opens it: one saved before its name was checked.
+func seedSchedule(t *testing.T, data string, doc map[string]any) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(data, "senclaw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.PutSchedule(doc["id"].(string), doc); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -145,6 +145,7 @@ func TestAKilledEngineLeavesNoAppBehind(t *testing.T) {
 	}
 	app := func(id, sandbox, start string) string {
 		dir := testutil.SandboxDir(t, "senclaw-kill-app-")
+		os.Chmod(dir, 0o755) // listable, as people's folders are: it is copied as the sandbox user
 		src, _ := os.ReadFile("examples/space-apps/app.py")
 		os.WriteFile(filepath.Join(dir, "app.py"), src, 0o644)
 		manifest := fmt.Sprintf(`{"id": %q, "name": %q, "runtime": {"start": %q, "autostart": true}, "sandbox": %s}`, id, id, start, sandbox)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -310,4 +311,84 @@ func TestFilesInAndOut(t *testing.T) {
 		t.Fatalf("cp with no sandbox side: %d %q", code, errOut)
 	}
 	_ = out
+}
+
+// TestCpFollowsNoLinkOnThisMachinesSide: the folder cp writes into or
+// reads from may be one a sandbox writes (here the --here project): a
+// link planted there (result.txt -> a file of the person's, out -> a
+// folder of theirs, data.txt -> their key on the way in) is refused, not
+// followed, and a FIFO is refused, not waited on; nothing of the
+// person's changes or reaches the sandbox.
+func TestCpFollowsNoLinkOnThisMachinesSide(t *testing.T) {
+	requireTools(t, "bwrap")
+	data := cliEnv(t)
+	served := serveInProcess(t, data)
+	defer stopServed(t, served)
+	proj := testutil.SandboxDir(t, "senclaw-proj-")
+	os.Chmod(proj, 0o777)
+	mine := t.TempDir()
+	victim := filepath.Join(mine, "bashrc")
+	keys := filepath.Join(mine, "keys")
+	os.WriteFile(victim, []byte("mine\n"), 0o644)
+	os.Mkdir(keys, 0o755)
+	os.WriteFile(filepath.Join(keys, "id"), []byte("KEY\n"), 0o600)
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(proj); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := senclaw(t, "create", "--name", "cp-links"); code != 0 {
+		t.Fatalf("create: %q", errOut)
+	}
+	if code, _, errOut := senclaw(t, "run", "--sandbox", "cp-links", "--", "sh", "-c", "mkdir -p out/sub && echo evil > out/result.txt && echo evil > out/sub/x.txt && echo evil > one.txt"); code != 0 {
+		t.Fatalf("run: %q", errOut)
+	}
+	// What sandboxed code with write access to the project plants.
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(proj, "dest", "out"), 0o777))
+	must(os.Symlink(victim, filepath.Join(proj, "dest", "out", "result.txt")))
+	must(os.Symlink(mine, filepath.Join(proj, "dest", "out", "sub")))
+	must(os.Symlink(victim, filepath.Join(proj, "one.txt")))
+	must(syscall.Mkfifo(filepath.Join(proj, "fifo.txt"), 0o666))
+	must(os.Symlink(filepath.Join(keys, "id"), filepath.Join(proj, "data.txt")))
+	must(os.Mkdir(filepath.Join(proj, "up"), 0o777))
+	must(os.Symlink(keys, filepath.Join(proj, "up", "keys")))
+	cases := []struct{ name, src, dst string }{
+		{"file_over_a_link", "cp-links:one.txt", "one.txt"},
+		{"tree_over_links", "cp-links:out", "dest"},
+		{"into_a_fifo", "cp-links:one.txt", "fifo.txt"},
+		{"in_through_a_link", "data.txt", "cp-links:in/"},
+		{"in_a_tree_with_a_link", "up", "cp-links:in/"},
+	}
+	for _, c := range cases {
+		done := make(chan int, 1)
+		var errOut string
+		go func() {
+			code, _, e := senclaw(t, "cp", c.src, c.dst)
+			errOut = e
+			done <- code
+		}()
+		select {
+		case code := <-done:
+			if code == 0 {
+				t.Errorf("%s: cp %s %s succeeded: %q", c.name, c.src, c.dst, errOut)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: cp hangs", c.name)
+		}
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "mine\n" {
+		t.Errorf("cp wrote through a link: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "x.txt")); err == nil {
+		t.Error("cp wrote into a linked folder")
+	}
+	if code, out, _ := senclaw(t, "run", "--sandbox", "cp-links", "--", "sh", "-c", "cat in/data.txt in/up/keys/id 2>/dev/null; true"); code != 0 || strings.Contains(out, "KEY") {
+		t.Errorf("cp handed a linked file to the sandbox: %q", out)
+	}
 }

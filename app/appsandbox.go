@@ -52,6 +52,14 @@ func (e *Engine) PutAppSandbox(ctx context.Context, a AppSandbox) (*Sandbox, err
 		base.CreatedAt, base.LastUsedAt = old.CreatedAt, old.LastUsedAt
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, err
+	default:
+		// A new app's sandbox is a sandbox like the others: maxSandboxes
+		// bounds them all.
+		e.createMu.Lock()
+		defer e.createMu.Unlock()
+		if err := e.roomForSandbox(); err != nil {
+			return nil, err
+		}
 	}
 	base.DiskMB = 0 // an app keeps its data in its directory: a quota would kill it
 	sb, err := e.applyConfig(base, a.Config, true)

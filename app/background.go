@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/senclaw/sandbox/app/jailfs"
 )
 
 // Lifetime says in words how a background run ends, for the reply that
@@ -148,10 +150,22 @@ func (e *Engine) openRunLogFile(rec *RunRecord) (*os.File, error) {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return nil, fmt.Errorf("the log of run %s is not in its sandbox's workspace", rec.ID)
 	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return nil, fmt.Errorf("opening the workspace: %w", err)
+	if within(workspace, e.workspacesDir()) {
+		workspace = canonical(workspace) // the engine's own: its real path
 	}
-	defer root.Close()
-	return root.Open(rel)
+	// As the file API reads: as the sandbox user, following no link (the
+	// sandboxed code may have put one, or a FIFO, where its log was).
+	var f *os.File
+	err = e.inFolder(workspace, func(d *jailfs.Dir) error {
+		var err error
+		f, err = d.OpenRegular(filepath.ToSlash(rel))
+		return err
+	})
+	switch {
+	case errors.Is(err, jailfs.ErrLink):
+		return nil, badField("run", rec.ID, "has a symbolic link where its log was (%s), which is not followed", rel)
+	case errors.Is(err, jailfs.ErrNotRegular):
+		return nil, badField("run", rec.ID, "has something other than a file where its log was (%s)", rel)
+	}
+	return f, err
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +138,49 @@ func TestRunLogReadsThroughTheWorkspace(t *testing.T) {
 		t.Fatal("a read over MaxLogRead was accepted")
 	}
 	e.Stop(ctx, sb.ID)
+}
+
+// TestARunsLogIsReadAsTheSandboxUser: a background run's log is in its
+// workspace, where sandboxed code can put a link or a FIFO in its place
+// once the run is over: reading it follows no link (even one to a file
+// of the workspace the sandbox user may not read, which the engine could),
+// and a FIFO is refused at once instead of hanging the caller.
+func TestARunsLogIsReadAsTheSandboxUser(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(sb.Workspace, "root-only")
+	must(t, os.WriteFile(secret, []byte("ROOT SECRET"), 0o600))
+	for _, tc := range []struct{ name, swap string }{
+		{"link_to_a_file_it_may_not_read", `ln -sf ../root-only "$log"`},
+		{"fifo", `rm -f "$log" && mkfifo "$log"`},
+	} {
+		res, err := e.Exec(ctx, sb.ID, RunRequest{Background: true, Command: "echo started"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { r, _ := e.Run(res.Record.ID); return r != nil && r.State == "done" })
+		rel, _ := filepath.Rel(sb.Workspace, res.Record.LogFile)
+		if _, err := e.Exec(ctx, sb.ID, RunRequest{Command: "log=" + rel + "; " + tc.swap}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		var got *RunLog
+		go func() {
+			defer close(done)
+			got, err = e.ReadRunLog(res.Record.ID, 0, 1<<16)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: reading the log hangs", tc.name)
+		}
+		if err == nil || (got != nil && strings.Contains(got.Data, "SECRET")) {
+			t.Errorf("%s: read %+v, %v; want a refusal", tc.name, got, err)
+		}
+	}
 }

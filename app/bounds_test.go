@@ -218,3 +218,28 @@ func TestRunsWaitInABoundedQueue(t *testing.T) {
 		t.Fatalf("after the runs: %+v", q)
 	}
 }
+
+// TestAppSandboxesCountTowardsMaxSandboxes: a new Space App's sandbox is
+// bounded like any other (an agent registering apps could otherwise make
+// sandboxes without end); one that exists is updated at the bound.
+func TestAppSandboxesCountTowardsMaxSandboxes(t *testing.T) {
+	t.Parallel()
+	e := directEngine(t)
+	s := e.Settings()
+	s.MaxSandboxes = 1
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	first := AppSandbox{ID: "app-a", Name: "app:a", Dir: testDir(t)}
+	if _, err := e.PutAppSandbox(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.PutAppSandbox(context.Background(), AppSandbox{ID: "app-b", Name: "app:b", Dir: testDir(t)})
+	var le *LimitError
+	if !errors.As(err, &le) || le.Setting != "maxSandboxes" {
+		t.Fatalf("a second app's sandbox past maxSandboxes: %v", err)
+	}
+	if _, err := e.PutAppSandbox(context.Background(), first); err != nil {
+		t.Fatalf("updating the first at the bound: %v", err)
+	}
+}

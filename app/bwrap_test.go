@@ -229,11 +229,7 @@ func checkStatsAndKill(t *testing.T, e *Engine) {
 func TestAgentShellOnWritesOnlyInTheProject(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)
-	pol := e.Policy()
-	pol.ExecShell = true
-	if _, err := e.SetPolicy(pol); err != nil {
-		t.Fatal(err)
-	}
+	agentShellOn(t, e)
 	project := testDir(t)
 	other := testDir(t)
 	if os.Geteuid() == 0 {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/senclaw/sandbox/app/autorun"
 	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
@@ -88,6 +89,9 @@ type Engine struct {
 	policy   ExecPolicy
 	// agentMu makes finding or creating a project's agent sandbox atomic.
 	agentMu sync.Mutex
+	// placeholders stand for missing agents' and git's directories in
+	// the person's folders while runs need them (autorunfiles.go).
+	placeholders autorun.Placeholders
 
 	live    *liveRuns
 	records *recordWriter
@@ -178,6 +182,7 @@ func New(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
 	}
+	e.sweepPlaceholders()
 	if err := e.reconcileDisks(); err != nil {
 		// A workspace whose image did not mount again is an empty
 		// directory until it does: say so, and go on.

@@ -176,8 +176,11 @@ func (e *Engine) ReadFile(id, p string, limit int64, asBase64 bool) (*FileConten
 	}
 	var data []byte
 	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
-		// O_NONBLOCK: a FIFO planted by sandboxed code must not hang us.
-		f, err := d.Open(j.name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		// A FIFO planted by sandboxed code must not hang us.
+		f, err := d.OpenRegular(j.name)
+		if errors.Is(err, jailfs.ErrNotRegular) {
+			return badField("path", j.rel, "is not a regular file")
+		}
 		if err != nil {
 			return err
 		}
@@ -185,9 +188,6 @@ func (e *Engine) ReadFile(id, p string, limit int64, asBase64 bool) (*FileConten
 		info, err := f.Stat()
 		if err != nil {
 			return err
-		}
-		if !info.Mode().IsRegular() {
-			return badField("path", j.rel, "is not a regular file")
 		}
 		if info.Size() > limit {
 			return badField("path", j.rel, "is %d bytes, more than the %d a read returns", info.Size(), limit)
@@ -302,6 +302,11 @@ func (e *Engine) jailedPath(id, p string, write bool) (*Sandbox, jailed, error) 
 	}
 	if write && j.readOnly {
 		return nil, j, badField("path", j.rel, "is inside a read-only mount; writes are refused")
+	}
+	if write {
+		if err := e.autorunWrite(sb, j); err != nil {
+			return nil, j, err
+		}
 	}
 	return sb, j, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // Network enforcement on Linux (issue #5): every bwrap and Docker sandbox
@@ -82,7 +83,7 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 	// Landlock has no namespace to forward into: its sandbox binds its
 	// listen ports itself, and reaches the proxy without the forwarder.
 	landlock := b.Name() == "landlock"
-	if landlock && len(sb.Ports.Listen) > 0 && !e.Settings().LandlockListen {
+	if landlock && len(sb.Ports.Listen) > 0 && !landlockBindsLoopback() && !e.Settings().LandlockListen {
 		return nil, refused("listen ports %v under the landlock backend would bind in this machine's own network (Landlock has no network namespace), where a bind to 0.0.0.0 is reachable from the LAN; use the bwrap or docker backend, drop the listen ports, or turn landlockListen on in the settings if you accept that", sb.Ports.Listen)
 	}
 	var fwd string
@@ -239,3 +240,13 @@ func (e *Engine) checkNetPorts(r backends.PortRules) error {
 // NetworkDenials says how many connections of the sandbox the proxy
 // refused since the engine started, and the last distinct refused hosts.
 func (e *Engine) NetworkDenials(id string) (int, []string) { return e.proxy.Denials(id) }
+
+// landlockBindsLoopback reports whether Landlock runs bind their listen
+// ports on a loopback address only: the engine answers their bind and
+// listen calls where the kernel can run its guard (unixguard's inet
+// rules). Elsewhere they bind where the code says, and listen ports need
+// the landlockListen setting.
+func landlockBindsLoopback() bool {
+	ok, _ := unixguard.Available()
+	return ok
+}

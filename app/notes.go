@@ -7,6 +7,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // Notes is what a reply says in words about a sandbox or a run: Note is
@@ -230,7 +231,12 @@ func (e *Engine) netDetails(sb *Sandbox, backend string) []string {
 	landlock := backend == "landlock"
 	parts := []string{fmt.Sprintf("enforced by %s and the engine's proxy: the sandbox has its own network namespace with loopback only; traffic leaves only through the engine's proxy, reached inside at 127.0.0.1:%d (HTTP, CONNECT) and 127.0.0.1:%d (SOCKS5), set in HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (upper and lower case) and for npm, pip, git and curl; Node's fetch, http and https go through it by a NODE_OPTIONS preload (unless the run sets NODE_OPTIONS itself)", backend, netfwd.HTTPPort, netfwd.SOCKSPort)}
 	if landlock {
-		parts[0] = "enforced by landlock and the engine's proxy: there is no network namespace; the sandbox may make only TCP sockets (seccomp) and connect only to its run's own door to the proxy on 127.0.0.1, a port picked for each run and set in HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (upper and lower case), SENCLAW_PROXY_PORT and for npm, pip, git and curl; Node's fetch, http and https go through it by a NODE_OPTIONS preload (unless the run sets NODE_OPTIONS itself). Landlock's rules name ports, not addresses: a program that ignores the proxy could reach that one port number on another host"
+		parts[0] = "enforced by landlock and the engine's proxy: there is no network namespace; the sandbox may make only TCP sockets (seccomp) and connect only to its run's own door to the proxy on 127.0.0.1, a port picked for each run and set in HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (upper and lower case), SENCLAW_PROXY_PORT and for npm, pip, git and curl; Node's fetch, http and https go through it by a NODE_OPTIONS preload (unless the run sets NODE_OPTIONS itself)"
+		if ok, why := unixguard.Available(); ok {
+			parts = append(parts, "the engine answers every connect, bind and listen of the run (seccomp user notification), so a connect reaches that one address, not the door's port on another host")
+		} else {
+			parts = append(parts, "Landlock's rules name ports, not addresses, and the engine's connect guard cannot run here ("+why+"): a program that ignores the proxy could reach that one port number on another host")
+		}
 	}
 	switch {
 	case sb.Network && len(r.Connect) == 0:
@@ -257,6 +263,8 @@ func (e *Engine) netDetails(sb *Sandbox, backend string) []string {
 	}
 	parts = append(parts, "the engine's own API is never reachable")
 	switch {
+	case len(r.Listen) > 0 && landlock && landlockBindsLoopback():
+		parts = append(parts, fmt.Sprintf("listen ports %v: bound by the code itself in this machine's network, on a loopback address only (the engine answers bind and listen), so reachable from this machine only", r.Listen))
 	case len(r.Listen) > 0 && landlock:
 		parts = append(parts, fmt.Sprintf("listen ports %v: bound by the code itself in this machine's network, where a bind to 0.0.0.0 is reachable from the LAN; refused unless landlockListen is on in the settings", r.Listen))
 	case len(r.Listen) > 0:

@@ -295,18 +295,27 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if err != nil {
 		return e.refuse(&rec, err)
 	}
+	releaseAutorun, unprotected, err := e.protectAutorun(p, rec.Backend, spec)
+	if err != nil {
+		return e.refuse(&rec, err)
+	}
 	tr := e.traceRun(p, &rec, backend, spec) // trace (issue #7)
 	// issue #10: the Unix socket guard
 	unguarded, err := e.guardUnixSockets(backend, spec)
 	if err != nil {
+		releaseAutorun()
 		tr.discard()
 		return e.refuse(&rec, err)
 	}
-	releaseNet, err := e.plumbNetwork(p, backend, spec)
+	releasePlumbing, err := e.plumbNetwork(p, backend, spec)
 	if err != nil {
+		releaseAutorun()
 		tr.discard()
 		return e.refuse(&rec, err)
 	}
+	// What a run holds for its length (the network, the placeholders)
+	// goes with one call, once the run is over or did not start.
+	releaseNet := func() { releasePlumbing(); releaseAutorun() }
 	stdout := newCappedBuffer(OutputCap, p.req.Stdout)
 	stderr := newCappedBuffer(OutputCap, p.req.Stderr)
 	var logFile *os.File
@@ -344,6 +353,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
 	if unguarded != "" {
 		rec.Missing = append(rec.Missing, unguarded)
+	}
+	if unprotected != "" {
+		rec.Missing = append(rec.Missing, unprotected)
 	}
 	disk = e.startedDisk(p, backend, disk)
 	if line := disk.line(p.sb); line != "" {

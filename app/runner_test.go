@@ -259,11 +259,7 @@ func TestFailClosed(t *testing.T) {
 			var res *RunResult
 			var err error
 			if tc.agent {
-				pol := e.Policy()
-				pol.ExecShell = true
-				if _, err := e.SetPolicy(pol); err != nil {
-					t.Fatal(err)
-				}
+				agentShellOn(t, e)
 				res, err = e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: dir, Command: "touch ran"})
 			} else {
 				res, err = e.RunOnce(context.Background(), tc.cfg, RunRequest{Command: "touch " + marker})

@@ -136,6 +136,18 @@ type Spec struct {
 	// cannot.
 	MaskedRuntimes []string
 	Mounts         []Mount
+	// Protected are host paths in the workspace or in a read-write mount
+	// source that the sandbox may read but never change, remove or
+	// replace: the files of a person's folder through which programs on
+	// this machine run code without asking (app/autorun: agents'
+	// settings, git's config and hooks). Each is a directory or a file,
+	// never a symbolic link (the engine refuses those); one that does not
+	// exist, the sandbox must not be able to make either. A backend that
+	// binds per run (bwrap) gets each existing, the engine having made an
+	// empty directory for a missing one; a backend that cannot keep one
+	// read-only, or make a missing one impossible, says so in
+	// Enforcement.Missing.
+	Protected []string
 
 	Network bool
 	Ports   PortRules

@@ -46,6 +46,14 @@ func ValidateSpec(spec *Spec) error {
 			return fmt.Errorf("invalid mount target %q: must be a clean path inside the workspace", t)
 		}
 	}
+	for _, p := range spec.Protected {
+		if err := absClean("protected path", p); err != nil {
+			return err
+		}
+		if _, _, ok := ProtectedIn(spec, p); !ok {
+			return fmt.Errorf("invalid protected path %q: must lie inside the workspace or a read-write mount source", p)
+		}
+	}
 	if n := spec.Net; n != nil {
 		if err := absClean("network directory", n.Dir); err != nil {
 			return err
@@ -59,4 +67,24 @@ func absClean(what, p string) error {
 		return fmt.Errorf("invalid %s %q: must be an absolute, clean path", what, p)
 	}
 	return nil
+}
+
+// ProtectedIn says where the protected path p (spec.Protected) lies: in
+// the workspace (mount -1) or in the read-write mount spec.Mounts[mount]
+// (the innermost one that holds it), and its path rel there.
+func ProtectedIn(spec *Spec, p string) (mount int, rel string, ok bool) {
+	inside := func(root string) (string, bool) {
+		return strings.CutPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	}
+	mount, best := -1, ""
+	for i, m := range spec.Mounts {
+		if r, in := inside(m.Source); in && !m.ReadOnly && len(m.Source) > len(best) {
+			mount, rel, best = i, r, m.Source
+		}
+	}
+	if mount >= 0 {
+		return mount, rel, true
+	}
+	rel, ok = inside(spec.Workspace)
+	return -1, rel, ok
 }

@@ -104,6 +104,11 @@ ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 func appDir(t *testing.T, manifest string, files map[string]string) string {
 	t.Helper()
 	dir := testDir(t)
+	// Listable, as people's folders are: the engine copies it as the
+	// sandbox user.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	files[spaceapps.ManifestFile] = manifest
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {

@@ -277,7 +277,7 @@ func AppsRemove(ctx context.Context, c *client.Client, ids []string, purge bool,
 			code = max(code, exitFor(err))
 			continue
 		}
-		fmt.Fprintf(io.Out, "%s removed; files: %s\n", id, files)
+		say(io.Out, "%s removed; files: %s", id, files)
 	}
 	return code
 }

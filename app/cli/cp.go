@@ -3,11 +3,15 @@ package cli
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/client"
@@ -18,6 +22,14 @@ import (
 // file API, which keeps every path inside the sandbox and honours its
 // read-only mounts. dir is the caller's working directory, for relative
 // host paths.
+//
+// On this machine's side, the folder named is opened as an os.Root and
+// nothing below it is reached through a symbolic link: the folder may be
+// one a sandbox writes (an agent's project, a read-write mount), where a
+// link planted by sandboxed code (result.json -> ~/.bashrc, out ->
+// ~/.config/autostart, or data.txt -> ~/.ssh/id_rsa on the way in) would
+// otherwise make cp write or read, with the person's rights, wherever it
+// leads. A FIFO or device there is refused, not waited on.
 func Copy(ctx context.Context, c *client.Client, src, dst, dir string, io IO) int {
 	sbSrc, pSrc, remoteSrc := remotePath(src)
 	sbDst, pDst, remoteDst := remotePath(dst)
@@ -63,21 +75,38 @@ func hostPath(dir, p string) string {
 // copyOut copies a sandbox's file or folder to dst on this machine (into
 // dst when it is a folder).
 func copyOut(ctx context.Context, c *client.Client, id, src, dst string) (int, error) {
+	parent, name := filepath.Dir(dst), filepath.Base(dst)
 	if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
-		dst = filepath.Join(dst, path.Base(path.Clean("/"+src)))
+		parent, name = dst, path.Base(path.Clean("/"+src))
+	}
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	return copyOutTo(ctx, c, id, src, root, name)
+}
+
+// copyOutTo copies the sandbox's src to name in root.
+func copyOutTo(ctx context.Context, c *client.Client, id, src string, root *os.Root, name string) (int, error) {
+	if fi, err := root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return 0, fmt.Errorf("%s is a symbolic link on this machine's side (a sandbox may have put it there); cp writes through no link: remove it, or copy elsewhere", filepath.Join(root.Name(), name))
 	}
 	entries, err := c.Files(ctx, id, src)
 	if err == nil {
 		// A folder: its tree, file by file.
-		if err := os.MkdirAll(dst, 0o755); err != nil {
+		if err := root.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return 0, err
+		}
+		if fi, err := root.Lstat(name); err != nil || !fi.IsDir() {
+			return 0, fmt.Errorf("%s on this machine is not a folder", filepath.Join(root.Name(), name))
 		}
 		n := 0
 		for _, e := range entries {
 			if e.Link != "" {
 				continue // the file API does not follow links; neither does cp
 			}
-			k, err := copyOut(ctx, c, id, path.Join(src, e.Name), filepath.Join(dst, e.Name))
+			k, err := copyOutTo(ctx, c, id, path.Join(src, e.Name), root, filepath.Join(name, e.Name))
 			n += k
 			if err != nil {
 				return n, err
@@ -96,7 +125,21 @@ func copyOut(ctx context.Context, c *client.Client, id, src, dst string) (int, e
 	if int64(len(data)) < fc.Size {
 		return 0, fmt.Errorf("%s:%s is %d bytes, more than the file API reads at once (%d): mount a folder for large files (--mount)", id, src, fc.Size, app.MaxFileRead)
 	}
-	return 1, os.WriteFile(dst, data, 0o644)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|noFollow, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("writing %s: %w (cp writes through no link and into no FIFO)", filepath.Join(root.Name(), name), err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s on this machine is not a regular file", filepath.Join(root.Name(), name))
+	}
+	if err := f.Truncate(0); err != nil {
+		return 0, err
+	}
+	if _, err := f.Write(data); err != nil {
+		return 0, err
+	}
+	return 1, f.Close()
 }
 
 // copyIn copies a file or folder of this machine into a sandbox (into dst
@@ -107,29 +150,41 @@ func copyIn(ctx context.Context, c *client.Client, src, id, dst string) (int, er
 	} else if _, err := c.Files(ctx, id, dst); err == nil {
 		dst = path.Join(dst, filepath.Base(src))
 	}
-	return copyInTo(ctx, c, src, id, dst)
+	root, err := os.OpenRoot(filepath.Dir(src))
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	return copyInTo(ctx, c, root, filepath.Base(src), id, dst)
 }
 
-// copyInTo copies src to exactly dst in the sandbox.
-func copyInTo(ctx context.Context, c *client.Client, src, id, dst string) (int, error) {
-	fi, err := os.Lstat(src)
+// copyInTo copies name in root to exactly dst in the sandbox.
+func copyInTo(ctx context.Context, c *client.Client, root *os.Root, name, id, dst string) (int, error) {
+	where := filepath.Join(root.Name(), name)
+	f, err := root.OpenFile(name, os.O_RDONLY|noFollow, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return 0, fmt.Errorf("%s is a symbolic link; copy what it points to instead", where)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
 	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		return 0, fmt.Errorf("%s is a symbolic link; copy what it points to instead", src)
 	case fi.IsDir():
 		if err := c.Mkdir(ctx, id, dst); err != nil {
 			return 0, err
 		}
-		entries, err := os.ReadDir(src)
+		entries, err := f.ReadDir(-1)
 		if err != nil {
 			return 0, err
 		}
 		n := 0
 		for _, e := range entries {
-			k, err := copyInTo(ctx, c, filepath.Join(src, e.Name()), id, path.Join(dst, e.Name()))
+			k, err := copyInTo(ctx, c, root, filepath.Join(name, e.Name()), id, path.Join(dst, e.Name()))
 			n += k
 			if err != nil {
 				return n, err
@@ -137,13 +192,16 @@ func copyInTo(ctx context.Context, c *client.Client, src, id, dst string) (int, 
 		}
 		return n, nil
 	case !fi.Mode().IsRegular():
-		return 0, fmt.Errorf("%s is not a regular file or folder", src)
+		return 0, fmt.Errorf("%s is not a regular file or folder", where)
 	case fi.Size() > app.MaxFileWrite:
-		return 0, fmt.Errorf("%s is %d bytes, more than the file API writes at once (%d): mount its folder instead (--mount)", src, fi.Size(), app.MaxFileWrite)
+		return 0, fmt.Errorf("%s is %d bytes, more than the file API writes at once (%d): mount its folder instead (--mount)", where, fi.Size(), app.MaxFileWrite)
 	}
-	data, err := os.ReadFile(src)
+	data, err := io.ReadAll(io.LimitReader(f, app.MaxFileWrite+1))
 	if err != nil {
 		return 0, err
+	}
+	if int64(len(data)) > app.MaxFileWrite {
+		return 0, fmt.Errorf("%s grew past %d bytes while it was read", where, app.MaxFileWrite)
 	}
 	if _, err := c.WriteFile(ctx, id, dst, base64.StdEncoding.EncodeToString(data), "base64"); err != nil {
 		return 0, err

@@ -154,16 +154,16 @@ func writeDiff(w io.Writer, before, after []byte) {
 		eb--
 	}
 	for k := max(0, i-2); k < i; k++ {
-		fmt.Fprintln(w, "  "+a[k])
+		say(w, "  %s", a[k])
 	}
 	for _, l := range a[i:ea] {
-		fmt.Fprintln(w, "- "+l)
+		say(w, "- %s", l)
 	}
 	for _, l := range b[j:eb] {
-		fmt.Fprintln(w, "+ "+l)
+		say(w, "+ %s", l)
 	}
 	for k := ea; k < min(len(a), ea+2); k++ {
-		fmt.Fprintln(w, "  "+a[k])
+		say(w, "  %s", a[k])
 	}
 }
 

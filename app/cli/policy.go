@@ -99,10 +99,10 @@ func printIntegrations(io IO, list []agentshell.Integration, err error) {
 	for _, in := range list {
 		switch {
 		case in.Problem != "":
-			fmt.Fprintf(tw, "  %s\t%s\t%s\tunreadable: %s\n", in.Agent, in.Scope, in.Path, in.Problem)
+			row(tw, "  "+in.Agent, in.Scope, in.Path, "unreadable: "+in.Problem)
 		case in.Installed:
 			n++
-			fmt.Fprintf(tw, "  %s\t%s\t%s\tinstalled\n", in.Agent, in.Scope, in.Path)
+			row(tw, "  "+in.Agent, in.Scope, in.Path, "installed")
 		}
 	}
 	if n == 0 {

@@ -176,7 +176,7 @@ func ScheduleList(ctx context.Context, c *client.Client, jsonOut bool, io IO) in
 	tw := table(io)
 	fmt.Fprintln(tw, "ID\tNAME\tWHEN\tCRON\tNEXT RUN\tLAST RUN")
 	for _, v := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s)\t%s\t%s\n", v.ID, oneLine(v.Name), v.Description, v.Cron, v.Zone, nextRun(&v), lastRun(v.LastRun))
+		row(tw, v.ID, oneLine(v.Name), v.Description, v.Cron+" ("+v.Zone+")", nextRun(&v), lastRun(v.LastRun))
 	}
 	tw.Flush()
 	return 0
@@ -278,7 +278,7 @@ func ScheduleHistory(ctx context.Context, c *client.Client, id string, limit int
 		if f.DurationMs > 0 {
 			dur = (time.Duration(f.DurationMs) * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.At.Local().Format("Mon 2 Jan 15:04:05"), f.Trigger, f.Outcome, exit, dash(oneLine(f.Isolation)), dur, dash(f.RunID), oneLine(f.Reason))
+		row(tw, f.At.Local().Format("Mon 2 Jan 15:04:05"), f.Trigger, f.Outcome, exit, dash(oneLine(f.Isolation)), dur, dash(f.RunID), oneLine(f.Reason))
 	}
 	tw.Flush()
 	return 0

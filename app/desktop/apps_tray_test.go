@@ -63,6 +63,9 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 	ctx := callCtx(t)
 
 	dir := testutil.SandboxDir(t, "sapp-tray-")
+	if err := os.Chmod(dir, 0o755); err != nil { // copied as the sandbox user
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "senclaw-app.json"), []byte(`{"id": "notes", "name": "Notes <b>&</b>", "runtime": {"start": "exec python3 -m http.server --bind 127.0.0.1 $PORT", "healthPath": "/"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +106,9 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 
 	// An app that gives up.
 	crash := testutil.SandboxDir(t, "sapp-crash-")
+	if err := os.Chmod(crash, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(crash, "senclaw-app.json"), []byte(`{"id": "crash", "name": "Crash", "runtime": {"start": "echo 'Traceback: boom'; exit 3"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

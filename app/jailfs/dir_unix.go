@@ -13,6 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// nonBlock opens a FIFO without waiting for its other end.
+const nonBlock = unix.O_NONBLOCK
+
 // Dir is an open directory that names are resolved beneath. Close it.
 type Dir struct {
 	fd   int
@@ -127,23 +130,44 @@ func (d *Dir) MkdirAll(name string, perm fs.FileMode) error {
 	return nil
 }
 
-// RemoveAll removes name and, for a directory, everything in it. Links
-// are removed, never followed; a directory swapped for a link while it is
-// emptied is not entered.
-func (d *Dir) RemoveAll(name string) error {
-	if name == "." {
-		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrInvalid}
+// Mkdir makes the directory name, whose parent must exist, with perm
+// (fs.ErrExist when something is there already, a link included).
+func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
+	return d.inParent("mkdir", name, func(pfd int, base string) error {
+		return unix.Mkdirat(pfd, base, uint32(perm.Perm()))
+	})
+}
+
+// RemoveEmpty removes name if it is an empty directory.
+func (d *Dir) RemoveEmpty(name string) error {
+	return d.inParent("remove", name, func(pfd int, base string) error {
+		return unix.Unlinkat(pfd, base, unix.AT_REMOVEDIR)
+	})
+}
+
+// inParent runs fn on the parent of name, opened beneath d, and its last
+// component.
+func (d *Dir) inParent(op, name string, fn func(pfd int, base string) error) error {
+	if _, err := components(name); err != nil || name == "." {
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
 	parent, base := split(name)
 	pfd, err := openBeneath(d.fd, parent, pathFlag|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return &fs.PathError{Op: "remove", Path: name, Err: err}
+		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	defer unix.Close(pfd)
-	if err := removeAt(pfd, base); err != nil {
-		return &fs.PathError{Op: "remove", Path: name, Err: err}
+	if err := fn(pfd, base); err != nil {
+		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	return nil
+}
+
+// RemoveAll removes name and, for a directory, everything in it. Links
+// are removed, never followed; a directory swapped for a link while it is
+// emptied is not entered.
+func (d *Dir) RemoveAll(name string) error {
+	return d.inParent("remove", name, removeAt)
 }
 
 func removeAt(dirfd int, name string) error {
@@ -259,5 +283,5 @@ func entryOf(name string, st *unix.Stat_t) Entry {
 		mode |= fs.ModeDevice
 	}
 	sec, nsec := st.Mtim.Unix()
-	return Entry{Name: name, Mode: mode, Size: st.Size, ModTime: time.Unix(sec, nsec)}
+	return Entry{Name: name, Mode: mode, Size: st.Size, ModTime: time.Unix(sec, nsec), Inode: uint64(st.Ino), Device: uint64(st.Dev)}
 }

@@ -5,6 +5,9 @@ import (
 	"os"
 )
 
+// nonBlock opens a FIFO without waiting for its other end.
+const nonBlock = 0
+
 // Dir is an open directory that names are resolved beneath. On Windows it
 // is an os.Root: names cannot leave it, but links that stay inside it are
 // followed (there is no openat2 to refuse them).
@@ -79,6 +82,29 @@ func (d *Dir) MkdirAll(name string, perm fs.FileMode) error {
 		return err
 	}
 	return d.root.MkdirAll(name, perm)
+}
+
+// Mkdir makes the directory name, whose parent must exist.
+func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
+	if _, err := components(name); err != nil || name == "." {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrInvalid}
+	}
+	return d.root.Mkdir(name, perm)
+}
+
+// RemoveEmpty removes name if it is an empty directory.
+func (d *Dir) RemoveEmpty(name string) error {
+	if _, err := components(name); err != nil || name == "." {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrInvalid}
+	}
+	fi, err := d.root.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrInvalid}
+	}
+	return d.root.Remove(name)
 }
 
 // RemoveAll removes name and everything in it.

@@ -18,6 +18,7 @@ package jailfs
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -31,11 +32,18 @@ type Entry struct {
 	ModTime time.Time
 	// Link is a symbolic link's target ("" for anything else).
 	Link string
+	// Inode and Device say which file it is (0 where the system does not
+	// tell).
+	Inode, Device uint64
 }
 
 // ErrLink is returned for a name that goes through a symbolic link (or
 // would leave its Dir): such names are refused, not followed.
 var ErrLink = errors.New("goes through a symbolic link")
+
+// ErrNotRegular is returned by OpenRegular for anything but a regular
+// file (a FIFO, a device, a socket, a directory).
+var ErrNotRegular = errors.New("is not a regular file")
 
 // ErrUnsupported is returned by As where the credentials of one thread
 // cannot be changed (anything but Linux).
@@ -62,4 +70,19 @@ func split(name string) (string, string) {
 		return ".", base
 	}
 	return strings.TrimSuffix(dir, "/"), base
+}
+
+// OpenRegular opens name beneath d for reading: a regular file only
+// (ErrNotRegular otherwise), opened without waiting, so that a FIFO
+// planted where a file is read does not hang the engine.
+func (d *Dir) OpenRegular(name string) (*os.File, error) {
+	f, err := d.Open(name, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
+	return f, nil
 }

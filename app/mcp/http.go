@@ -129,19 +129,22 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid != "" {
 		h.mu.Lock()
 		use, ok := h.sessions[sid]
-		if ok && use.principal != principal {
+		if !ok || use.principal != principal {
 			h.mu.Unlock()
 			// The SDK would serve it: a session id is not a credential.
+			// One whose opener is not known here is nobody's to use.
+			if !ok {
+				httpError(w, http.StatusNotFound, "no such MCP session: it ended, or was never opened here; open a session (initialize)")
+				return
+			}
 			httpError(w, http.StatusForbidden, "this MCP session was opened with another token; open a session of your own (initialize)")
 			return
 		}
-		if ok && r.Method == http.MethodPost {
+		if r.Method == http.MethodPost {
 			use.inFlight++
 		}
 		h.mu.Unlock()
-		if ok {
-			defer h.done(sid, r.Method == http.MethodPost)
-		}
+		defer h.done(sid, r.Method == http.MethodPost)
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -223,6 +226,7 @@ func (h *HTTPHandler) sweep() {
 func (h *HTTPHandler) closeIdle() {
 	idle, _ := h.opts.Limits()
 	now := h.opts.Now()
+	start := now
 	h.mu.Lock()
 	servers := make(map[string]*sdk.Server, len(h.servers))
 	for p, s := range h.servers {
@@ -246,8 +250,12 @@ func (h *HTTPHandler) closeIdle() {
 		}
 	}
 	h.mu.Lock()
-	for id := range h.sessions {
-		if !live[id] {
+	for id, use := range h.sessions {
+		// A session opened while the servers were looked at is not in
+		// live yet: forgetting it would leave it usable by anyone with
+		// its id (ServeHTTP refuses sessions it does not know, but the
+		// record is what says whose it is).
+		if !live[id] && use.last.Before(start) {
 			delete(h.sessions, id)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"hash/fnv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/safetext"
 )
 
 // Missed-run policies: what happens to the times a schedule should have
@@ -132,8 +134,10 @@ const maxHistory = 50
 func apply(s Schedule, spec Spec, create bool) (Schedule, *Expr, error) {
 	if spec.Name != nil || create {
 		name := strings.TrimSpace(deref(spec.Name))
-		if name == "" || len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return s, nil, &app.FieldError{Field: "name", Value: name, Reason: "must be 1 to 100 characters, without control characters"}
+		if _, printable := safetext.Valid(name); name == "" || utf8.RuneCountInString(name) > 100 || !printable {
+			// The name reaches terminals, notifications and the dashboard:
+			// the policy of sandbox names (no C1 CSI, bidi overrides, NEL).
+			return s, nil, &app.FieldError{Field: "name", Value: name, Reason: "must be 1 to 100 characters: " + safetext.Policy}
 		}
 		s.Name = name
 	}

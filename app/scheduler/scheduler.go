@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -38,6 +39,8 @@ type Options struct {
 	// Clock is the scheduler's time; nil means the real one.
 	Clock  Clock
 	Logger *slog.Logger
+	// MaxSchedules bounds the schedules held; 0 is DefaultMaxSchedules.
+	MaxSchedules int
 }
 
 // Scheduler keeps the schedules and fires them. Create it with New, start
@@ -47,6 +50,7 @@ type Scheduler struct {
 	e     *app.Engine
 	clock Clock
 	log   *slog.Logger
+	max   int
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -85,7 +89,10 @@ func New(o Options) (*Scheduler, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Scheduler{e: o.Engine, clock: o.Clock, log: o.Logger, entries: map[string]*entry{}, wake: make(chan struct{}, 1)}
+	s := &Scheduler{e: o.Engine, clock: o.Clock, log: o.Logger, max: o.MaxSchedules, entries: map[string]*entry{}, wake: make(chan struct{}, 1)}
+	if s.max <= 0 {
+		s.max = DefaultMaxSchedules
+	}
 	s.runCtx, s.cancelRuns = context.WithCancel(context.Background())
 	err := s.e.EachSchedule(func(data []byte) error {
 		var d doc
@@ -166,12 +173,22 @@ func newID() string {
 	return hex.EncodeToString(b)
 }
 
+// DefaultMaxSchedules bounds the schedules the engine holds (an agent
+// could otherwise store them without end; each may fire every minute).
+const DefaultMaxSchedules = 512
+
 // Create validates and stores a new schedule and returns it with notes on
 // what the exec policy will do to its runs.
 func (s *Scheduler) Create(spec Spec) (*View, []string, error) {
 	sched, expr, err := apply(Schedule{}, spec, true)
 	if err != nil {
 		return nil, nil, err
+	}
+	s.mu.Lock()
+	n := len(s.entries)
+	s.mu.Unlock()
+	if n >= s.max {
+		return nil, nil, &app.LimitError{Reason: fmt.Sprintf("refused: the engine holds %d schedules, the most it allows; remove schedules you no longer need (senclaw schedule rm ID)", n)}
 	}
 	now := s.clock.Now()
 	sched.ID = newID()

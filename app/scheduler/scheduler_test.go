@@ -239,6 +239,11 @@ func TestBadSpecsChangeNothing(t *testing.T) {
 		field string
 	}{
 		{"no_name", Spec{Name: ptr(" ")}, "name"},
+		{"name_with_escape", Spec{Name: ptr("a\x1b]0;x\a")}, "name"},
+		{"name_with_c1_csi", Spec{Name: ptr("a\u009b31m")}, "name"},
+		{"name_with_bidi_override", Spec{Name: ptr("a\u202eexe.txt")}, "name"},
+		{"name_with_nel", Spec{Name: ptr("a\u0085b")}, "name"},
+		{"name_too_long", Spec{Name: ptr(strings.Repeat("é", 101))}, "name"},
 		{"bad_cron", Spec{Cron: ptr("0 25 * * *")}, "cron"},
 		{"bad_zone", Spec{TimeZone: ptr("Nowhere/Land")}, "timeZone"},
 		{"bad_language", Spec{Language: ptr("cobol")}, "language"},
@@ -284,5 +289,34 @@ func TestJitterIsFixedPerSchedule(t *testing.T) {
 	got, _ := s.Get(v.ID)
 	if !h[0].At.Equal(*v.NextRun) || got.NextRun.Sub(*v.NextRun) != time.Hour {
 		t.Fatalf("fired at %v, next %v: the jitter moved", h[0].At, got.NextRun)
+	}
+}
+
+// TestSchedulesAreBounded: past the bound a new schedule is refused (an
+// agent could otherwise store them without end) and nothing is stored;
+// the ones held still update.
+func TestSchedulesAreBounded(t *testing.T) {
+	t.Parallel()
+	e := testEngine(t, testRoot(t))
+	defer e.Close()
+	s, err := New(Options{Engine: e, Clock: newFakeClock(time.Now()), MaxSchedules: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(context.Background())
+	defer s.Stop()
+	spec := Spec{Name: ptr("job"), Cron: ptr("* * * * *"), Code: ptr("true")}
+	first := mustCreate(t, s, spec)
+	mustCreate(t, s, spec)
+	_, _, err = s.Create(spec)
+	var le *app.LimitError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "2 schedules") {
+		t.Fatalf("a third schedule: %v, want a limit refusal", err)
+	}
+	if got := s.List(); len(got) != 2 {
+		t.Errorf("%d schedules held after a refusal", len(got))
+	}
+	if _, _, err := s.Update(first.ID, Spec{Name: ptr("renamed")}); err != nil {
+		t.Errorf("an update at the bound: %v", err)
 	}
 }

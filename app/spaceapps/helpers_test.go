@@ -199,6 +199,9 @@ ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 func writeApp(t *testing.T, manifest string, files map[string]string) string {
 	t.Helper()
 	dir := testutil.SandboxDir(t, "sapp-src-")
+	// A folder as people's are: listable by everyone (the engine reads
+	// it as the sandbox user).
+	must(t, os.Chmod(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, ManifestFile), []byte(manifest), 0o644))
 	for name, data := range files {
 		must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))

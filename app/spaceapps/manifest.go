@@ -2,8 +2,6 @@ package spaceapps
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -105,19 +103,6 @@ var (
 	versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(>=\s*)?[0-9]{1,4}(\.[0-9]{1,4}){0,2}$`) })
 	envKeyRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
-
-// ReadManifest reads and checks dir's senclaw-app.json.
-func ReadManifest(dir string) (*Manifest, []byte, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil, &app.FieldError{Field: "dir", Value: dir, Reason: "has no " + ManifestFile + " at its root; an app directory describes its server there (see examples/space-apps)"}
-		}
-		return nil, nil, fmt.Errorf("reading %s: %w", ManifestFile, err)
-	}
-	m, err := ParseManifest(data)
-	return m, data, err
-}
 
 // ParseManifest decodes and checks a manifest. Unknown fields and bad
 // values are *app.FieldError naming the field; defaults are filled in.

@@ -51,19 +51,27 @@ func (s *Supervisor) Register(ctx context.Context, req RegisterRequest) (*Regist
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := ReadManifest(dir)
+	m, _, err := readManifestAs(dir, s.user())
 	if err != nil {
+		return nil, err
+	}
+	if err := s.roomForApp(m.ID); err != nil {
 		return nil, err
 	}
 	if req.InPlace {
 		return s.register(ctx, m, req.Env, dir, dir, true)
 	}
+	release, err := s.stageSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	stage, err := s.stage(m.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(stage)
-	if err := copyTree(dir, stage); err != nil {
+	if err := copyTree(dir, stage, s.user()); err != nil {
 		return nil, err
 	}
 	return s.register(ctx, m, req.Env, dir, stage, false)
@@ -83,6 +91,9 @@ func (s *Supervisor) stage(id string) (string, error) {
 // or "zip upload"); files is the folder holding the files to install.
 func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]string, source, files string, inPlace bool) (*RegisterReply, error) {
 	if err := checkAppEnv(env); err != nil {
+		return nil, err
+	}
+	if err := s.roomForApp(m.ID); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -258,46 +269,6 @@ func (s *Supervisor) install(stage, dir string) error {
 		_ = os.Lchown(dir, uid, uid)
 	}
 	return nil
-}
-
-// copyTree copies src into the empty folder dst, refusing links, special
-// files and trees over the copy limits.
-func copyTree(src, dst string) error {
-	var size int64
-	n := 0
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("reading the app's folder: %w", err)
-		}
-		rel, _ := filepath.Rel(src, path)
-		if rel == "." {
-			return nil
-		}
-		if n++; n > MaxCopyEntries {
-			return bad("dir", src, "has more than %d files and folders; run it in place (--in-place) instead", MaxCopyEntries)
-		}
-		target := filepath.Join(dst, rel)
-		switch t := d.Type(); {
-		case t&os.ModeSymlink != 0:
-			return bad("dir", src, "holds a symbolic link (%s), which is not copied: it could lead outside the app; replace it with the file, or run the app in place (--in-place)", rel)
-		case d.IsDir():
-			return os.Mkdir(target, 0o755)
-		case !t.IsRegular():
-			return bad("dir", src, "holds %s, which is not a regular file or folder", rel)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if size += info.Size(); size > MaxCopyBytes {
-			return bad("dir", src, "is larger than %d MiB; run it in place (--in-place) instead", MaxCopyBytes>>20)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("copying %s: %w", rel, err)
-		}
-		return os.WriteFile(target, data, info.Mode().Perm()|0o600)
-	})
 }
 
 // Remove stops app id and forgets it: its sandbox, record and log. With

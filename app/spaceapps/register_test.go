@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/app"
 )
@@ -213,5 +214,111 @@ func TestReRegisteringUpdatesKeepingDataAndForce(t *testing.T) {
 	}
 	if _, err := f.e.Get(sandboxID("upd")); err == nil {
 		t.Fatal("rm left the app's sandbox")
+	}
+}
+
+// TestRegisteringReadsOnlyWhatTheSandboxUserMay: a folder's files are
+// read as the sandbox user and by descriptor, as the file API reads: a
+// file of the folder the sandbox user may not read refuses the copy
+// (the engine would hand it to the app), and a manifest that is a link
+// (to /dev/zero, endless) or a FIFO (which never answers) is refused
+// at once, whatever the folder. Nothing is registered.
+func TestRegisteringReadsOnlyWhatTheSandboxUserMay(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	type layout func(dir string)
+	cases := []struct {
+		name    string
+		make    layout
+		inPlace bool
+		says    string
+		root    bool
+	}{
+		{"root_only_file", func(dir string) {
+			p := filepath.Join(dir, "root-only")
+			must(t, os.WriteFile(p, []byte("ROOT SECRET"), 0o600))
+		}, false, "root-only", true},
+		{"root_only_folder", func(dir string) {
+			must(t, os.Mkdir(filepath.Join(dir, "private"), 0o700))
+			must(t, os.WriteFile(filepath.Join(dir, "private", "key"), []byte("ROOT SECRET"), 0o644))
+		}, false, "private", true},
+		{"manifest_to_dev_zero", func(dir string) {
+			must(t, os.Remove(filepath.Join(dir, ManifestFile)))
+			must(t, os.Symlink("/dev/zero", filepath.Join(dir, ManifestFile)))
+		}, true, ManifestFile, false},
+		{"manifest_fifo", func(dir string) {
+			must(t, os.Remove(filepath.Join(dir, ManifestFile)))
+			must(t, mkfifo(filepath.Join(dir, ManifestFile)))
+		}, false, ManifestFile, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if tc.root && os.Geteuid() != 0 {
+				t.Skip("the engine reads as the sandbox user only as root")
+			}
+			dir := writeApp(t, probeManifest("reads-"+strings.ReplaceAll(tc.name, "_", "-"), ""), map[string]string{"probe.py": probeApp})
+			tc.make(dir)
+			done := make(chan error, 1)
+			go func() {
+				_, err := f.s.Register(ctx, RegisterRequest{Dir: dir, InPlace: tc.inPlace})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tc.says) {
+					t.Fatalf("register: %v, want a refusal naming %s", err, tc.says)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the registration hangs on what the folder holds")
+			}
+			got, _ := f.s.List(ctx)
+			for _, a := range got {
+				if strings.HasPrefix(a.ID, "reads-") {
+					t.Errorf("registered %s", a.ID)
+				}
+			}
+		})
+	}
+}
+
+// TestRegistrationsAreBounded: the apps registered at once are bounded
+// (each holds a sandbox and a copy), an update of a known app is not
+// refused, and registrations stage their files a few at a time: one
+// that cannot get a slot before its caller gives up stages nothing.
+func TestRegistrationsAreBounded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(_ *app.Options, o *Options) { o.MaxApps = 2 })
+	ctx := context.Background()
+	zipOf := func(id string) *bytes.Buffer {
+		return makeZip(t, zipEntry{name: ManifestFile, data: probeManifest(id, "")}, zipEntry{name: "probe.py", data: probeApp})
+	}
+	for _, id := range []string{"first", "second"} {
+		if _, err := f.s.RegisterZip(ctx, zipOf(id), nil); err != nil {
+			t.Fatalf("register %s: %v", id, err)
+		}
+	}
+	_, err := f.s.RegisterZip(ctx, zipOf("third"), nil)
+	var le *app.LimitError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "2 Space Apps are registered") {
+		t.Fatalf("a third app: %v, want a limit refusal", err)
+	}
+	if _, err := f.s.RegisterZip(ctx, zipOf("first"), nil); err != nil {
+		t.Fatalf("an update of a known app at the bound: %v", err)
+	}
+	for range maxUnpacking {
+		f.s.unpacking <- struct{}{}
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := f.s.RegisterZip(short, zipOf("first"), nil); err == nil || !strings.Contains(err.Error(), "waiting for another registration") {
+		t.Fatalf("a registration with every staging slot taken: %v", err)
+	}
+	if left, _ := os.ReadDir(f.s.dirs.staging); len(left) != 0 {
+		t.Errorf("a registration that waited staged %d files", len(left))
+	}
+	for range maxUnpacking {
+		<-f.s.unpacking
 	}
 }

@@ -68,7 +68,19 @@ type Options struct {
 	// or gives up (crash-looping); the desktop shell notifies from the
 	// API instead, this is for other hosts and tests.
 	OnAttention func(appID, what string)
+	// MaxApps bounds the apps registered at once (each holds a sandbox
+	// and, unless it runs in place, a copy of up to MaxCopyBytes); 0 is
+	// DefaultMaxApps.
+	MaxApps int
 }
+
+// DefaultMaxApps is Options.MaxApps's default.
+const DefaultMaxApps = 256
+
+// maxUnpacking bounds the registrations that unpack a zip or copy a
+// folder into the staging folder at once: each may stage up to
+// MaxUnzippedBytes (a zip) or MaxCopyBytes (a folder).
+const maxUnpacking = 2
 
 // Supervisor registers, starts, supervises and watches the Space Apps of
 // one engine. Build it after the engine with New, Recover, Autostart once the
@@ -91,6 +103,8 @@ type Supervisor struct {
 	apiPort int
 	closed  bool
 	wg      sync.WaitGroup
+	// unpacking counts the registrations staging files (maxUnpacking).
+	unpacking chan struct{}
 }
 
 // dirs are where the supervisor keeps what it owns, under the engine's
@@ -116,10 +130,14 @@ func New(opts Options) (*Supervisor, error) {
 	data := opts.Engine.DataDir()
 	s := &Supervisor{
 		e: opts.Engine, log: opts.Logger, clock: opts.Clock, opts: opts,
-		req:    &requirements{path: opts.SystemPath},
-		dirs:   dirs{apps: filepath.Join(data, "apps"), logs: filepath.Join(data, "app-logs"), tmp: filepath.Join(data, "app-tmp"), staging: filepath.Join(data, "app-staging")},
-		apps:   map[string]*appState{},
-		tokens: map[string]string{},
+		req:       &requirements{path: opts.SystemPath},
+		dirs:      dirs{apps: filepath.Join(data, "apps"), logs: filepath.Join(data, "app-logs"), tmp: filepath.Join(data, "app-tmp"), staging: filepath.Join(data, "app-staging")},
+		apps:      map[string]*appState{},
+		tokens:    map[string]string{},
+		unpacking: make(chan struct{}, maxUnpacking),
+	}
+	if s.opts.MaxApps <= 0 {
+		s.opts.MaxApps = DefaultMaxApps
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	for _, d := range []string{s.dirs.apps, s.dirs.tmp} {
@@ -342,4 +360,25 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// stageSlot waits for one of the maxUnpacking slots of staging (ctx
+// ends the wait); release gives it back.
+func (s *Supervisor) stageSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case s.unpacking <- struct{}{}:
+		return func() { <-s.unpacking }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for another registration to finish unpacking: %w", ctx.Err())
+	}
+}
+
+// roomForApp refuses a new app when MaxApps are registered.
+func (s *Supervisor) roomForApp(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, known := s.apps[id]; known || len(s.apps) < s.opts.MaxApps {
+		return nil
+	}
+	return &app.LimitError{Reason: fmt.Sprintf("refused: %d Space Apps are registered, the most the engine holds; remove apps you no longer need (senclaw apps rm ID)", len(s.apps))}
 }

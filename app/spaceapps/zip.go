@@ -24,6 +24,11 @@ const (
 // Entries that would leave the app's folder (absolute, with ..) and links
 // are refused, and nothing is registered.
 func (s *Supervisor) RegisterZip(ctx context.Context, body io.Reader, env map[string]string) (*RegisterReply, error) {
+	release, err := s.stageSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	tmp, err := os.CreateTemp(s.dirs.staging, "upload-*.zip")
 	if err != nil {
 		return nil, fmt.Errorf("receiving the zip: %w", err)

@@ -35,28 +35,89 @@ func (s *Store) PutEvents(runID string, events [][]byte) error {
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketEvents)
-		if _, err := deleteRunEvents(b, runID); err != nil {
+		if _, err := deleteRunEvents(tx, runID); err != nil {
 			return err
 		}
+		total := eventBytes(tx)
 		for i, ev := range events {
 			if err := b.Put(eventKey(runID, uint64(i)), ev); err != nil {
 				return err
 			}
+			total += int64(len(ev))
 		}
-		return nil
+		// Past the budget the oldest runs' events go (keys sort by run
+		// id, and run ids by time), this run's last.
+		for total > s.maxEventBytes {
+			k, _ := b.Cursor().First()
+			if k == nil || len(k) <= 8 {
+				break
+			}
+			oldest := string(k[:len(k)-8])
+			freed, err := runEventBytes(b, oldest)
+			if err != nil {
+				return err
+			}
+			if _, err := deleteRunEvents(tx, oldest); err != nil {
+				return err
+			}
+			total -= freed
+			if oldest == runID {
+				break
+			}
+		}
+		return writeEventBytes(tx, total)
 	})
 }
 
-// deleteRunEvents removes the events of runID and says how many there were.
-func deleteRunEvents(b *bolt.Bucket, runID string) (int, error) {
+var keyEventBytes = []byte("event_bytes")
+
+// eventBytes is the size of every run's stored events, kept in meta so
+// that a run's store does not walk the bucket; a file without the counter
+// is walked once.
+func eventBytes(tx *bolt.Tx) int64 {
+	if v := tx.Bucket(bucketMeta).Get(keyEventBytes); len(v) == 8 {
+		return int64(binary.BigEndian.Uint64(v))
+	}
+	var n int64
+	_ = tx.Bucket(bucketEvents).ForEach(func(_, v []byte) error {
+		n += int64(len(v))
+		return nil
+	})
+	return n
+}
+
+func writeEventBytes(tx *bolt.Tx, n int64) error {
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], uint64(max(n, 0)))
+	return tx.Bucket(bucketMeta).Put(keyEventBytes, buf[:])
+}
+
+// runEventBytes is the size of runID's stored events.
+func runEventBytes(b *bolt.Bucket, runID string) (int64, error) {
+	var n int64
+	c := b.Cursor()
+	for k, v := c.Seek([]byte(runID)); k != nil && bytes.HasPrefix(k, []byte(runID)); k, v = c.Next() {
+		if ofRun(k, runID) {
+			n += int64(len(v))
+		}
+	}
+	return n, nil
+}
+
+// deleteRunEvents removes the events of runID, keeps the size counter
+// right, and says how many there were.
+func deleteRunEvents(tx *bolt.Tx, runID string) (int, error) {
+	b := tx.Bucket(bucketEvents)
 	if b == nil {
 		return 0, nil
 	}
+	total := eventBytes(tx)
 	var keys [][]byte
 	c := b.Cursor()
-	for k, _ := c.Seek([]byte(runID)); k != nil && bytes.HasPrefix(k, []byte(runID)); k, _ = c.Next() {
+	for k, v := c.Seek([]byte(runID)); k != nil && bytes.HasPrefix(k, []byte(runID)); k, v = c.Next() {
 		if ofRun(k, runID) {
 			keys = append(keys, bytes.Clone(k))
+			total -= int64(len(v))
 		}
 	}
 	for _, k := range keys {
@@ -64,7 +125,10 @@ func deleteRunEvents(b *bolt.Bucket, runID string) (int, error) {
 			return 0, err
 		}
 	}
-	return len(keys), nil
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	return len(keys), writeEventBytes(tx, total)
 }
 
 // ListEvents calls fn with the events of runID, newest first; fn returning
@@ -140,7 +204,7 @@ func (s *Store) ClearEvents(sandboxID string) (int, error) {
 			return nil
 		})
 		for _, r := range runs {
-			d, err := deleteRunEvents(tx.Bucket(bucketEvents), r)
+			d, err := deleteRunEvents(tx, r)
 			if err != nil {
 				return err
 			}

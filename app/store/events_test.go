@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,5 +83,48 @@ func TestMigrationFromSchema2AddsTheEventsBucket(t *testing.T) {
 	putEvents(t, s, "r1", 1)
 	if got := runEvents(t, s, "r1"); got != "r1-0" {
 		t.Fatalf("events after migration = %q", got)
+	}
+}
+
+// TestEventsHaveATotalBudget: the events of all runs together stay under
+// MaxEventBytes, the oldest runs' going first; a run whose events were
+// deleted (pruned, cleared) no longer counts.
+func TestEventsHaveATotalBudget(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{MaxEventBytes: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := func(run string) {
+		t.Helper()
+		var evs [][]byte
+		for i := 0; i < 3; i++ {
+			evs = append(evs, []byte(strings.Repeat("x", 1000)))
+		}
+		if err := s.PutEvents(run, evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(run string) int {
+		n := 0
+		_ = s.ListEvents(run, func([]byte) bool { n++; return true })
+		return n
+	}
+	for _, r := range []string{"r1", "r2", "r3", "r4", "r5"} {
+		big(r)
+	}
+	if count("r1") != 0 || count("r2") != 0 || count("r3") != 3 || count("r5") != 3 {
+		t.Fatalf("after five runs of 3000 bytes with a budget of 10000: %d %d %d %d %d", count("r1"), count("r2"), count("r3"), count("r4"), count("r5"))
+	}
+	// Storing a run's events again replaces them: nothing else goes.
+	big("r5")
+	if count("r3") != 3 {
+		t.Fatalf("storing r5 again evicted r3")
+	}
+	var total int64
+	_ = s.db.View(func(tx *bolt.Tx) error { total = eventBytes(tx); return nil })
+	if total != 9000 {
+		t.Fatalf("the counter says %d bytes, want 9000", total)
 	}
 }

@@ -19,6 +19,15 @@ import (
 //   - 5: space_apps, one document per Space App (issue #11).
 const CurrentSchema = 5
 
+// maxPlausibleSchema bounds the versions a newer engine could have
+// written; a larger one is a damaged value, not the future.
+const maxPlausibleSchema = 1 << 16
+
+// versionDamage is migrate's answer for a version value no engine wrote.
+type versionDamage string
+
+func (d versionDamage) Error() string { return string(d) }
+
 // migrations[v] upgrades a file from version v to v+1, inside one
 // transaction together with the version bump.
 var migrations = map[int]func(tx *bolt.Tx) error{
@@ -59,6 +68,10 @@ func (s *Store) migrate() error {
 				}
 			}
 			return writeVersion(tx, CurrentSchema)
+		}
+		if raw := tx.Bucket(bucketMeta).Get(keySchemaVersion); raw != nil && (len(raw) != 8 || binary.BigEndian.Uint64(raw) > maxPlausibleSchema) {
+			// No engine wrote this: versions count up one a change.
+			return versionDamage(fmt.Sprintf("the schema version reads %x, which no engine writes", raw))
 		}
 		if v > CurrentSchema {
 			return fmt.Errorf("the database is schema version %d, newer than this engine's %d: upgrade senclaw", v, CurrentSchema)

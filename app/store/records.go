@@ -134,7 +134,7 @@ func (s *Store) prune(tx *bolt.Tx, n int) error {
 			return err
 		}
 		// trace (issue #7): a pruned run takes its events along.
-		if _, err := deleteRunEvents(tx.Bucket(bucketEvents), vv.id); err != nil {
+		if _, err := deleteRunEvents(tx, vv.id); err != nil {
 			return err
 		}
 		if sb := idx.Bucket([]byte(vv.sandbox)); sb != nil {

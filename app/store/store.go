@@ -46,15 +46,23 @@ const DefaultMaxRuns = 5000
 type Options struct {
 	// MaxRuns bounds the run history; the oldest runs are pruned first.
 	MaxRuns int
+	// MaxEventBytes bounds the trace events of all runs together; past
+	// it the oldest runs' events go first. Zero is DefaultMaxEventBytes.
+	MaxEventBytes int64
 	// Timeout is how long Open waits for the file lock (another engine
 	// holding it). Zero means 1 second.
 	Timeout time.Duration
 }
 
+// DefaultMaxEventBytes is Options.MaxEventBytes's default: 5000 traced
+// runs of 5000 events of up to 4 KiB each would otherwise be 100 GB.
+const DefaultMaxEventBytes = 256 << 20
+
 // Store is an open database.
 type Store struct {
-	db      *bolt.DB
-	maxRuns int
+	db            *bolt.DB
+	maxRuns       int
+	maxEventBytes int64
 }
 
 // Open opens (creating if needed) the database at path and migrates it to
@@ -91,11 +99,17 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	s := &Store{db: db, maxRuns: opts.MaxRuns}
+	s := &Store{db: db, maxRuns: opts.MaxRuns, maxEventBytes: opts.MaxEventBytes}
 	if s.maxRuns <= 0 {
 		s.maxRuns = DefaultMaxRuns
 	}
+	if s.maxEventBytes <= 0 {
+		s.maxEventBytes = DefaultMaxEventBytes
+	}
 	reason, err = guard(s.migrate)
+	if vd := versionDamage(""); errors.As(err, &vd) {
+		reason = string(vd)
+	}
 	if reason != "" || err != nil {
 		db.Close()
 		if reason != "" {

@@ -258,3 +258,27 @@ func TestMigrationFromSchema3AddsTheAppsBucket(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
+
+// TestAVersionNoEngineWroteIsDamage: a schema version that no engine
+// could have written (a garbled value) is damage, with a copy kept, not
+// "upgrade senclaw".
+func TestAVersionNoEngineWroteIsDamage(t *testing.T) {
+	t.Parallel()
+	for _, raw := range [][]byte{{0, 0xab, 0, 0, 0, 0, 0, 5}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {1, 2, 3}} {
+		path := filepath.Join(t.TempDir(), "garbled.db")
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchemaVersion, raw) })
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(path, Options{})
+		var de *DamagedError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), "which no engine writes") {
+			t.Fatalf("version %x: %v", raw, err)
+		}
+	}
+}

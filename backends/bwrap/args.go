@@ -45,6 +45,10 @@ type FDs struct {
 	// Terminal, when set, is the run's terminal (spec.Terminal), which
 	// the helper inside makes the command's (netfwd's --tty role).
 	Terminal int
+	// Protected, when set, has one open handle per spec.Protected entry,
+	// opened without following a link: what is bound read-only is the
+	// very file the engine checked. Nil binds by path (tests).
+	Protected []int
 }
 
 // Root is a system root as found on the host.
@@ -200,6 +204,17 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, src, target)
 	}
+	// What programs on the host run code from in the person's folders
+	// (agents' settings, git's config and hooks): read-only over itself,
+	// after the binds that show it, so that the sandbox can neither
+	// change nor replace it (a mount point cannot be renamed or removed).
+	for i, p := range spec.Protected {
+		op, src := "--ro-bind", p
+		if i < len(fds.Protected) {
+			op, src = "--ro-bind-fd", strconv.Itoa(fds.Protected[i])
+		}
+		a = append(a, op, src, protectedAt(spec, p))
+	}
 	// The forwarder, bound in when the run needs it: for the network
 	// plumbing, the Unix socket guard (issue #10; it loads the guard in
 	// front of the command, with or without network) or a terminal.
@@ -219,6 +234,16 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		"--info-fd", strconv.Itoa(fds.Info),
 		"--block-fd", strconv.Itoa(fds.Block),
 		"--chdir", w)
+}
+
+// protectedAt is where the protected path p appears in the sandbox: at
+// its own path in the workspace, under its mount's target in a mount.
+func protectedAt(spec *backends.Spec, p string) string {
+	mount, rel, _ := backends.ProtectedIn(spec, p)
+	if mount < 0 {
+		return p
+	}
+	return path.Join(spec.Workspace, path.Clean("/"+spec.Mounts[mount].Target), rel)
 }
 
 // masks covers each of spec.Masked (a switched-off interpreter or its

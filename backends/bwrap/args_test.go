@@ -88,6 +88,13 @@ func argsCases() []struct {
 	masked.Masked = maskedFiles
 	masked.MaskedRuntimes = []string{backends.RuntimePython}
 	masked.Mounts = []backends.Mount{{Source: "/usr/lib", Target: "syslib", ReadOnly: true}}
+	// An agent's project: what programs on the host run code from is
+	// bound read-only over itself, in the project and in a read-write
+	// mount, after the binds that show it.
+	project := baseSpec(backends.FsStrict)
+	project.Workspace = "/home/ann/code/app"
+	project.Mounts = []backends.Mount{{Source: "/home/ann/code/lib", Target: "vendor/lib"}, {Source: "/srv/models", Target: "models", ReadOnly: true}}
+	project.Protected = []string{"/home/ann/code/app/.claude", "/home/ann/code/app/.git/config", "/home/ann/code/app/.git/hooks", "/home/ann/code/lib/.vscode"}
 	openMasked := baseSpec(backends.FsOpen)
 	openMasked.Masked = maskedFiles
 	openMasked.MaskedRuntimes = []string{backends.RuntimePython}
@@ -105,6 +112,7 @@ func argsCases() []struct {
 		{"network_off", baseSpec(backends.FsStrict)},
 		{"ports_listed", ports},
 		{"open_network_on", openNet},
+		{"project_protected", project},
 	}
 }
 
@@ -245,6 +253,13 @@ func TestValidate(t *testing.T) {
 		{"relative_hidden", func(s *backends.Spec) { s.Hidden = []string{"x"} }, false},
 		{"env_without_equals", func(s *backends.Spec) { s.Env = []string{"PATH=/bin", "NOVALUE"} }, false},
 		{"env_without_name", func(s *backends.Spec) { s.Env = []string{"=x"} }, false},
+		{"protected_in_workspace", func(s *backends.Spec) { s.Protected = []string{s.Workspace + "/.claude"} }, true},
+		{"protected_outside", func(s *backends.Spec) { s.Protected = []string{"/etc/passwd"} }, false},
+		{"protected_workspace_itself", func(s *backends.Spec) { s.Protected = []string{s.Workspace} }, false},
+		{"protected_in_read_only_mount", func(s *backends.Spec) {
+			s.Mounts = []backends.Mount{{Source: "/srv/m", Target: "m", ReadOnly: true}}
+			s.Protected = []string{"/srv/m/.git/config"}
+		}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -139,6 +139,14 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Mounts = append(fds.Mounts, 3+len(childEnds))
 		childEnds = append(childEnds, h)
 	}
+	for _, p := range spec.Protected {
+		h, err := openProtected(p)
+		if err != nil {
+			return nil, err
+		}
+		fds.Protected = append(fds.Protected, 3+len(childEnds))
+		childEnds = append(childEnds, h)
+	}
 	if spec.Terminal != nil {
 		if spec.Net == nil && spec.Helper == "" {
 			return nil, errors.New("starting bwrap: a run with a terminal needs the senclaw-netfwd helper (keep it next to senclaw)")
@@ -411,6 +419,27 @@ func openChecked(dir, what string) (*os.File, error) {
 	if real != filepath.Clean(dir) {
 		h.Close()
 		return nil, fmt.Errorf("refused: %s %s now leads to %s (a symlink was put in its path since it was checked); nothing was bound. Remove the symlink, or give the directory again", what, dir, real)
+	}
+	return h, nil
+}
+
+// openProtected opens the protected path p (a file or a directory the
+// engine checked) without following a link on its way or at its end, for
+// --ro-bind-fd: a link put there since refuses the run.
+func openProtected(p string) (*os.File, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("refused: %s, which must stay read-only for the sandbox, cannot be opened (%v); nothing ran. Run again", p, err)
+	}
+	h := os.NewFile(uintptr(fd), p)
+	var st unix.Stat_t
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err == nil {
+		err = unix.Fstat(fd, &st)
+	}
+	if err != nil || real != p || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		h.Close()
+		return nil, fmt.Errorf("refused: %s, which must stay read-only for the sandbox, now is or goes through a symbolic link (one was put there since it was checked); nothing ran. Remove the link", p)
 	}
 	return h, nil
 }

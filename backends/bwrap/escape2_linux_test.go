@@ -31,7 +31,7 @@ func TestEscapeReads(t *testing.T) {
 			{"open_hidden", backends.FsOpen, []string{"allowed", "public"}, true},
 		}
 		for _, tc := range cases {
-			t.Run(u.name+"_"+tc.name, func(t *testing.T) {
+			t.Run(u.Name+"_"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				// Outside /tmp (a fresh tmpfs inside), so open mode sees it.
@@ -90,7 +90,7 @@ except OSError as e:
 
 	for _, u := range sandboxUsers(t) {
 		for _, network := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s_network_%v", u.Name, network), func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				spec := newSpec(t, u, d.ws)
@@ -162,7 +162,7 @@ print("exists" if os.path.exists(%q) else "absent")
 `, sock, sock)
 	for _, u := range sandboxUsers(t) {
 		for _, network := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s_network_%v", u.name, network), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s_network_%v", u.Name, network), func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				spec := newSpec(t, u, d.ws)

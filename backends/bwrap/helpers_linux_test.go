@@ -29,22 +29,10 @@ func requireBwrap(t *testing.T) {
 	}
 }
 
-// sandboxUser is one way the engine can run (escapetest.Users).
-type sandboxUser struct {
-	name string
-	cred *backends.Credential
-}
+// sandboxUser is one way the engine can run (testutil.SandboxUsers).
+type sandboxUser = testutil.SandboxUser
 
-func sandboxUsers(t *testing.T) []sandboxUser {
-	var out []sandboxUser
-	for _, u := range escapetest.Users() {
-		out = append(out, sandboxUser{u.Name, u.Cred})
-	}
-	return out
-}
-
-// uid is the host uid a sandbox of u runs as.
-func (u sandboxUser) uid() int { return escapetest.User{Name: u.name, Cred: u.cred}.UID() }
+func sandboxUsers(t *testing.T) []sandboxUser { return testutil.SandboxUsers() }
 
 // testDirs is escapetest.Dirs: base holding the workspace ws, and outside.
 type testDirs struct {
@@ -53,7 +41,7 @@ type testDirs struct {
 
 func newTestDirs(t *testing.T, u sandboxUser) testDirs {
 	t.Helper()
-	d := escapetest.NewDirs(t, escapetest.User{Name: u.name, Cred: u.cred}, "senclaw-bwrap-test-")
+	d := escapetest.NewDirs(t, u, "senclaw-bwrap-test-")
 	return testDirs{d.Base, d.WS, d.Outside}
 }
 
@@ -71,7 +59,7 @@ func newSpec(t *testing.T, u sandboxUser, ws string, argv ...string) *backends.S
 		Argv:      argv,
 		Env:       []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "SENCLAW_TEST=1"},
 		FsMode:    backends.FsStrict,
-		User:      u.cred,
+		User:      u.Cred,
 		// Bound from a checked handle, as the engine asks for its own
 		// workspaces and agents' project dirs.
 		WorkspaceExact: true,

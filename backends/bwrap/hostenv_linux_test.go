@@ -143,7 +143,7 @@ func TestBwrapsCommandLineHoldsOnlyTheCommand(t *testing.T) {
 func eachLaunch(t *testing.T, fn func(t *testing.T, u sandboxUser, traced bool)) {
 	for _, u := range sandboxUsers(t) {
 		for _, traced := range []bool{false, true} {
-			name := u.name
+			name := u.Name
 			if traced {
 				name += "_traced"
 			}

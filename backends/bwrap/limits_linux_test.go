@@ -49,7 +49,7 @@ func TestLimits(t *testing.T) {
 	requireCgroups(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			cases := []struct {
 				name  string
@@ -239,7 +239,7 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 	b := New(Options{})
 	b.noCgroups = true
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			spec := newSpec(t, u, d.ws)

@@ -38,7 +38,7 @@ func TestMaskedInterpretersCannotStart(t *testing.T) {
 	script := strings.Join(attempts, "\n") + "\necho end\n"
 	for _, u := range sandboxUsers(t) {
 		for _, mode := range []backends.FsMode{backends.FsStrict, backends.FsOpen} {
-			t.Run(u.name+"_"+string(mode), func(t *testing.T) {
+			t.Run(u.Name+"_"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				spec := func(masks []string) *backends.Spec {
 					d := newTestDirs(t, u)

@@ -15,7 +15,7 @@ func TestRunBasics(t *testing.T) {
 	requireBwrap(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			cases := []struct {
 				name  string
@@ -65,8 +65,8 @@ print("\n".join(sorted(fds)))`)
 					if err != nil || r.status.Code != 0 {
 						t.Fatalf("no file: %v %+v", err, r)
 					}
-					if uid := statUID(fi); uid != u.uid() || uid == 0 {
-						t.Fatalf("file owned by %d on the host, want %d", uid, u.uid())
+					if uid := statUID(fi); uid != u.UID() || uid == 0 {
+						t.Fatalf("file owned by %d on the host, want %d", uid, u.UID())
 					}
 				}},
 			}

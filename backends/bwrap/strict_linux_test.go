@@ -24,7 +24,7 @@ func TestStrictModeDoesNotShowOpt(t *testing.T) {
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		for _, mode := range []backends.FsMode{backends.FsStrict, backends.FsAllowlist} {
-			t.Run(u.name+"_"+string(mode), func(t *testing.T) {
+			t.Run(u.Name+"_"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				spec := newSpec(t, u, d.ws, "sh", "-c", "ls -A /opt 2>/dev/null; echo end")

@@ -16,10 +16,10 @@ func TestTerminateLetsTheTreeEndCleanly(t *testing.T) {
 	t.Parallel()
 	requireBwrap(t)
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
-			b := New(Options{SandboxUser: u.cred})
+			b := New(Options{SandboxUser: u.Cred})
 			script := `sh -c 'trap "echo child-term; exit 0" TERM; while :; do sleep 0.05; done' &
 trap 'echo parent-term; wait; exit 3' TERM
 echo ready

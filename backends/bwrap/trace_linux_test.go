@@ -56,7 +56,7 @@ func TestTracedRunIsSeenFromOutside(t *testing.T) {
 	requireStrace(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			must(t, os.WriteFile(filepath.Join(d.ws, "in.txt"), []byte("hello"), 0o644))

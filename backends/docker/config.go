@@ -123,6 +123,9 @@ func mountsOf(s shape) []mount.Mount {
 			ReadOnly: m.ReadOnly,
 		})
 	}
+	for _, p := range s.Protected {
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: p.Source, Target: p.Target, ReadOnly: true})
+	}
 	if s.NetDir != "" {
 		ms = append(ms,
 			mount.Mount{Type: mount.TypeBind, Source: s.NetDir, Target: netfwd.MountDir},

@@ -48,6 +48,13 @@ func configCases() []struct {
 	}
 	defaults := goldenSpec()
 	defaults.Limits = backends.Limits{}
+	// An agent's project: its agents' and git's files are bound
+	// read-only over themselves, in the workspace and in a mount.
+	project := goldenSpec()
+	project.Workspace = "/home/ann/code/app"
+	project.Argv = []string{"sh", "-c", "true"}
+	project.Mounts = []backends.Mount{{Source: "/home/ann/code/lib", Target: "vendor/lib"}}
+	project.Protected = []string{"/home/ann/code/app/.git/config", "/home/ann/code/app/.claude", "/home/ann/code/lib/.vscode"}
 	return []struct {
 		name string
 		spec *backends.Spec
@@ -57,6 +64,7 @@ func configCases() []struct {
 		{"ports_listed", ports},
 		{"mounts_rw_ro", mounts},
 		{"default_limits", defaults},
+		{"project_protected", project},
 	}
 }
 

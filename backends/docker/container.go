@@ -279,6 +279,9 @@ func checkMountSources(s shape) error {
 	for _, m := range s.Mounts {
 		binds = append(binds, bind{"the mount source", m.Source})
 	}
+	for _, p := range s.Protected {
+		binds = append(binds, bind{"the read-only agents' or git's file", p.Source})
+	}
 	for _, b := range binds {
 		real, err := filepath.EvalSymlinks(b.path)
 		if err != nil {

@@ -53,6 +53,10 @@ type shape struct {
 	// switched-off runtime's files, masks.go), sorted; none for most
 	// sandboxes, which then hash as before.
 	Masked []string `json:"masked,omitempty"`
+	// Protected are the agents' and git's files of the person's folders
+	// bound read-only over themselves (spec.Protected), sorted; none for
+	// the engine's own workspaces, which then hash as before.
+	Protected []mountShape `json:"protected,omitempty"`
 	// WorkspaceFS is "mount" when the workspace is a filesystem of its
 	// own (its disk image, a one-shot's tmpfs): a container binds what is
 	// at the path when it is made, so one made before the workspace got
@@ -130,6 +134,14 @@ func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, e
 		}
 		s.NetDir, s.Forwarder = filepath.Clean(n.Dir), filepath.Clean(n.Forwarder)
 	}
+	pm := newPathMap(s)
+	for _, p := range spec.Protected {
+		if _, _, ok := backends.ProtectedIn(spec, p); !ok || !filepath.IsAbs(p) {
+			return s, fmt.Errorf("protected path %q lies in neither the workspace nor a read-write mount", p)
+		}
+		s.Protected = append(s.Protected, mountShape{Source: filepath.Clean(p), Target: pm.translate(filepath.Clean(p)), ReadOnly: true})
+	}
+	slices.SortFunc(s.Protected, func(a, b mountShape) int { return strings.Compare(a.Target, b.Target) })
 	if spec.Limits.CPUs > 0 {
 		s.CPUs = strconv.FormatFloat(spec.Limits.CPUs, 'f', 3, 64)
 	}

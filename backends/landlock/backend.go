@@ -11,9 +11,11 @@
 // groups, no capabilities, no_new_privs), sets the rlimits, loads the
 // seccomp filter (seccompfilter's variant for a sandbox without a
 // network namespace), restricts itself with Landlock (filesystem, TCP and
-// scope rules in one ruleset, never best effort) and execs the command
-// with the environment the runner built. The engine puts it into the
-// run's cgroups before it reads its setup.
+// scope rules in one ruleset, never best effort), for a run with network
+// hands the engine its connect, bind and listen calls (unixguard's inet
+// rules: Landlock's TCP rules name ports, not addresses) and execs the
+// command with the environment the runner built. The engine puts it into
+// the run's cgroups before it reads its setup.
 //
 // Grants turns a Spec's fs mode into Landlock rules without touching the
 // system; Backend.Start runs the helper; Backend.Probe says whether it

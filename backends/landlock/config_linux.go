@@ -14,6 +14,10 @@ const (
 	// failure on. It is close-on-exec: EOF without a word means the
 	// command was executed.
 	statusFD = 4
+	// guardFD is the helper's end of the Unix socket guard's handoff
+	// (unixguard), when the run has network: it loads the guard's filter
+	// on its own thread and sends the listener to the engine.
+	guardFD = 5
 )
 
 // setup is everything the helper does, as the engine decided it. It
@@ -48,6 +52,9 @@ type setup struct {
 	// parent and the run's subreaper (when there is no cgroup to find and
 	// kill the run's processes by): see supervise.
 	Supervise bool `json:"supervise,omitempty"`
+	// Guard, when set, is the descriptor the helper installs the guard
+	// over (guardFD), last, right before the exec.
+	Guard int `json:"guard,omitempty"`
 
 	Dir  string   `json:"dir"`
 	Argv []string `json:"argv"`

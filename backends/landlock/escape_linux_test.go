@@ -22,7 +22,7 @@ func TestEscapeSyscalls(t *testing.T) {
 	want := escapetest.SyscallsWant()
 	want["signal_pid1"] = "1" // the host's init: out of the sandbox's scope
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			r := py(t, b, newSpec(t, u, d.ws), escapetest.Syscalls)
@@ -42,13 +42,13 @@ func TestEscapeWrites(t *testing.T) {
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		for _, mode := range backends.FsModes {
-			t.Run(u.name+"_"+string(mode), func(t *testing.T) {
+			t.Run(u.Name+"_"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				must(t, os.Symlink(d.outside, filepath.Join(d.ws, "hostlink")))
 				rel, err := filepath.Rel(d.ws, d.outside)
 				must(t, err)
-				etc := fmt.Sprintf("/etc/senclaw-landlock-escape-%s-%s", u.name, mode)
+				etc := fmt.Sprintf("/etc/senclaw-landlock-escape-%s-%s", u.Name, mode)
 				spec := newSpec(t, u, d.ws)
 				spec.FsMode = mode
 				spec.Mounts = []backends.Mount{{Source: d.outside, Target: "ro", ReadOnly: true}}
@@ -107,7 +107,7 @@ func TestEscapeReads(t *testing.T) {
 			{"open_hidden", backends.FsOpen, []string{"allowed", "public", "newsibling"}, true},
 		}
 		for _, tc := range cases {
-			t.Run(u.name+"_"+tc.name, func(t *testing.T) {
+			t.Run(u.Name+"_"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				root := filepath.Dir(d.outside)
@@ -143,7 +143,7 @@ func TestMaskedInterpretersCannotStart(t *testing.T) {
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		for _, mode := range backends.FsModes {
-			t.Run(u.name+"_"+string(mode), func(t *testing.T) {
+			t.Run(u.Name+"_"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				d := newTestDirs(t, u)
 				spec := newSpec(t, u, d.ws, "sh", "-c", `

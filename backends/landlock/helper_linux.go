@@ -19,6 +19,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,6 +109,13 @@ func confine(s *setup) error {
 		return errors.New("the engine is gone")
 	}
 	for _, r := range s.Rlimits {
+		if s.Supervise && r.Resource == unix.RLIMIT_AS {
+			// The helper stays as the run's parent: its own address space
+			// (a Go program's, more than most limits) must not be bounded,
+			// or it dies at its next allocation. supervise bounds the
+			// command's alone.
+			continue
+		}
 		var cur unix.Rlimit
 		if err := unix.Prlimit(0, r.Resource, nil, &cur); err != nil {
 			return fmt.Errorf("reading rlimit %d: %w", r.Resource, err)
@@ -138,6 +146,12 @@ func confine(s *setup) error {
 	}
 	if err := unix.Chdir(s.Dir); err != nil {
 		return fmt.Errorf("entering the workspace %s: %w", s.Dir, err)
+	}
+	if s.Guard > 0 {
+		// Last: the engine answers the command's connects from here on.
+		if err := unixguard.InstallThread(s.Guard); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestMain makes the test binary the helper when it is started as one, as
@@ -42,22 +43,10 @@ func requireLandlock(t *testing.T) {
 	}
 }
 
-// sandboxUser is one way the engine can run (escapetest.Users).
-type sandboxUser struct {
-	name string
-	cred *backends.Credential
-}
+// sandboxUser is one way the engine can run (testutil.SandboxUsers).
+type sandboxUser = testutil.SandboxUser
 
-func sandboxUsers(t *testing.T) []sandboxUser {
-	var out []sandboxUser
-	for _, u := range escapetest.Users() {
-		out = append(out, sandboxUser{u.Name, u.Cred})
-	}
-	return out
-}
-
-// uid is the host uid a sandbox of u runs as.
-func (u sandboxUser) uid() int { return escapetest.User{Name: u.name, Cred: u.cred}.UID() }
+func sandboxUsers(t *testing.T) []sandboxUser { return testutil.SandboxUsers() }
 
 // testDirs is escapetest.Dirs: base holding the workspace ws, and outside.
 type testDirs struct {
@@ -66,7 +55,7 @@ type testDirs struct {
 
 func newTestDirs(t *testing.T, u sandboxUser) testDirs {
 	t.Helper()
-	d := escapetest.NewDirs(t, escapetest.User{Name: u.name, Cred: u.cred}, "senclaw-landlock-test-")
+	d := escapetest.NewDirs(t, u, "senclaw-landlock-test-")
 	return testDirs{d.Base, d.WS, d.Outside}
 }
 
@@ -85,7 +74,7 @@ func newSpec(t *testing.T, u sandboxUser, ws string, argv ...string) *backends.S
 		Argv:           argv,
 		Env:            []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "SENCLAW_TEST=1", "TMPDIR=/tmp"},
 		FsMode:         backends.FsStrict,
-		User:           u.cred,
+		User:           u.Cred,
 	}
 }
 

@@ -30,7 +30,7 @@ func TestLimits(t *testing.T) {
 	requireCgroups(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			cases := []struct {
 				name  string
@@ -187,18 +187,18 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 	b := New(Options{})
 	b.noCgroups = true
 	u := sandboxUsers(t)[0]
-	if u.cred != nil {
+	if u.Cred != nil {
 		// A user of its own: the count is per user on the whole machine,
 		// and other tests run as the usual sandbox users at the same time.
-		u = sandboxUser{"own_user", &backends.Credential{UID: 64123, GID: 64123}}
+		u = sandboxUser{Name: "own_user", Cred: &backends.Credential{UID: 64123, GID: 64123}}
 	}
 	d := newTestDirs(t, u)
 	spec := newSpec(t, u, d.ws)
 	// The sandbox user already runs more processes than the limit.
 	for i := 0; i < 20; i++ {
 		argv := []string{"sleep", "30"}
-		if u.cred != nil {
-			argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", u.cred.UID), fmt.Sprintf("--regid=%d", u.cred.GID), "--clear-groups"}, argv...)
+		if u.Cred != nil {
+			argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", u.Cred.UID), fmt.Sprintf("--regid=%d", u.Cred.GID), "--clear-groups"}, argv...)
 		}
 		other := exec.Command(argv[0], argv[1:]...)
 		must(t, other.Start())
@@ -212,5 +212,49 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(r.proc.Enforcement().Missing, "\n"), "RLIMIT_NPROC counts every process") {
 		t.Errorf("missing %q", r.proc.Enforcement().Missing)
+	}
+}
+
+// TestLimitsWithoutCgroups: without a writable cgroup (a desktop whose
+// user has none delegated) the limits are rlimits, and the helper stays
+// as the run's parent: a memory limit bounds the command's address space,
+// not the helper's (a Go program holding more address space than the
+// limit, which would crash at its next allocation), so the command runs,
+// and one that outgrows the limit fails.
+func TestLimitsWithoutCgroups(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	b := New(Options{})
+	b.noCgroups = true
+	for _, u := range sandboxUsers(t) {
+		t.Run(u.Name, func(t *testing.T) {
+			t.Parallel()
+			d := newTestDirs(t, u)
+			spec := newSpec(t, u, d.ws)
+			spec.Limits = backends.Limits{MemoryMB: 256, Pids: 64}
+			r := py(t, b, spec, `
+import os
+def space(pid):
+    for line in open("/proc/%s/limits" % pid):
+        if line.startswith("Max address space"):
+            return line.split()[3]
+print("started")
+print("command", space("self"))
+print("helper", space(os.getppid()))
+try:
+    x = bytearray(400 << 20)
+    print("allocated past the limit")
+except MemoryError:
+    print("bounded")`)
+			if r.status.Code != 0 || !strings.Contains(r.stdout, "started") || !strings.Contains(r.stdout, "bounded") {
+				t.Fatalf("status %+v stdout %q stderr %.600s", r.status, r.stdout, r.stderr)
+			}
+			if want := strconv.Itoa(256 << 20); !strings.Contains(r.stdout, "command "+want) || strings.Contains(r.stdout, "helper "+want) {
+				t.Errorf("the address space limit is not the command's alone: %q", r.stdout)
+			}
+			if !strings.Contains(strings.Join(r.proc.Enforcement().Limits, "\n"), "RLIMIT_AS") {
+				t.Errorf("limits %q", r.proc.Enforcement().Limits)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // Probe checks that the kernel offers Landlock ABI 3 or later and that a
@@ -46,7 +47,13 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 	writable := layout.Writable()
 	c.Details["cgroup"] = layout.Name()
 	c.Details["cgroup_writable"] = yesNo(writable)
-	c.Details["processes"] = "visible in /proc (no pid namespace)"
+	c.Details["processes"] = "visible in /proc (no pid namespace); their limits, priority and scheduling out of reach (seccomp)"
+	if ok, why := unixguard.Available(); ok {
+		c.Details["addresses"] = "the engine answers connect, bind and listen: connects only to the run's door to the proxy, binds on loopback only"
+	} else {
+		c.Details["addresses"] = "not checked (" + why + "): Landlock's TCP rules name ports, so the door's port is reachable on other hosts"
+	}
+	c.Details["agent_files"] = "not kept read-only inside a writable folder (agents' settings, git's config and hooks): use bwrap for agents' projects"
 	if err := b.trial(ctx, user); err != nil {
 		c.Reason = err.Error()
 		return c, false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 func TestProbe(t *testing.T) {
@@ -24,8 +25,13 @@ func TestProbe(t *testing.T) {
 	if !strings.Contains(c.Reason, "could not write outside its workspace") || !slices.Contains(c.Enforces, "fs") {
 		t.Errorf("capability %+v", c)
 	}
-	if c.Details["processes"] == "" || c.Details["scoping"] == "" {
+	if c.Details["processes"] == "" || c.Details["scoping"] == "" || !strings.Contains(c.Details["agent_files"], "not kept read-only") {
 		t.Errorf("details %v", c.Details)
+	}
+	// The capability card says whether a connect may reach the door's
+	// port on another host.
+	if ok, _ := unixguard.Available(); ok != strings.Contains(c.Details["addresses"], "connects only to the run's door") {
+		t.Errorf("addresses: %q", c.Details["addresses"])
 	}
 }
 

@@ -20,9 +20,12 @@ import (
 // ruleset names only its own door), bwrap and Docker sandboxes cannot
 // reach the host's loopback at all. Processes of the host outside every
 // sandbox can, and get no more than they already have (the host's
-// network). What Landlock cannot do is tie the port to an address: the
-// run may also connect to that port number on any other host, which the
-// record's note says.
+// network). What Landlock cannot do is tie the port to an address, so
+// the engine answers the run's connect, bind and listen calls itself
+// (unixguard's inet rules, seccomp user notification): a connect reaches
+// the door's own address only, a listen port is bound on loopback only.
+// On a kernel where that guard cannot run, the run may also connect to
+// the door's port number on any other host, which the record's note says.
 
 // maxRelays bounds the connections one run's door relays at once (the
 // proxy bounds them per sandbox as well).

@@ -18,7 +18,7 @@ func TestRunBasics(t *testing.T) {
 	requireLandlock(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
-		t.Run(u.name, func(t *testing.T) {
+		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()
 			cases := []struct {
 				name  string
@@ -68,8 +68,8 @@ print("\n".join(sorted(fds)))`)
 					if err != nil || r.status.Code != 0 {
 						t.Fatalf("no file: %v %+v", err, r)
 					}
-					if uid := int(fi.Sys().(*syscall.Stat_t).Uid); uid != u.uid() || uid == 0 {
-						t.Fatalf("file owned by %d on the host, want %d", uid, u.uid())
+					if uid := int(fi.Sys().(*syscall.Stat_t).Uid); uid != u.UID() || uid == 0 {
+						t.Fatalf("file owned by %d on the host, want %d", uid, u.UID())
 					}
 					st := map[string]string{}
 					for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/seccompfilter"
 	"github.com/senclaw/sandbox/backends/tracer"
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,6 +88,12 @@ type prepared struct {
 	missing []string
 	// relay, when set, is the run's door to the engine's proxy.
 	relay *proxyRelay
+	// guard, when set, hands the run's connect, bind and listen calls to
+	// the engine (unixguard's inet rules), which does only those to the
+	// door's address and the listen ports on loopback: Landlock's TCP
+	// rules name ports, not addresses. sup serves it once the run started.
+	guard *unixguard.Handoff
+	sup   *unixguard.Supervisor
 	// prog is the seccomp filter.
 	prog []byte
 }
@@ -127,7 +135,7 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 	}
 	r := &prepared{}
 	env := privateTmp(spec.Env, ws)
-	o := seccompfilter.Options{InetStreamOnly: true, NoSockets: spec.Net == nil, NoListen: true}
+	o := seccompfilter.Options{InetStreamOnly: true, NoSockets: spec.Net == nil, NoListen: true, OwnProcessOnly: true}
 	if n := spec.Net; n != nil {
 		if abi < 4 {
 			return nil, &RefusedError{Reason: fmt.Sprintf("this run needs network, and Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7); use bwrap or docker, or turn the network off", abi)}
@@ -140,6 +148,14 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 		r.setup.ConnectTCP = []uint16{uint16(relay.port)}
 		for _, p := range n.Listen {
 			r.setup.BindTCP = append(r.setup.BindTCP, uint16(p))
+		}
+		if ok, _ := unixguard.Available(); ok {
+			rules := &unixguard.InetRules{Connect: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(relay.port))}, Bind: r.setup.BindTCP}
+			if r.guard, err = unixguard.NewHandoff(unixguard.Policy{User: user, Inet: rules}); err != nil {
+				r.close()
+				return nil, fmt.Errorf("starting landlock: %w", err)
+			}
+			r.setup.Guard = guardFD
 		}
 		o.NoListen = len(n.Listen) == 0
 		preload := filepath.Join(n.Dir, netfwd.NodePreload)
@@ -171,6 +187,12 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 func (r *prepared) close() {
 	if r.relay != nil {
 		r.relay.Close()
+	}
+	if r.guard != nil {
+		r.guard.Close()
+	}
+	if r.sup != nil {
+		r.sup.Close()
 	}
 }
 
@@ -221,6 +243,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	stderr := spec.Stderr
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, stderr
 	cmd.ExtraFiles = []*os.File{setupR, statusW}
+	if r.guard != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, r.guard.ChildEnd())
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 5 * time.Second
 	var tr *tracer.Session
@@ -237,6 +262,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	err = cmd.Start()
 	setupR.Close()
 	statusW.Close()
+	if r.guard != nil {
+		r.guard.ChildEnd().Close()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting the landlock helper: %w", err)
 	}
@@ -270,15 +298,28 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	if err = json.NewEncoder(setupW).Encode(&r.setup); err == nil {
 		err = setupW.Close()
 	}
+	// The helper hands its guard over and waits for the engine's go-ahead
+	// before it execs; the status pipe ends at the exec.
+	accepted := make(chan error, 1)
+	if r.guard != nil && err == nil {
+		go func() {
+			sup, err := r.guard.Accept(ctx, helperPid, p.done)
+			r.sup = sup
+			accepted <- err
+		}()
+	} else {
+		accepted <- nil
+	}
 	msg, werr := waitExec(ctx, statusR)
+	aerr := <-accepted
 	switch {
 	case msg != "":
 		_, _ = p.Wait()
 		return nil, &SetupError{Message: msg}
-	case err != nil || werr != nil:
+	case err != nil || werr != nil || aerr != nil:
 		_ = p.Kill()
 		_, _ = p.Wait()
-		return nil, fmt.Errorf("starting landlock: %w", errors.Join(err, werr))
+		return nil, fmt.Errorf("starting landlock: %w", errors.Join(err, werr, aerr))
 	}
 	if tr != nil {
 		return tr.Process(p), nil

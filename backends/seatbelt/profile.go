@@ -65,6 +65,7 @@ const (
 	keyRead      = "READ"
 	keyMount     = "MOUNT"
 	keyHooks     = "HOOKS"
+	keyProtect   = "PROTECT"
 	keyMask      = "MASK"
 	keyHide      = "HIDE"
 	keyHideUp    = "HIDE_UP"
@@ -102,6 +103,9 @@ type paths struct {
 	mounts    []mount
 	masked    []string
 	hidden    []string
+	// protected are the agents' and git's files of the person's folders
+	// (spec.Protected): writes denied, whether they exist or not.
+	protected []string
 }
 
 type mount struct {
@@ -156,6 +160,13 @@ func plan(spec *backends.Spec, host Host) (*paths, error) {
 		}
 		repo := host.GitRepo != nil && host.GitRepo(src)
 		p.mounts = append(p.mounts, mount{source: src, readOnly: m.ReadOnly, repo: repo})
+	}
+	for _, m := range spec.Protected {
+		c, err := canon("protected path", m, host.Resolve)
+		if err != nil {
+			return nil, err
+		}
+		p.protected = appendNew(p.protected, c)
 	}
 	for _, m := range spec.Masked {
 		c, err := canon("masked program", m, host.Resolve)
@@ -278,6 +289,12 @@ func (p *paths) writeRules(w *writer) {
 		if m.repo && !m.readOnly {
 			w.rule("deny", "file-write*", subpath(w.param(keyHooks, m.source+"/.git/hooks")))
 		}
+	}
+	// What programs on this machine run code from in the person's
+	// folders: neither written nor made (a path rule holds whether the
+	// file exists or not).
+	for _, pr := range p.protected {
+		w.rule("deny", "file-write*", subpath(w.param(keyProtect, pr)))
 	}
 }
 

@@ -126,7 +126,13 @@ func profileCases() []profileCase {
 	tmp := baseSpec(backends.FsStrict)
 	th := testHost(nil)
 	th.TempDir = "/var/folders/xy/abc/T/senclaw-r1"
+	// An agent's project: its agents' and git's files are denied writes,
+	// whether they exist or not.
+	project := baseSpec(backends.FsStrict)
+	project.Workspace = "/Users/ann/code/app"
+	project.Protected = []string{"/Users/ann/code/app/.claude", "/Users/ann/code/app/.git/config", "/Users/ann/code/app/.git/hooks"}
 	cases = append(cases,
+		profileCase{"strict_project_protected", project, testHost(nil)},
 		profileCase{"strict_domains_only", domains, testHost(nil)},
 		profileCase{"open_masked_interpreters", masked, testHost(nil)},
 		profileCase{"strict_private_tmpdir", tmp, th},

@@ -50,6 +50,14 @@ type Options struct {
 	// stays): a sandbox without a network namespace and with the network
 	// off needs none.
 	NoSockets bool
+	// OwnProcessOnly is for a sandbox in this machine's pid namespace
+	// (Landlock): the calls that change another process by pid with no
+	// ptrace check, only a same-user one (prlimit, setpriority,
+	// ioprio_set, sched_setscheduler, sched_setparam, sched_setattr), may
+	// change the calling process only. Otherwise the sandbox could set
+	// the engine's (or another run's) RLIMIT_CPU to one second, which
+	// kills it, its open files to none, or make it idle.
+	OwnProcessOnly bool
 }
 
 // ProgramFor is Program for the variant o.

@@ -151,7 +151,7 @@ func TestRulesKnownOnMainArches(t *testing.T) {
 // the filter as for bwrap.
 func TestInetStreamOnlyDecisions(t *testing.T) {
 	t.Parallel()
-	vm := newVM(t, Options{InetStreamOnly: true, NoListen: true})
+	vm := newVM(t, Options{InetStreamOnly: true, NoListen: true, OwnProcessOnly: true})
 	native, err := arch.GetInfo("")
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +183,16 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 		{"sendto_fastopen", seccompData(nr("sendto"), id, 3, 0, 1, msgFastOpen), deny},
 		{"sendmsg_fastopen", seccompData(nr("sendmsg"), id, 3, 0, msgFastOpen), deny},
 		{"ptrace_still_eperm", seccompData(nr("ptrace"), id), ErrnoAction(EPERM)},
+		{"prlimit_self", seccompData(nr("prlimit64"), id, 0, 7, 0, 0), allow},
+		{"prlimit_other", seccompData(nr("prlimit64"), id, 4242, 7, 0, 0), ErrnoAction(EPERM)},
+		{"prlimit_other_high_bits", seccompData(nr("prlimit64"), id, 1<<32|4242, 7), ErrnoAction(EPERM)},
+		{"nice_self", seccompData(nr("setpriority"), id, 0, 0, 10), allow},
+		{"renice_other", seccompData(nr("setpriority"), id, 0, 4242, 19), ErrnoAction(EPERM)},
+		{"renice_every_process_of_the_user", seccompData(nr("setpriority"), id, 2, 0, 19), ErrnoAction(EPERM)},
+		{"ionice_self", seccompData(nr("ioprio_set"), id, 1, 0, 0x6000), allow},
+		{"ionice_user", seccompData(nr("ioprio_set"), id, 3, 0, 0x6000), ErrnoAction(EPERM)},
+		{"sched_idle_other", seccompData(nr("sched_setscheduler"), id, 4242, 5, 0), ErrnoAction(EPERM)},
+		{"sched_self", seccompData(nr("sched_setattr"), id, 0, 0, 0), allow},
 		{"tiocsti_still_eperm", seccompData(nr("ioctl"), id, 0, tiocsti), ErrnoAction(EPERM)},
 	}
 	for _, tc := range cases {

@@ -103,6 +103,24 @@ func RulesFor(o Options) []Rule {
 		rules = append(rules, Rule{Syscall: "socketcall", Errno: ENOSYS,
 			Why: "socketcall hides socket(2)'s arguments in memory; libc falls back to socket"})
 	}
+	if o.OwnProcessOnly {
+		const why = "changing another process of this machine (its limits, priority or scheduling): a same-user process needs no ptrace check for it"
+		anyPid := func(call string, arg uint32, bits uint64) Rule {
+			return Rule{Syscall: call, Errno: EPERM, Why: why, Arg: &ArgMatch{Index: arg, Op: MatchAnyBit, Value: bits}}
+		}
+		rules = append(rules,
+			anyPid("prlimit64", 0, 0xffffffff),
+			anyPid("sched_setscheduler", 0, 0xffffffff),
+			anyPid("sched_setparam", 0, 0xffffffff),
+			anyPid("sched_setattr", 0, 0xffffffff),
+			// which: PRIO_PGRP or PRIO_USER (all of the user's processes).
+			anyPid("setpriority", 0, 0x3),
+			anyPid("setpriority", 1, 0xffffffff),
+			// which: IOPRIO_WHO_PGRP or IOPRIO_WHO_USER.
+			anyPid("ioprio_set", 0, 0x2),
+			anyPid("ioprio_set", 1, 0xffffffff),
+		)
+	}
 	if o.NoSockets {
 		rules = append(rules, Rule{Syscall: "socket", Errno: EACCES,
 			Why: "with the network off and no namespace of its own, any socket reaches the host's network"})

@@ -189,8 +189,14 @@ func (s *Supervisor) connectAs(sock int, addr []byte, cwd int) unix.Errno {
 		}
 		// Abstract sockets belong to the socket's network namespace,
 		// the sandbox's own; unnamed ones are the kernel's to refuse.
-	case unix.AF_INET, unix.AF_INET6, unix.AF_UNSPEC:
-		// In the socket's network namespace: the sandbox's own.
+	case unix.AF_INET, unix.AF_INET6:
+		// In the socket's network namespace: the sandbox's own, or, for a
+		// sandbox without one (Inet), only where its rules say.
+		if s.inet != nil && !s.inet.connectsTo(addr) {
+			return s.refuse()
+		}
+	case unix.AF_UNSPEC:
+		// Dissolves the socket's association: nothing is reached.
 	case unix.AF_NETLINK:
 		// Multicast groups ask for a capability in the namespace that
 		// the engine's threads have and the sandbox has not.

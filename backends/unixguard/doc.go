@@ -20,7 +20,12 @@
 // mode the listed folders, strict mode its mounts, /opt and /etc, and a
 // workspace may be a project folder a host program keeps a socket in. The
 // backends/bwrap backend does it when Spec.UnixGuard is set, and the
-// engine sets it for every bwrap run. A Docker container sees only its
+// engine sets it for every bwrap run. Landlock runs with network, which
+// have no network namespace, load it too (InstallThread, from the
+// Landlock helper), with inet rules (Policy.Inet): their connect, bind
+// and listen calls go to the engine, which connects only to the run's
+// door to the proxy and binds listen ports on loopback only, since
+// Landlock's TCP rules name ports, not addresses. A Docker container sees only its
 // image, the workspace and its mounts, and is not guarded: its note says
 // that sockets in those are reachable. The direct backend enforces
 // nothing.

@@ -24,7 +24,11 @@ const sockTypeMask = 0xf
 // datagram sockets are refused, a second listener is refused, x32 calls
 // fail and a foreign ABI kills the process. Everything else is left to
 // the sandbox's base filter.
-func Program() ([]unix.SockFilter, error) {
+func Program() ([]unix.SockFilter, error) { return programFor(false) }
+
+// programFor is Program; with inet (Policy.Inet), bind() and listen() go
+// to the engine too.
+func programFor(inet bool) ([]unix.SockFilter, error) {
 	if !archSupported {
 		return nil, fmt.Errorf("the Unix socket guard does not support this architecture")
 	}
@@ -43,9 +47,16 @@ func Program() ([]unix.SockFilter, error) {
 			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipFalse: 1},
 			errno(unix.ENOSYS))
 	}
+	taken := []uint32{unix.SYS_CONNECT}
+	if inet {
+		taken = append(taken, unix.SYS_BIND, unix.SYS_LISTEN)
+	}
+	for _, nr := range taken {
+		p = append(p,
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1},
+			bpf.RetConstant{Val: unix.SECCOMP_RET_USER_NOTIF})
+	}
 	p = append(p,
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CONNECT, SkipFalse: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_USER_NOTIF},
 		// socket and socketpair share their first two arguments.
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipTrue: 3},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKETPAIR, SkipTrue: 2},

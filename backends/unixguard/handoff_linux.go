@@ -97,7 +97,11 @@ func (h *Handoff) Accept(ctx context.Context, root int, exited <-chan struct{}) 
 	if err != nil {
 		return nil, err
 	}
-	pl, err := findPlaces(pid, h.pol)
+	findFor := findPlaces
+	if h.pol.Inet != nil {
+		findFor = rootOnly // no mount namespace: no places of its own
+	}
+	pl, err := findFor(pid, h.pol)
 	if err != nil {
 		unix.Close(listener)
 		return nil, err

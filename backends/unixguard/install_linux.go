@@ -22,12 +22,23 @@ const (
 // waits for the engine's go-ahead. It closes conn. Any error means the
 // command must not run.
 func Install(conn int) error {
+	return install(conn, false, unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+}
+
+// InstallThread is Install for the calling thread only, with the inet
+// part of the filter (Policy.Inet): the Landlock helper, whose other
+// threads run nothing of the sandbox, calls it on the locked thread that
+// then execs the command (its Landlock domain and credentials are that
+// thread's too).
+func InstallThread(conn int) error { return install(conn, true, 0) }
+
+func install(conn int, inet bool, sync uintptr) error {
 	defer unix.Close(conn)
-	prog, err := Program()
+	prog, err := programFor(inet)
 	if err != nil {
 		return err
 	}
-	listener, err := load(prog)
+	listener, err := load(prog, sync)
 	if err != nil {
 		return fmt.Errorf("loading the Unix socket guard: %w", err)
 	}
@@ -49,17 +60,17 @@ func Install(conn int) error {
 	}
 }
 
-// load loads prog for all threads and returns the listener. A kernel
+// load loads prog (for all threads with the sync flags) and returns the
+// listener. A kernel
 // without SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (before 5.19) gets the
 // filter without it: a signal may then interrupt a waiting connect, which
 // is restarted (see the package doc).
-func load(prog []unix.SockFilter) (int, error) {
+func load(prog []unix.SockFilter, sync uintptr) (int, error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return -1, fmt.Errorf("setting no_new_privs: %w", err)
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC |
-		unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) | sync
 	for {
 		fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
 		switch {

@@ -53,6 +53,16 @@ func findPlaces(pid int, pol Policy) (*places, error) {
 	return pl, nil
 }
 
+// rootOnly is the places of a sandbox in this machine's own mount
+// namespace (Landlock): its root, and no mount that is its own.
+func rootOnly(pid int, _ Policy) (*places, error) {
+	root, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the sandbox's root: %w", err)
+	}
+	return &places{root: root}, nil
+}
+
 func (pl *places) close() { unix.Close(pl.root) }
 
 // bound opens the directory at path inside and returns its mount's id if

@@ -3,6 +3,7 @@ package unixguard
 import (
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -32,6 +33,27 @@ type Policy struct {
 	// Observe, when set, is told of every connect the guard answered (a
 	// traced run: strace does not see the calls the guard takes).
 	Observe func(Connect)
+	// Inet, when set, is a sandbox without a network namespace of its
+	// own (Landlock), whose sockets are in this machine's network: the
+	// guard then also takes bind() and listen(), and does, of inet
+	// connects, binds and listens, only what Inet allows (EACCES for the
+	// rest). Such a sandbox has no places of its own: pathname Unix
+	// sockets are reached only when Sockets names them.
+	Inet *InetRules
+}
+
+// InetRules are what a sandbox in this machine's network may do with
+// inet sockets. Landlock's TCP rules name ports, not addresses: these
+// name both.
+type InetRules struct {
+	// Connect are the only addresses a connect() reaches (the run's door
+	// to the engine's proxy).
+	Connect []netip.AddrPort
+	// Bind are the ports a socket may be bound to, and only on a loopback
+	// address (127.0.0.1 or ::1); listen() only on a socket bound so (a
+	// listen() on an unbound socket would open a random port on every
+	// address of this machine).
+	Bind []uint16
 }
 
 // Connect is one connect() the guard answered.

@@ -21,6 +21,8 @@ type Supervisor struct {
 	named    []string
 	observe  func(Connect)
 	carrier  int
+	// inet, when set, limits inet connects, binds and listens (Policy.Inet).
+	inet *InetRules
 	// as runs the answers with the sandbox user's credentials; nil when
 	// the engine runs as that user.
 	as *asUser
@@ -52,7 +54,7 @@ func newSupervisor(listener, carrier int, pl *places, pol Policy) (*Supervisor, 
 		f.Close()
 		return nil, fmt.Errorf("starting the Unix socket guard: the listener cannot be polled: %w", err)
 	}
-	s := &Supervisor{listener: f, raw: raw, pl: pl, named: pol.Sockets, observe: pol.Observe, carrier: carrier, slots: make(chan struct{}, maxInFlight)}
+	s := &Supervisor{listener: f, raw: raw, pl: pl, named: pol.Sockets, observe: pol.Observe, carrier: carrier, inet: pol.Inet, slots: make(chan struct{}, maxInFlight)}
 	if u := pol.User; u != nil && (int(u.UID) != os.Geteuid() || int(u.GID) != os.Getegid()) {
 		s.as = userThreads(*u)
 	} else if os.Geteuid() == 0 {
@@ -149,9 +151,14 @@ func (s *Supervisor) dispatch(fn func(ok bool)) {
 func (s *Supervisor) answer(n notif, ok bool) {
 	var errno unix.Errno
 	var addr []byte
-	if ok {
+	switch {
+	case ok && n.Data.Nr == unix.SYS_CONNECT:
 		errno, addr, ok = s.connect(n)
-	} else {
+	case ok && s.inet != nil && n.Data.Nr == unix.SYS_BIND:
+		errno, ok = s.bind(n)
+	case ok && s.inet != nil && n.Data.Nr == unix.SYS_LISTEN:
+		errno, ok = s.listen(n)
+	default:
 		errno, ok = unix.EACCES, s.valid(n.ID)
 	}
 	if !ok {

@@ -281,6 +281,9 @@ func missing(spec *backends.Spec) []string {
 	if len(spec.Mounts) > 0 {
 		m = append(m, "mounts: each mount is at its own path, not under the workspace (Windows cannot remap it)")
 	}
+	if len(spec.Protected) > 0 {
+		m = append(m, "agents' and git's files: not kept read-only inside the writable folders (the Windows backend grants a folder whole): "+strings.Join(spec.Protected, ", "))
+	}
 	return m
 }
 

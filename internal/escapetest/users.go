@@ -5,37 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
-
-// User is one way an engine runs its sandboxes: as root with the nobody
-// user, or as an ordinary user (a root test engine imitates it with uid
-// 1000, which the backend then runs as, unprivileged, as on a desktop).
-type User struct {
-	Name string
-	// Cred is Spec.User; nil for an engine that is not root.
-	Cred *backends.Credential
-}
-
-// Users are the ways this test process can run sandboxes: both as root,
-// only its own user otherwise.
-func Users() []User {
-	if os.Geteuid() != 0 {
-		return []User{{"ordinary_user", nil}}
-	}
-	return []User{
-		{"root_engine", &backends.Credential{UID: 65534, GID: 65534}},
-		{"ordinary_user", &backends.Credential{UID: 1000, GID: 1000}},
-	}
-}
-
-// UID is the host uid a sandbox of u runs as.
-func (u User) UID() int {
-	if u.Cred == nil {
-		return os.Geteuid()
-	}
-	return int(u.Cred.UID)
-}
 
 // Dirs is a throwaway tree: Base (0711, under os.TempDir()) holding the
 // workspace WS (owned by the sandbox user), and an Outside directory
@@ -45,9 +16,9 @@ type Dirs struct {
 	Base, WS, Outside string
 }
 
-// NewDirs makes a Dirs for u, with names starting with prefix, removed
+// NewDirs makes a Dirs for the sandbox user u, with names starting with prefix, removed
 // when the test ends.
-func NewDirs(t *testing.T, u User, prefix string) Dirs {
+func NewDirs(t *testing.T, u testutil.SandboxUser, prefix string) Dirs {
 	t.Helper()
 	must := func(err error) {
 		t.Helper()
