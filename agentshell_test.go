@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,7 @@ type testDaemon struct {
 	bin, root, home string
 	env             []string
 	c               *client.Client
+	pid             int // the daemon's
 }
 
 func requireBwrapCLI(t *testing.T) {
@@ -63,6 +65,13 @@ func requireBwrapCLI(t *testing.T) {
 // that of every senclaw process the test starts, which reach it).
 func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
 	t.Helper()
+	return startDaemonIn(t, nil, extraEnv...)
+}
+
+// startDaemonIn starts the daemon through wrap (a command that ends by
+// running its arguments: senclaw serve ...), or directly when wrap is nil.
+func startDaemonIn(t *testing.T, wrap []string, extraEnv ...string) *testDaemon {
+	t.Helper()
 	requireBwrapCLI(t)
 	bin, err := builtSenclaw()
 	if err != nil {
@@ -76,7 +85,8 @@ func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
 		// Docker must not stand in for a bwrap that cannot start.
 		"DOCKER_HOST=unix://"+filepath.Join(root, "no-docker.sock"))
 	d.env = append(d.env, extraEnv...)
-	cmd := exec.Command(bin, "serve", "--listen", "")
+	argv := append(slices.Clone(wrap), bin, "serve", "--listen", "")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = d.env
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -95,6 +105,7 @@ func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
 	if err := d.c.Ping(context.Background(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	d.pid = cmd.Process.Pid
 	return d
 }
 

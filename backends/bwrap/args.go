@@ -45,6 +45,9 @@ type FDs struct {
 	// Terminal, when set, is the run's terminal (spec.Terminal), which
 	// the helper inside makes the command's (netfwd's --tty role).
 	Terminal int
+	// Ports, when set, is the descriptor over which the engine binds the
+	// loopback ports below 1024 for the forwarder (netfwd.PortsHandoff).
+	Ports int
 }
 
 // Root is a system root as found on the host.
@@ -96,16 +99,18 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 // and every process on the host can read; the options, with their host
 // paths and the run's environment, go through a descriptor (--args).
 func Command(spec *backends.Spec, fds FDs) []string {
-	var tty *netfwd.TTY
+	var h netfwd.Handles
 	if fds.Terminal > 0 {
-		tty = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
+		h.TTY = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
 	}
-	guard := 0
 	if spec.UnixGuard != nil {
-		guard = fds.UnixGuard
+		h.UnixGuard = fds.UnixGuard
 	}
-	if spec.Net != nil || tty != nil || guard > 0 {
-		return netfwd.ArgvWith(spec.Net, tty, guard, spec.Argv)
+	if spec.Net != nil {
+		h.Ports = fds.Ports
+	}
+	if spec.Net != nil || h.TTY != nil || h.UnixGuard > 0 {
+		return netfwd.ArgvWith(spec.Net, h, spec.Argv)
 	}
 	return spec.Argv
 }

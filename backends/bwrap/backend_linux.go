@@ -162,6 +162,15 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.UnixGuard = 3 + len(childEnds)
 		childEnds = append(childEnds, guard.ChildEnd())
 	}
+	ports, err := offerPrivilegedPorts(spec)
+	if err != nil {
+		return nil, err
+	}
+	if ports != nil {
+		defer ports.Close()
+		fds.Ports = 3 + len(childEnds)
+		childEnds = append(childEnds, ports.ChildEnd())
+	}
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
 	}
@@ -224,6 +233,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	if err == nil && guard != nil {
 		err = acceptUnixGuard(ctx, guard, childPid, p) // issue #10
+	}
+	if err == nil && ports != nil {
+		err = bindPrivilegedPorts(ctx, ports, childPid, p)
 	}
 	if err != nil {
 		if exiting(err) {
