@@ -20,6 +20,7 @@ import (
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// EUID is the engine's effective uid (os.Geteuid()); it decides
 	// whether sandboxed code must be dropped to the sandbox user.
 	EUID int
+	// IDMapCheck says whether an idmapped mount of dir can be made with
+	// mapping m (nil: idmap.Check, the real thing); tests simulate a
+	// kernel without them.
+	IDMapCheck func(dir string, m idmap.Mapping) error
 	// SystemPath is the PATH given to sandboxed code.
 	SystemPath string
 	// ProcessLister reads the process table for the monitor; nil means

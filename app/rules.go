@@ -210,6 +210,9 @@ func (e *Engine) CreateNote(ctx context.Context, sb *Sandbox) string {
 	if w := e.widenedNote(sb); w != "" {
 		note += "; " + w
 	}
+	if m := e.idmapNote(sb); m != "" {
+		note += "; " + m
+	}
 	return note
 }
 
@@ -225,6 +228,9 @@ func (e *Engine) changeNote(sb *Sandbox) string {
 	}
 	if w := e.widenedNote(sb); w != "" {
 		note += "; " + w
+	}
+	if m := e.idmapNote(sb); m != "" {
+		note += "; " + m
 	}
 	return note
 }

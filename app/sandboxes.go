@@ -101,6 +101,9 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if sb.Mounts, err = checkMounts(cfg.Mounts, e.guard()); err != nil {
 			return sb, err
 		}
+		if err := e.checkIDMapped(sb); err != nil {
+			return sb, err
+		}
 	}
 	if cfg.Network != nil {
 		sb.Network = *cfg.Network

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -84,6 +85,10 @@ type Host struct {
 	Hidden map[string]PathKind
 	// Masked says what each of spec.Masked is on the host.
 	Masked map[string]PathKind
+	// IDMapDir is where the run's idmapped mounts (Mount.IDMap) are
+	// attached, in the launcher's own mount namespace: the i-th mount's at
+	// idmap.Point(IDMapDir, i).
+	IDMapDir string
 }
 
 // Args builds bwrap's argument list for spec: Flags, "--", Command. It is
@@ -200,7 +205,11 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		if m.ReadOnly {
 			op = "--ro-bind"
 		}
-		if i < len(fds.Mounts) {
+		switch {
+		case m.IDMap && !m.ReadOnly:
+			// Attached by the launcher from the handle the engine checked.
+			src = idmap.Point(host.IDMapDir, i)
+		case i < len(fds.Mounts):
 			op, src = op+"-fd", strconv.Itoa(fds.Mounts[i])
 		}
 		a = append(a, op, src, target)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
@@ -54,6 +55,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		return nil, err
 	}
 	prog, err := b.seccomp()
+	if idmapped(spec) {
+		prog, err = b.noSetID()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
@@ -131,10 +135,21 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Workspace = 3 + len(childEnds)
 		childEnds = append(childEnds, h)
 	}
-	for _, m := range spec.Mounts {
+	var attach []idmap.Attach
+	var idmapped []string // what the idmapped mounts enforce, in words
+	for i, m := range spec.Mounts {
 		h, err := openChecked(m.Source, "the mount source")
 		if err != nil {
 			return nil, err
+		}
+		if m.IDMap && !m.ReadOnly {
+			// The launcher attaches it from the detached idmapped mount.
+			var mapping idmap.Mapping
+			if h, mapping, err = b.idmapMount(h, cred, spec); err != nil {
+				return nil, err
+			}
+			attach = append(attach, idmap.Attach{FD: 3 + len(childEnds), Point: i})
+			idmapped = append(idmapped, idmappedLine(m.Target, mapping))
 		}
 		fds.Mounts = append(fds.Mounts, 3+len(childEnds))
 		childEnds = append(childEnds, h)
@@ -177,7 +192,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	// bwrap reads its options, with the host paths and the run's
 	// environment, from a memfd: its command line (pid 1's inside, and
 	// what ps shows on the host) is "--args N --" and the command.
-	argsFD, err := argsMemfd(Flags(spec, detectHost(spec, b.host.scan), fds))
+	host := detectHost(spec, b.host.scan)
+	host.IDMapDir = b.opts.IDMapDir
+	argsFD, err := argsMemfd(Flags(spec, host, fds))
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +210,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	cmd.ExtraFiles = childEnds
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	cmd.WaitDelay = 5 * time.Second
+	if len(attach) > 0 {
+		b.throughLauncher(cmd, attach, cred)
+	}
 	// trace (issue #7): with spec.Trace, strace runs bwrap (trace_linux.go).
 	tr, err := traceCommand(cmd, spec)
 	if err != nil {
@@ -213,6 +233,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	p := newProcess(cmd, plan, stderr, spec, b.log)
+	p.enf.Limits = append(p.enf.Limits, idmapped...)
 
 	childPid, err := readInfo(ctx, infoR)
 	if err == nil {
