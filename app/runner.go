@@ -186,6 +186,9 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 		timeout = req.TimeoutMs
 	}
 	p.timeout = time.Duration(timeout) * time.Millisecond
+	if a := req.Attach; a != nil && a.Interactive && req.TimeoutMs == 0 {
+		p.timeout = 0 // a person's session ends with them (Attachment)
+	}
 	if err := planLifetime(p); err != nil {
 		return nil, err
 	}

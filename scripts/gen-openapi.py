@@ -13,7 +13,7 @@ routes = [
 ("POST","/sandboxes/{id}/start","Start what the sandbox keeps (a container); nothing to start for bwrap.",None,None),
 ("POST","/sandboxes/{id}/stop","Kill every process of the sandbox (and stop its container).",None,None),
 ("POST","/sandboxes/{id}/recreate","Recreate the sandbox's container from its saved settings; files are kept.",None,None),
-("POST","/sandboxes/{id}/exec","Run a command (command: shell line, or argv). ?stream=1 streams NDJSON output.","RunBody","RunReply"),
+("POST","/sandboxes/{id}/exec","Run a command (command: shell line, or argv). ?stream=1 streams NDJSON output; with Connection: Upgrade and Upgrade: senclaw-attach/1 the run is attached (101, as for /agent-shell): senclaw shell, with a terminal and interactive (no deadline unless timeoutMs).","ExecBody","RunReply"),
 ("POST","/sandboxes/{id}/run","Run code (language python|node|bash, code). ?stream=1 streams NDJSON output.","RunBody","RunReply"),
 ("POST","/sandboxes/{id}/install","Install packages with pip or npm into the workspace; needs network permission.","InstallBody","RunReply"),
 ("GET","/sandboxes/{id}/files","List a folder (?path=) of the sandbox.",None,None),
@@ -141,7 +141,11 @@ for m,p,summary,req,resp in routes:
         op["responses"]["429"]={"$ref":"#/components/responses/Error"}
     if params: op["parameters"]=params
     paths.setdefault("/api/sandbox"+p,{})[m.lower()]=op
+schemas["ExecBody"]=json.loads(json.dumps(schemas["RunBody"]))
+schemas["ExecBody"]["properties"]["terminal"]=schemas["AgentShellBody"]["properties"]["terminal"]
+schemas["ExecBody"]["properties"]["interactive"]={"type":"boolean","description":"attached runs only: a person is at it (senclaw shell); no deadline unless timeoutMs, and the record says interactive"}
 paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]={"description":"Switching Protocols to senclaw-attach/1 (asked for with Connection: Upgrade, Upgrade: senclaw-attach/1; the same token, Host and Origin checks as any request come first). Then both sides send frames: a type byte, a big-endian uint32 length, the payload (at most 1 MiB). Client: '0' stdin bytes, 'e' stdin ended, 'c' control JSON {cols, rows} or {signal: INT|TERM|HUP|QUIT}. Server: '1' stdout, '2' stderr (a terminal's output as the stream of its first output descriptor), 's' the run's record once started (JSON), and last 'r' {result: RunReply} or {error: Error}. Closing the connection kills the run."}
+paths["/api/sandbox/sandboxes/{id}/exec"]["post"]["responses"]["101"]=paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]
 # Space Apps (issue #11): /api/space/apps/, app/spaceapps. Every field of
 # every answer is listed; "A" is a schema reference.
 def A(name): return {"$ref":"#/components/schemas/"+name}
