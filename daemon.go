@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -207,7 +208,10 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 // one in the background when none answers.
 func connectDaemon(ctx context.Context, runtimeDir, dataDir string, stderr io.Writer) (*client.Client, error) {
 	c := client.DialSocket(api.SocketPath(runtimeDir))
-	if err := c.Ping(ctx, 2*time.Second); err == nil {
+	// A daemon that listens takes the connection at once: the command's
+	// own request follows, with no health round trip before it.
+	if conn, err := net.DialTimeout("unix", api.SocketPath(runtimeDir), 2*time.Second); err == nil {
+		conn.Close()
 		return c, nil
 	}
 	if err := spawnDaemon(runtimeDir, dataDir); err != nil {

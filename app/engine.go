@@ -116,6 +116,12 @@ type Engine struct {
 	slots    runSlots
 	createMu sync.Mutex
 
+	// purges are one-shot workspaces being removed after their runs
+	// answered (purgeAfter); Close waits for them.
+	purges       sync.WaitGroup
+	purgeMu      sync.Mutex
+	purgesClosed bool
+
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
 	closeOnce      sync.Once
@@ -212,6 +218,10 @@ func (e *Engine) Close() error {
 		}
 		e.live.killAll()
 		e.live.wait(5 * time.Second)
+		e.purgeMu.Lock()
+		e.purgesClosed = true
+		e.purgeMu.Unlock()
+		e.purges.Wait()
 		e.records.close()
 		e.closeBackends()
 		e.proxy.Close()

@@ -129,7 +129,7 @@ func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest)
 	p.kind = "oneshot"
 	res, err := e.run(ctx, p)
 	if res == nil || res.Record.State != "running" {
-		_, _ = e.purgeWorkspace(&sb)
+		e.purgeAfter(&sb)
 	}
 	return res, err
 }

@@ -395,6 +395,25 @@ func (e *Engine) releaseDisk(sb *Sandbox, keep bool) error {
 	return diskquota.Unmount(sb.Workspace)
 }
 
+// purgeAfter removes a one-shot sandbox's workspace once its run is over,
+// in the background: the caller has its answer without waiting for an
+// unmount and a directory removal that are no part of the run. Close
+// waits for them; once it has begun, they are done at once.
+func (e *Engine) purgeAfter(sb *Sandbox) {
+	e.purgeMu.Lock()
+	if e.purgesClosed {
+		e.purgeMu.Unlock()
+		_, _ = e.purgeWorkspace(sb)
+		return
+	}
+	e.purges.Add(1)
+	e.purgeMu.Unlock()
+	go func() {
+		defer e.purges.Done()
+		_, _ = e.purgeWorkspace(sb)
+	}()
+}
+
 // purgeWorkspace removes a workspace only if it is exactly
 // workspaces/<id> of this sandbox.
 func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {

@@ -249,7 +249,10 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		// so they start inside the cgroups and under the rlimits.
 		_, err = blockW.Write([]byte{1})
 	}
-	if err == nil {
+	if err == nil && guard == nil {
+		// With the guard, its handoff is the sign that setup went well
+		// (bwrap ran the forwarder), and a failed setup ends the wait for
+		// it: acceptUnixGuard says why.
 		err = waitConsumed(ctx, blockW, p.done)
 	}
 	if err == nil && guard != nil {

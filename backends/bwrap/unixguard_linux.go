@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -65,6 +66,11 @@ func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p 
 		_ = p.Kill()
 		select {
 		case <-p.done:
+			// bwrap that could not set up the sandbox ran no forwarder.
+			var se *SetupError
+			if _, werr := p.Wait(); errors.As(werr, &se) {
+				return se
+			}
 		case <-time.After(5 * time.Second):
 		}
 		for _, line := range strings.Split(p.stderr.head(), "\n") {
