@@ -82,11 +82,11 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		ready <- planned{plan, err}
 	}()
 	var plan *limits.Plan
-	wait := func() (*limits.Plan, error) {
+	wait := sync.OnceValues(func() (*limits.Plan, error) {
 		r := <-ready
 		plan = r.plan
 		return r.plan, r.err
-	}
+	})
 	p, err := b.launch(ctx, spec, bin, prog, cred, wait)
 	if err != nil {
 		if plan == nil {
@@ -220,12 +220,20 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	defer tr.Release()
 	// end trace
-	if err := cmd.Start(); err != nil {
+	inside, err := b.start(cmd, spec, limits)
+	if err != nil {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	closeAll(childEnds) // bwrap has its copies; without ours, EOF means bwrap is gone
 	childEnds = nil
 	plan, err := limits()
+	if err == nil {
+		plan.Inside = inside
+	}
 	if err != nil {
 		// bwrap is blocked before the sandbox runs anything: end it.
 		_ = cmd.Process.Kill()
@@ -279,6 +287,21 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	return tr.Process(p), nil // trace (issue #7): Wait drains the trace
+}
+
+// start starts cmd (bwrap). A one-shot's cgroups are new and its own:
+// bwrap is born in them (limits.Cgroups.StartInside), which spares the
+// run the wait of moving its first process there afterwards. It reports
+// whether bwrap was.
+func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limits.Plan, error)) (bool, error) {
+	if !spec.OneShot || spec.Trace != nil {
+		return false, cmd.Start()
+	}
+	plan, err := limits()
+	if err != nil || plan.Cgroups == nil {
+		return false, cmd.Start()
+	}
+	return plan.Cgroups.StartInside(cmd.Start)
 }
 
 // exiting reports whether err means bwrap went away during setup: the
