@@ -5,44 +5,23 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
-// listenIn listens on 127.0.0.1:port in the network namespace of pid. The
-// socket stays of that namespace; the thread that joined it is thrown
-// away with its goroutine, never reused.
+// listenIn listens on 127.0.0.1:port in the network namespace of pid.
 func listenIn(t *testing.T, pid, port int) net.Listener {
 	t.Helper()
-	type res struct {
-		l   net.Listener
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		ns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = unix.Setns(ns, unix.CLONE_NEWNET)
-			unix.Close(ns)
-		}
-		if err != nil {
-			ch <- res{nil, err}
-			return
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		ch <- res{l, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Cleanup(func() { r.l.Close() })
-	return r.l
+	var l net.Listener
+	testutil.InNetns(t, pid, func() (err error) {
+		l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		return err
+	})
+	t.Cleanup(func() { l.Close() })
+	return l
 }
 
 // TestLoopbackBelow1024 runs senclaw run --loopback 22,443 against a

@@ -54,30 +54,37 @@ func TestAttachedAgentShell(t *testing.T) {
 	w := attach.NewWriter(conn)
 	w.Frame(attach.FrameStdin, []byte("hello\n"))
 	w.Frame(attach.FrameStdinEOF, nil)
+	stdout, stderr, started, result := readAttached(t, br)
+	rep, _ := result["result"].(map[string]any)
+	run, _ := rep["run"].(map[string]any)
+	if stdout != "in:hello\n" || stderr != "err\n" || run["exitCode"] != float64(4) || started["source"] != "agent-shell" || run["agent"] != "shell" {
+		t.Fatalf("stdout %q stderr %q started %v result %v", stdout, stderr, started, result)
+	}
+}
+
+// readAttached reads an attached run's frames until its result: the
+// output, the started record and the result.
+func readAttached(t *testing.T, br *bufio.Reader) (stdout, stderr string, started, result map[string]any) {
+	t.Helper()
 	r := attach.NewReader(br)
-	var stdout, stderr strings.Builder
-	var started, result map[string]any
+	var out, errOut strings.Builder
 	for result == nil {
 		typ, payload, err := r.Next()
 		if err != nil {
-			t.Fatalf("reading frames: %v (stdout %q)", err, stdout.String())
+			t.Fatalf("reading frames: %v (stdout %q)", err, out.String())
 		}
 		switch typ {
 		case attach.FrameStdout:
-			stdout.Write(payload)
+			out.Write(payload)
 		case attach.FrameStderr:
-			stderr.Write(payload)
+			errOut.Write(payload)
 		case attach.FrameStarted:
 			json.Unmarshal(payload, &started)
 		case attach.FrameResult:
 			json.Unmarshal(payload, &result)
 		}
 	}
-	rep, _ := result["result"].(map[string]any)
-	run, _ := rep["run"].(map[string]any)
-	if stdout.String() != "in:hello\n" || stderr.String() != "err\n" || run["exitCode"] != float64(4) || started["source"] != "agent-shell" || run["agent"] != "shell" {
-		t.Fatalf("stdout %q stderr %q started %v result %v", stdout.String(), stderr.String(), started, result)
-	}
+	return out.String(), errOut.String(), started, result
 }
 
 // TestAttachedExec upgrades POST /sandboxes/{id}/exec (senclaw shell):
@@ -108,25 +115,11 @@ func TestAttachedExec(t *testing.T) {
 	}
 	w := attach.NewWriter(conn)
 	w.Frame(attach.FrameStdin, []byte("hello\n"))
-	r := attach.NewReader(br)
-	var stdout strings.Builder
-	var result map[string]any
-	for result == nil {
-		typ, payload, err := r.Next()
-		if err != nil {
-			t.Fatalf("reading frames: %v (stdout %q)", err, stdout.String())
-		}
-		switch typ {
-		case attach.FrameStdout:
-			stdout.Write(payload)
-		case attach.FrameResult:
-			json.Unmarshal(payload, &result)
-		}
-	}
+	stdout, _, _, result := readAttached(t, br)
 	rep, _ := result["result"].(map[string]any)
 	run, _ := rep["run"].(map[string]any)
-	if stdout.String() != "in:hello\n" || run["exitCode"] != float64(0) || run["interactive"] != true || run["sandboxId"] != sb.ID || run["timedOut"] == true {
-		t.Fatalf("stdout %q result %v", stdout.String(), result)
+	if stdout != "in:hello\n" || run["exitCode"] != float64(0) || run["interactive"] != true || run["sandboxId"] != sb.ID || run["timedOut"] == true {
+		t.Fatalf("stdout %q result %v", stdout, result)
 	}
 	for field, b := range map[string]string{"terminal": `{"command": "true", "terminal": {"cols": 80, "rows": 24, "fds": [1]}}`, "interactive": `{"command": "true", "interactive": true}`} {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/sandbox/sandboxes/"+sb.ID+"/exec", strings.NewReader(b))

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/senclaw/sandbox/backends"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,9 +109,8 @@ func serveBound(s, p int, handle func(net.Conn)) error {
 // whose other end the forwarder inherits. Make it before the sandbox
 // starts, pass ChildEnd to it, then Bind.
 type PortsHandoff struct {
-	ports  []int
-	mine   *os.File
-	theirs *os.File
+	*backends.Handoff
+	ports []int
 }
 
 // NewPortsHandoff prepares the binding of ports (each below 1024).
@@ -120,23 +120,11 @@ func NewPortsHandoff(ports []int) (*PortsHandoff, error) {
 			return nil, fmt.Errorf("port %d needs no binding by the engine", p)
 		}
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	h, err := backends.NewHandoff("netfwd-ports")
 	if err != nil {
 		return nil, fmt.Errorf("creating the loopback ports' handoff: %w", err)
 	}
-	return &PortsHandoff{ports: ports, mine: os.NewFile(uintptr(fds[0]), "netfwd-ports"), theirs: os.NewFile(uintptr(fds[1]), "netfwd-ports-child")}, nil
-}
-
-// ChildEnd is the descriptor the forwarder gets (its --ports-fd). The
-// caller closes it once the sandbox has its copy.
-func (h *PortsHandoff) ChildEnd() *os.File { return h.theirs }
-
-// Close gives up the handoff; after Bind it does nothing.
-func (h *PortsHandoff) Close() {
-	if h.mine != nil {
-		h.mine.Close()
-		h.mine = nil
-	}
+	return &PortsHandoff{Handoff: h, ports: ports}, nil
 }
 
 // portsTimeout bounds the wait for the forwarder when ctx has none.
@@ -148,32 +136,11 @@ const portsTimeout = 30 * time.Second
 // in; it gives up when ctx ends or exited is closed. Any error means the
 // run must be ended: the forwarder runs nothing without the answer.
 func (h *PortsHandoff) Bind(ctx context.Context, sandboxPid int, exited <-chan struct{}) error {
-	if h.mine == nil {
-		return errors.New("the loopback ports' handoff was closed")
-	}
-	c, err := net.FileConn(h.mine)
-	h.Close()
+	conn, stop, err := h.Conn(ctx, exited, portsTimeout)
 	if err != nil {
 		return fmt.Errorf("receiving the loopback ports' sockets: %w", err)
 	}
-	defer c.Close()
-	conn := c.(*net.UnixConn)
-	deadline := time.Now().Add(portsTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = conn.SetDeadline(deadline)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-exited:
-		case <-stop:
-			return
-		}
-		_ = conn.SetDeadline(time.Now())
-	}()
+	defer stop()
 	socks, err := receiveSockets(conn, len(h.ports))
 	if err != nil {
 		return err

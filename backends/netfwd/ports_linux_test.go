@@ -4,13 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/senclaw/sandbox/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,33 +34,15 @@ func otherNetns(t *testing.T) int {
 }
 
 // socketIn makes a socket of domain and typ in pid's network namespace
-// (root only: it joins it on a thread that is then thrown away).
+// (root only).
 func socketIn(t *testing.T, pid, domain, typ int) int {
 	t.Helper()
-	type res struct {
-		fd  int
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		ns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = unix.Setns(ns, unix.CLONE_NEWNET)
-			unix.Close(ns)
-		}
-		if err != nil {
-			ch <- res{-1, err}
-			return
-		}
-		fd, err := unix.Socket(domain, typ|unix.SOCK_CLOEXEC, 0)
-		ch <- res{fd, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.fd
+	fd := -1
+	testutil.InNetns(t, pid, func() (err error) {
+		fd, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, 0)
+		return err
+	})
+	return fd
 }
 
 // handOver sends socks over a fresh handoff of ports as the forwarder
