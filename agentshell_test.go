@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,7 @@ type testDaemon struct {
 	bin, root, home string
 	env             []string
 	c               *client.Client
+	pid             int // the daemon's
 }
 
 func requireBwrapCLI(t *testing.T) {
@@ -63,6 +65,13 @@ func requireBwrapCLI(t *testing.T) {
 // that of every senclaw process the test starts, which reach it).
 func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
 	t.Helper()
+	return startDaemonIn(t, nil, extraEnv...)
+}
+
+// startDaemonIn starts the daemon through wrap (a command that ends by
+// running its arguments: senclaw serve ...), or directly when wrap is nil.
+func startDaemonIn(t *testing.T, wrap []string, extraEnv ...string) *testDaemon {
+	t.Helper()
 	requireBwrapCLI(t)
 	bin, err := builtSenclaw()
 	if err != nil {
@@ -76,7 +85,8 @@ func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
 		// Docker must not stand in for a bwrap that cannot start.
 		"DOCKER_HOST=unix://"+filepath.Join(root, "no-docker.sock"))
 	d.env = append(d.env, extraEnv...)
-	cmd := exec.Command(bin, "serve", "--listen", "")
+	argv := append(slices.Clone(wrap), bin, "serve", "--listen", "")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = d.env
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -95,6 +105,7 @@ func startDaemon(t *testing.T, extraEnv ...string) *testDaemon {
 	if err := d.c.Ping(context.Background(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	d.pid = cmd.Process.Pid
 	return d
 }
 
@@ -428,6 +439,83 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// ptyScreen is a command started on a pseudo-terminal of its own, and
+// what it has shown there so far: the test plays the person at it.
+type ptyScreen struct {
+	master *os.File
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	screen strings.Builder
+}
+
+// startOnPTY starts cmd with a new 80x24 pseudo-terminal as its stdin,
+// stdout, stderr and controlling terminal.
+func startOnPTY(t *testing.T, cmd *exec.Cmd) *ptyScreen {
+	t.Helper()
+	master, slave := openPTY(t)
+	t.Cleanup(func() { master.Close() })
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	p := &ptyScreen{master: master, cmd: cmd}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			p.mu.Lock()
+			p.screen.Write(buf[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *ptyScreen) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.screen.String()
+}
+
+// typ types s.
+func (p *ptyScreen) typ(s string) { p.master.Write([]byte(s)) }
+
+// waitFor waits until the terminal shows what.
+func (p *ptyScreen) waitFor(t *testing.T, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(p.String(), what); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed %q; it shows:\n%q", what, p.String())
+		}
+	}
+}
+
+// resize gives the terminal a new size, and the CLI the time to pass the
+// SIGWINCH it gets on.
+func (p *ptyScreen) resize(cols, rows uint16) {
+	unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: cols, Row: rows})
+	time.Sleep(300 * time.Millisecond)
+}
+
+// wait waits for the command to exit and returns its exit code.
+func (p *ptyScreen) wait(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		t.Fatal("the command did not exit")
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
 // TestAgentShellInATerminal drives senclaw agent-shell (no command: an
 // interactive shell) from a pseudo-terminal, as a person would: it types
 // a command and reads its answer, sees a terminal inside with this one's
@@ -437,76 +525,27 @@ func TestAgentShellInATerminal(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(fmt.Sprintf("on_%v", on), func(t *testing.T) {
 			d.setAgentShell(t, on)
-			master, slave := openPTY(t)
-			defer master.Close()
 			cmd := exec.Command(d.bin, "agent-shell")
 			cmd.Dir, cmd.Env = d.dir(t, fmt.Sprintf("tty-%v", on)), append(d.env, "TERM=dumb", "PS1=$ ")
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			slave.Close()
-			var mu sync.Mutex
-			var screen strings.Builder
-			go func() {
-				buf := make([]byte, 4096)
-				for {
-					n, err := master.Read(buf)
-					mu.Lock()
-					screen.Write(buf[:n])
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}()
-			waitFor := func(what string) {
-				t.Helper()
-				deadline := time.Now().Add(15 * time.Second)
-				for {
-					mu.Lock()
-					s := screen.String()
-					mu.Unlock()
-					if strings.Contains(s, what) {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("the terminal never showed %q; it shows:\n%q", what, s)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-			typ := func(s string) { master.Write([]byte(s)) }
-			typ("test -t 0 && test -t 1 && echo TTY-$((40+2))\n")
-			waitFor("TTY-42")
-			typ("stty size\n")
-			waitFor("24 80")
-			unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: 120, Row: 40})
-			time.Sleep(300 * time.Millisecond) // SIGWINCH goes to the CLI, then on
-			typ("stty size\n")
-			waitFor("40 120")
-			typ("sleep 30; echo not-interrupted\n")
+			tty := startOnPTY(t, cmd)
+			tty.typ("test -t 0 && test -t 1 && echo TTY-$((40+2))\n")
+			tty.waitFor(t, "TTY-42")
+			tty.typ("stty size\n")
+			tty.waitFor(t, "24 80")
+			tty.resize(120, 40)
+			tty.typ("stty size\n")
+			tty.waitFor(t, "40 120")
+			tty.typ("sleep 30; echo not-interrupted\n")
 			time.Sleep(500 * time.Millisecond)
-			typ("\x03") // ^C: the terminal inside interrupts the sleep
-			typ("echo after-$((1+1))\n")
-			waitFor("after-2")
-			typ("exit 5\n")
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("the shell did not exit")
-			}
-			if code := cmd.ProcessState.ExitCode(); code != 5 {
+			tty.typ("\x03") // ^C: the terminal inside interrupts the sleep
+			tty.typ("echo after-$((1+1))\n")
+			tty.waitFor(t, "after-2")
+			tty.typ("exit 5\n")
+			if code := tty.wait(t); code != 5 {
 				t.Errorf("exit code %d, want 5", code)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if strings.Contains(screen.String(), "\nnot-interrupted") {
-				t.Errorf("^C did not interrupt the command:\n%s", screen.String())
+			if strings.Contains(tty.String(), "\nnot-interrupted") {
+				t.Errorf("^C did not interrupt the command:\n%s", tty.String())
 			}
 			rec := d.lastRun(t)
 			if !rec.Terminal || (on && rec.Isolation != "bwrap") || (!on && rec.Isolation != "none") {

@@ -19,6 +19,7 @@ import (
 func commands() []*command {
 	return []*command{
 		runCommand(),
+		shellCommand(),
 		agentShellCommand(),
 		integrateCommand(),
 		hookCommand(),

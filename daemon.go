@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -212,12 +213,13 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 // only find it running.
 func connectDaemon(ctx context.Context, runtimeDir, dataDir string, stderr io.Writer) (*client.Client, error) {
 	c := client.DialSocket(api.SocketPath(runtimeDir))
-	err := c.Ping(ctx, 2*time.Second)
-	if err == nil {
+	// A daemon that listens takes the connection at once: the command's
+	// own request follows, with no health round trip before it. A daemon
+	// whose engine could not start answers that request 503, which the
+	// commands say as a refusal (exit 126) with its reason.
+	if conn, err := net.DialTimeout("unix", api.SocketPath(runtimeDir), 2*time.Second); err == nil {
+		conn.Close()
 		return c, nil
-	}
-	if down := asUnavailable(err); down != nil {
-		return c, down
 	}
 	if err := spawnDaemon(runtimeDir, dataDir); err != nil {
 		return nil, fmt.Errorf("no daemon answers and one could not be started: %w", err)

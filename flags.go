@@ -64,7 +64,7 @@ func runFlags(cmd string, fs *flag.FlagSet) *cli.RunOptions {
 	fs.IntVar(&o.DiskMB, "disk", 2048, "workspace disk quota in `MB`")
 	fs.Var((*intList)(&o.Listen), "listen", "`PORTS` (>= 1024) it may listen on, reachable at 127.0.0.1 (repeatable or comma-separated)")
 	fs.Var((*intList)(&o.Connect), "connect", "remote `PORTS` it may dial")
-	fs.Var((*intList)(&o.Loopback), "loopback", "this machine's service `PORTS` it may call")
+	fs.Var((*intList)(&o.Loopback), "loopback", "this machine's service `PORTS` it may call, at 127.0.0.1:PORT inside too (22 and 443 as well)")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	fs.BoolVar(&o.Here, "here", false, "make the current directory the sandbox's writable project directory (never purged, no quota)")
 	o.Dir, _ = os.Getwd()

@@ -18,6 +18,7 @@ import (
 	"github.com/senclaw/sandbox/app/cli"
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/envexec"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/landlock"
 )
 
@@ -30,6 +31,10 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == direct.ReaperArg {
 		// The child subreaper of a direct run (backends/direct).
 		os.Exit(direct.RunReaper(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == idmap.Arg {
+		// The launcher of a bwrap run with idmapped mounts (backends/idmap).
+		os.Exit(idmap.Main(os.Args[2:]))
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -62,7 +62,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		sandboxUser = &backends.Credential{UID: 65534, GID: 65534}
 	}
 	offered, err := offeredBackends(os.Getenv("SENCLAW_BACKENDS"), append(nativeBackends(home, logger),
-		bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser}),
+		bwrap.New(bwrap.Options{Logger: logger, SandboxUser: sandboxUser, Launcher: selfPath(), IDMapDir: filepath.Join(dataDir, "idmap")}),
 		landlock.New(landlock.Options{Logger: logger, SandboxUser: sandboxUser}),
 		docker.New(docker.Options{
 			Getenv:       os.Getenv,
@@ -94,8 +94,8 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 }
 
 // selfPath is this executable's real path ("" when unknown): it is also
-// the envexec launcher (main handles envexec.Arg) and the direct
-// backend's subreaper (direct.ReaperArg).
+// the envexec launcher (main handles envexec.Arg), the direct backend's
+// subreaper (direct.ReaperArg) and the idmap launcher (idmap.Arg).
 func selfPath() string {
 	self, err := os.Executable()
 	if err != nil {

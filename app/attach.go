@@ -32,6 +32,10 @@ type Attachment struct {
 	// Started, when set, is called once the command has started, with its
 	// record so far (isolation, terminal), before the run ends.
 	Started func(RunRecord)
+	// Interactive says a person is at the other end (senclaw shell): the
+	// run has no deadline unless the request gives timeoutMs, and ends
+	// when it exits or the caller goes away. The record says so.
+	Interactive bool
 }
 
 // TerminalRequest asks for a terminal of Cols x Rows on the standard
@@ -103,6 +107,7 @@ func (e *Engine) attach(p *plan, backend backends.Backend, spec *backends.Spec, 
 		return nil, nil
 	}
 	at := &attached{a: a, stop: make(chan struct{})}
+	rec.Interactive = a.Interactive
 	if t := a.Terminal; t != nil {
 		switch why := e.noTerminal(backend, spec); {
 		case why != "":

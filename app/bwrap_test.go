@@ -14,6 +14,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // requireBwrap skips without bubblewrap, except under CI, where a missing
@@ -35,7 +36,9 @@ func bwrapEngine(t *testing.T, opts ...engineOpt) *Engine {
 	if os.Geteuid() == 0 {
 		user = &backends.Credential{UID: 65534, GID: 65534}
 	}
-	return newTestEngine(t, []backends.Backend{bwrap.New(bwrap.Options{SandboxUser: user}), directBackend(t)}, opts...)
+	// The test binary is the idmap launcher too (TestMain).
+	b := bwrap.New(bwrap.Options{SandboxUser: user, Launcher: testutil.Launcher(t), IDMapDir: filepath.Join(testutil.SandboxDir(t, "sc-idmap-"), "idmap")})
+	return newTestEngine(t, []backends.Backend{b, directBackend(t)}, opts...)
 }
 
 func TestEngineRunsUnderBwrapAndSaysSo(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -52,6 +53,10 @@ type Options struct {
 	// EUID is the engine's effective uid (os.Geteuid()); it decides
 	// whether sandboxed code must be dropped to the sandbox user.
 	EUID int
+	// IDMapCheck says whether an idmapped mount of dir can be made with
+	// mapping m (nil: idmap.Check, the real thing); tests simulate a
+	// kernel without them.
+	IDMapCheck func(dir string, m idmap.Mapping) error
 	// SystemPath is the PATH given to sandboxed code.
 	SystemPath string
 	// ProcessLister reads the process table for the monitor; nil means
@@ -114,6 +119,12 @@ type Engine struct {
 	// sandboxes and storing a new one one step (bounds.go).
 	slots    runSlots
 	createMu sync.Mutex
+
+	// purges are one-shot workspaces being removed after their runs
+	// answered (purgeAfter); Close waits for them.
+	purges       sync.WaitGroup
+	purgeMu      sync.Mutex
+	purgesClosed bool
 
 	// stopBackground ends what Start started.
 	stopBackground context.CancelFunc
@@ -217,6 +228,10 @@ func (e *Engine) Close() error {
 		}
 		e.live.killAll()
 		e.live.wait(5 * time.Second)
+		e.purgeMu.Lock()
+		e.purgesClosed = true
+		e.purgeMu.Unlock()
+		e.purges.Wait()
 		e.records.close()
 		e.closeBackends()
 		e.proxy.Close()

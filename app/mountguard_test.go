@@ -30,6 +30,11 @@ func TestTheMountGuard(t *testing.T) {
 	for _, d := range []string{".local/share/senclaw", ".ssh", "project"} {
 		os.MkdirAll(filepath.Join(other, d), 0o755)
 	}
+	// The folders given read-write are the sandbox user's to write: a root
+	// engine refuses those it cannot (TestIDMappedReadWriteMounts).
+	for _, d := range []string{scratch, filepath.Join(other, "project")} {
+		os.Chmod(d, 0o777)
+	}
 	os.WriteFile(filepath.Join(other, ".local/share/senclaw/senclaw.db"), []byte("db"), 0o600)
 	cases := []struct {
 		name, source string
@@ -101,7 +106,12 @@ func TestTheMountGuard(t *testing.T) {
 // taken back.
 func TestMountAllowWidensTheGuardAndSaysSo(t *testing.T) {
 	t.Parallel()
-	e := directEngine(t)
+	e, backend := directEngine(t), "direct"
+	if os.Geteuid() == 0 {
+		// root's /usr/local/share, read-write, is the sandbox user's only
+		// through an idmapped mount, which bwrap binds and direct cannot.
+		e, backend = bwrapEngine(t), "bwrap"
+	}
 	src := "/usr/local/share"
 	if _, err := os.Stat(src); err != nil {
 		t.Skip(err)
@@ -111,7 +121,7 @@ func TestMountAllowWidensTheGuardAndSaysSo(t *testing.T) {
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := e.Create(context.Background(), SandboxConfig{Backend: ptr("direct"), Mounts: []backends.Mount{{Source: src, Target: "share"}}})
+	sb, err := e.Create(context.Background(), SandboxConfig{Backend: ptr(backend), Mounts: []backends.Mount{{Source: src, Target: "share"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,9 @@ func (e *Engine) CreateNotes(ctx context.Context, sb *Sandbox) Notes {
 	if w := e.widenedNote(sb); w != "" {
 		n.Details = append(n.Details, w)
 	}
+	if m := e.idmapNote(sb); m != "" {
+		n.Details = append(n.Details, m)
+	}
 	n.Warnings = append(n.Warnings, fsWarnings(sb, backend)...)
 	return n
 }
@@ -90,6 +93,9 @@ func (e *Engine) ChangeNotes(ctx context.Context, sb *Sandbox) Notes {
 	n.Details = append([]string{when}, n.Details...)
 	if w := e.widenedNote(sb); w != "" {
 		n.Details = append(n.Details, w)
+	}
+	if m := e.idmapNote(sb); m != "" {
+		n.Details = append(n.Details, m)
 	}
 	n.Warnings = append(n.Warnings, fsWarnings(sb, backend)...)
 	return n

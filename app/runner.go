@@ -130,7 +130,7 @@ func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest)
 	p.kind, p.newWorkspace = "oneshot", true
 	res, err := e.run(ctx, p)
 	if res == nil || res.Record.State != "running" {
-		_, _ = e.purgeWorkspace(&sb)
+		e.purgeAfter(&sb)
 	}
 	return res, err
 }
@@ -187,6 +187,9 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 		timeout = req.TimeoutMs
 	}
 	p.timeout = time.Duration(timeout) * time.Millisecond
+	if a := req.Attach; a != nil && a.Interactive && req.TimeoutMs == 0 {
+		p.timeout = 0 // a person's session ends with them (Attachment)
+	}
 	if err := planLifetime(p); err != nil {
 		return nil, err
 	}

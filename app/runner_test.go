@@ -70,9 +70,8 @@ func TestOneShotRunsAreRecordedAndCleanedUp(t *testing.T) {
 	if !strings.HasPrefix(ws, filepath.Join(e.DataDir(), "workspaces")) {
 		t.Fatalf("HOME = %q, want the workspace", ws)
 	}
-	if _, err := os.Stat(ws); !os.IsNotExist(err) {
-		t.Fatalf("the one-shot workspace is still there: %v", err)
-	}
+	// It goes right after the answer (purgeAfter).
+	waitFor(t, func() bool { _, err := os.Stat(ws); return os.IsNotExist(err) })
 	if all, _ := e.List(); len(all) != 0 {
 		t.Fatalf("a one-shot sandbox was kept: %+v", all)
 	}

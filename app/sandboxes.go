@@ -101,6 +101,9 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if sb.Mounts, err = checkMounts(cfg.Mounts, e.guard()); err != nil {
 			return sb, err
 		}
+		if err := e.checkIDMapped(sb); err != nil {
+			return sb, err
+		}
 	}
 	if cfg.Network != nil {
 		sb.Network = *cfg.Network
@@ -425,6 +428,25 @@ func (e *Engine) releaseDisk(sb *Sandbox, keep bool) error {
 		}
 	}
 	return diskquota.Unmount(sb.Workspace)
+}
+
+// purgeAfter removes a one-shot sandbox's workspace once its run is over,
+// in the background: the caller has its answer without waiting for an
+// unmount and a directory removal that are no part of the run. Close
+// waits for them; once it has begun, they are done at once.
+func (e *Engine) purgeAfter(sb *Sandbox) {
+	e.purgeMu.Lock()
+	if e.purgesClosed {
+		e.purgeMu.Unlock()
+		_, _ = e.purgeWorkspace(sb)
+		return
+	}
+	e.purges.Add(1)
+	e.purgeMu.Unlock()
+	go func() {
+		defer e.purges.Done()
+		_, _ = e.purgeWorkspace(sb)
+	}()
 }
 
 // purgeWorkspace removes a workspace only if it is exactly

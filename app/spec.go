@@ -22,12 +22,21 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	if p.offPath && !p.keepSandboxUser {
 		user = nil // the documented off path runs as the engine's user
 	}
+	mounts := sb.Mounts
+	if user != nil {
+		var err error
+		if mounts, err = e.idmapMounts(mounts, rec.Backend); err != nil {
+			return nil, err
+		}
+	}
 	if (rec.Backend == "bwrap" || rec.Backend == "landlock") && user != nil {
 		if err := reachable(sb.Workspace, *user); err != nil {
 			return nil, err
 		}
-		for _, m := range sb.Mounts {
-			if err := reachable(m.Source, *user); err != nil {
+		for _, m := range mounts {
+			// An idmapped mount is bound from where the engine attached
+			// it; the sandbox user never walks to its source.
+			if err := reachable(m.Source, *user); err != nil && !m.IDMap {
 				return nil, err
 			}
 		}
@@ -51,6 +60,7 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	}
 	spec := shapeSpec(sb, user)
 	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
+	spec.Mounts = mounts
 	if !p.offPath {
 		// A switched-off runtime is masked in every sandbox; only the
 		// documented off path, which has no barrier, runs unmasked.

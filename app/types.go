@@ -269,6 +269,10 @@ type RunRecord struct {
 	IdleTTLMs int `json:"idleTtlMs,omitempty"`
 	// Terminal is true when the run had a pseudo-terminal.
 	Terminal bool `json:"terminal,omitempty"`
+	// Interactive is true when a person was attached to the run (senclaw
+	// shell): its stdin came from them, and it had no deadline unless one
+	// was given.
+	Interactive bool `json:"interactive,omitempty"`
 	// Agent names the agent whose shell asked for an agent-shell run
 	// (claude-code, gemini-cli, shell).
 	Agent string `json:"agent,omitempty"`

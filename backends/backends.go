@@ -43,6 +43,11 @@ type Mount struct {
 	Source   string `json:"source"`
 	Target   string `json:"target"`
 	ReadOnly bool   `json:"readOnly"`
+	// IDMap, for a run of a root engine, binds a read-write Source that
+	// the sandbox user cannot write through an idmapped mount: the
+	// source's owner is the sandbox user there (backends/idmap). The
+	// engine sets it per run; only an IDMapper backend is given one.
+	IDMap bool `json:"-"`
 }
 
 // PortRules are the network permissions finer than the network switch.
@@ -279,6 +284,14 @@ type Backend interface {
 type Terminals interface {
 	// GivesTerminals reports whether Start honours Spec.Terminal.
 	GivesTerminals() bool
+}
+
+// IDMapper is implemented by backends that can bind a mount through an
+// idmapped mount (Mount.IDMap). A run with such a mount on any other
+// backend is refused.
+type IDMapper interface {
+	// IDMapsMounts reports whether Start honours Mount.IDMap, and why not.
+	IDMapsMounts() (bool, string)
 }
 
 // Signaler is implemented by processes that can pass a signal to the

@@ -20,7 +20,7 @@ routes = [
 ("POST","/sandboxes/{id}/start","Start what the sandbox keeps (a container); nothing to start for bwrap.",None,None),
 ("POST","/sandboxes/{id}/stop","Kill every process of the sandbox (and stop its container).",None,None),
 ("POST","/sandboxes/{id}/recreate","Recreate the sandbox's container from its saved settings; files are kept.",None,None),
-("POST","/sandboxes/{id}/exec","Run a command (command: shell line, or argv). ?stream=1 streams NDJSON output.","RunBody","RunReply"),
+("POST","/sandboxes/{id}/exec","Run a command (command: shell line, or argv). ?stream=1 streams NDJSON output; with Connection: Upgrade and Upgrade: senclaw-attach/1 the run is attached (101, as for /agent-shell): senclaw shell, with a terminal and interactive (no deadline unless timeoutMs).","ExecBody","RunReply"),
 ("POST","/sandboxes/{id}/run","Run code (language python|node|bash, code). ?stream=1 streams NDJSON output.","RunBody","RunReply"),
 ("POST","/sandboxes/{id}/install","Install packages with pip or npm into the workspace; needs network permission.","InstallBody","RunReply"),
 ("GET","/sandboxes/{id}/files","List a folder (?path=) of the sandbox.",None,None),
@@ -181,12 +181,12 @@ schemas = {
    "enforced":D("the limits that held, in words", strs),"missing":D("what was asked for and not enforced, in words", strs),
    "network":D("the run could reach other hosts (the network on, or connect ports); listen and loopback ports alone leave it false", B),
    "background":B,"ttlMs":D("a background run's deadline (absent: none)", I),"idleTtlMs":D("a background run's idle TTL (absent: none)", I),
-   "terminal":D("the run had a pseudo-terminal", B),"agent":D("whose shell asked for an agent-shell run (claude-code, gemini-cli, shell)"),
+   "terminal":D("the run had a pseudo-terminal", B),"interactive":D("a person was attached to it (senclaw shell): no deadline unless one was given", B),"agent":D("whose shell asked for an agent-shell run (claude-code, gemini-cli, shell)"),
    "state":{"type":"string","enum":["running","done"]},"exitCode":D("null when the process was killed or has not ended", {"type":["integer","null"]}),
    "timedOut":B,"truncated":D("the output was longer than kept; its start and end are kept", B),"killed":D("why the engine killed the run"),
    "durationMs":I,"stdout":D("the output's tail"),"stderr":S,"logFile":D("a background run's log on the host"),"error":D("why the run failed to start"),
    "startedAt":T,"scheduleId":D("the schedule that fired it (source scheduler)")},
-   "command","language","enforced","missing","background","ttlMs","idleTtlMs","terminal","agent","killed","logFile","error","scheduleId"),
+   "command","language","enforced","missing","background","ttlMs","idleTtlMs","terminal","interactive","agent","killed","logFile","error","scheduleId"),
  "RunReply":always({"run":A("RunRecord"),"ok":D("exited 0, not timed out nor killed; a background run that started", B),
    "stdout":D("empty when streamed"),"stderr":S,**notes,"lifetime":D("a background run: how it ends")},"lifetime"),
  "RunStarted":always({"started":B,"schedule":A("Schedule")}),
@@ -308,6 +308,9 @@ schemas = {
 schemas["MountBody"] = o({"source":D("an absolute host folder"),"target":D("where it appears, relative to the workspace (default: the folder's name)"),"readOnly":B},["source"],{"additionalProperties":False})
 # Request bodies other than the table's (a request's Mount may leave out
 # what the answer's always has).
+schemas["ExecBody"] = json.loads(json.dumps(schemas["RunBody"]))
+schemas["ExecBody"]["properties"]["terminal"] = schemas["AgentShellBody"]["properties"]["terminal"]
+schemas["ExecBody"]["properties"]["interactive"] = D("attached runs only: a person is at it (senclaw shell); no deadline unless timeoutMs, and the record says interactive", B)
 request_schema = {("POST","/sandboxes/{id}/mounts"):"MountBody"}
 # The run routes' ?stream=1: NDJSON, one object a line.
 stream_line = {"oneOf":[always({"stdout":S}),always({"stderr":S}),always({"result":A("RunReply")}),always({"error":A("Error")})],
@@ -409,6 +412,10 @@ paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]={"description":"Sw
   "headers":{"Upgrade":{"required":True,"schema":{"type":"string","const":"senclaw-attach/1"}},"Connection":{"required":True,"schema":{"type":"string","const":"Upgrade"}}}}
 paths["/api/sandbox/agent-shell"]["post"]["parameters"] = paths["/api/sandbox/agent-shell"]["post"].get("parameters",[]) + [
   {"name":"Upgrade","in":"header","schema":{"type":"string","enum":["senclaw-attach/1"]},"description":"with Connection: Upgrade, attach the run (101)"}]
+for p in ("/api/sandbox/sandboxes/{id}/exec",):
+    paths[p]["post"]["responses"]["101"] = paths["/api/sandbox/agent-shell"]["post"]["responses"]["101"]
+    paths[p]["post"]["parameters"] = paths[p]["post"].get("parameters",[]) + [
+      {"name":"Upgrade","in":"header","schema":{"type":"string","enum":["senclaw-attach/1"]},"description":"with Connection: Upgrade, attach the run (101): senclaw shell"}]
 space_routes = [
 ("GET","","Every Space App, running ones first, with the overview (counts of running, sandboxed, unsandboxed, needs restart, crash-looping, proxy denials).",None,"AppList"),
 ("POST","","Register (or update, for a known id) an app: JSON {dir, inPlace, env} for a folder (copied into the engine's apps/<id>/ unless inPlace, which passes the mount guards), or a zip of at most 50 MiB as the body (application/zip) or as the file part of a multipart form (with an optional env part, a JSON object). Unknown manifest fields, bad values, unmet requires, zip entries that climb out or are links: 400 naming the field; nothing registered. 201 when created, 200 when updated.","RegisterRequest","RegisterReply"),

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/attach"
 )
 
@@ -52,28 +54,87 @@ func TestAttachedAgentShell(t *testing.T) {
 	w := attach.NewWriter(conn)
 	w.Frame(attach.FrameStdin, []byte("hello\n"))
 	w.Frame(attach.FrameStdinEOF, nil)
+	stdout, stderr, started, result := readAttached(t, br)
+	rep, _ := result["result"].(map[string]any)
+	run, _ := rep["run"].(map[string]any)
+	if stdout != "in:hello\n" || stderr != "err\n" || run["exitCode"] != float64(4) || started["source"] != "agent-shell" || run["agent"] != "shell" {
+		t.Fatalf("stdout %q stderr %q started %v result %v", stdout, stderr, started, result)
+	}
+}
+
+// readAttached reads an attached run's frames until its result: the
+// output, the started record and the result.
+func readAttached(t *testing.T, br *bufio.Reader) (stdout, stderr string, started, result map[string]any) {
+	t.Helper()
 	r := attach.NewReader(br)
-	var stdout, stderr strings.Builder
-	var started, result map[string]any
+	var out, errOut strings.Builder
 	for result == nil {
 		typ, payload, err := r.Next()
 		if err != nil {
-			t.Fatalf("reading frames: %v (stdout %q)", err, stdout.String())
+			t.Fatalf("reading frames: %v (stdout %q)", err, out.String())
 		}
 		switch typ {
 		case attach.FrameStdout:
-			stdout.Write(payload)
+			out.Write(payload)
 		case attach.FrameStderr:
-			stderr.Write(payload)
+			errOut.Write(payload)
 		case attach.FrameStarted:
 			json.Unmarshal(payload, &started)
 		case attach.FrameResult:
 			json.Unmarshal(payload, &result)
 		}
 	}
+	return out.String(), errOut.String(), started, result
+}
+
+// TestAttachedExec upgrades POST /sandboxes/{id}/exec (senclaw shell):
+// stdin goes in, and an interactive run has no deadline (the sandbox's 1 s
+// timeout does not end it) and is recorded as interactive; terminal and
+// interactive without the upgrade are refused, naming the field.
+func TestAttachedExec(t *testing.T) {
+	t.Parallel()
+	e := testEngine(t)
+	ts, _ := tcpServer(t, New(Options{Engine: e, Token: testToken}))
+	addr := ts.Listener.Addr().String()
+	sb, err := e.Create(context.Background(), app.SandboxConfig{Name: ptr("term"), Backend: ptr("direct"), TimeoutMs: ptr(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"argv": ["/bin/sh", "-c", "read l; sleep 1.5; echo \"in:$l\""], "interactive": true}`
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/sandbox/sandboxes/term/exec HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: Upgrade\r\nUpgrade: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		addr, testToken, attach.Protocol, len(body), body)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	w := attach.NewWriter(conn)
+	w.Frame(attach.FrameStdin, []byte("hello\n"))
+	stdout, _, _, result := readAttached(t, br)
 	rep, _ := result["result"].(map[string]any)
 	run, _ := rep["run"].(map[string]any)
-	if stdout.String() != "in:hello\n" || stderr.String() != "err\n" || run["exitCode"] != float64(4) || started["source"] != "agent-shell" || run["agent"] != "shell" {
-		t.Fatalf("stdout %q stderr %q started %v result %v", stdout.String(), stderr.String(), started, result)
+	if stdout != "in:hello\n" || run["exitCode"] != float64(0) || run["interactive"] != true || run["sandboxId"] != sb.ID || run["timedOut"] == true {
+		t.Fatalf("stdout %q result %v", stdout, result)
+	}
+	for field, b := range map[string]string{"terminal": `{"command": "true", "terminal": {"cols": 80, "rows": 24, "fds": [1]}}`, "interactive": `{"command": "true", "interactive": true}`} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/sandbox/sandboxes/"+sb.ID+"/exec", strings.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || out["field"] != field {
+			t.Errorf("%s without the upgrade: %s %v", field, resp.Status, out)
+		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -22,7 +22,7 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 	engineless := engineless[method+" "+path]
 	s.mux.HandleFunc(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
 		if s.e == nil && !engineless {
-			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "sandbox engine unavailable: " + errText(s.opts.EngineErr) + " (see the daemon's log)"})
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the daemon runs, but its engine cannot: " + errText(s.opts.EngineErr) + "; nothing was done (senclaw doctor says more; senclaw stop stops the daemon)"})
 			return
 		}
 		if bySandbox {

@@ -1,14 +1,17 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/attach"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -244,13 +247,38 @@ func (s *Server) doRun(w http.ResponseWriter, r *http.Request, req app.RunReques
 	return nil
 }
 
+// execBody is the body of exec: a run and, for an attached one, the
+// terminal asked for and whether a person is at it.
+type execBody struct {
+	runBody
+	Terminal    *app.TerminalRequest `json:"terminal"`
+	Interactive bool                 `json:"interactive"`
+}
+
+// exec runs a command in the sandbox: attached when the request asks for
+// the upgrade (app/attach; senclaw shell), else answered as JSON, or
+// NDJSON with ?stream=1.
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
-	var b runBody
+	var b execBody
 	if err := decode(r, &b); err != nil {
 		return err
 	}
 	if b.Language != "" || b.Code != "" {
 		return &badRequest{field: "language", msg: "exec runs a command; use POST .../run for code"}
+	}
+	if wantsAttach(r) {
+		return s.attachRun(w, r, b.Terminal, func(ctx context.Context, a *app.Attachment, stdout, stderr io.Writer) (*app.RunResult, error) {
+			req := b.request(r)
+			a.Interactive = b.Interactive
+			req.Attach, req.Stdout, req.Stderr = a, stdout, stderr
+			return s.e.Exec(ctx, r.PathValue("id"), req)
+		})
+	}
+	switch {
+	case b.Terminal != nil:
+		return &badRequest{field: "terminal", msg: "a terminal needs an attached run (Connection: Upgrade, Upgrade: " + attach.Protocol + ")"}
+	case b.Interactive:
+		return &badRequest{field: "interactive", msg: "an interactive run needs an attached run (Connection: Upgrade, Upgrade: " + attach.Protocol + ")"}
 	}
 	return s.doRun(w, r, b.request(r), func(req app.RunRequest) (*app.RunResult, error) {
 		return s.e.Exec(r.Context(), r.PathValue("id"), req)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,27 +75,9 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 			body.TimeoutMs = app.MaxTimeoutMs
 		}
 	}
-	ttyOut := o.Stdout
-	for fd, f := range []*os.File{o.Stdin, o.Stdout, o.Stderr} {
-		if f != nil && isTerminal(f) {
-			body.fds = append(body.fds, fd)
-		}
-	}
-	if !slices.Contains(body.fds, 1) {
-		ttyOut = o.Stderr
-	}
-	if slices.Contains(body.fds, 1) || slices.Contains(body.fds, 2) {
-		cols, rows := terminalSize(ttyOut)
-		if cols == 0 || rows == 0 {
-			cols, rows = 80, 24
-		}
-		body.Terminal = &app.TerminalRequest{Cols: cols, Rows: rows, FDs: body.fds}
-		body.Env = map[string]string{}
-		for _, k := range terminalVars {
-			if v, ok := o.Env[k]; ok {
-				body.Env[k] = v
-			}
-		}
+	caller := newCaller(o.Stdin, o.Stdout, o.Stderr)
+	if body.Terminal = caller.terminal(); body.Terminal != nil {
+		body.Env = terminalEnv(o.Env)
 	}
 	// The session outlives the command's own ^C: that is the command's to
 	// handle, and this process passes it on.
@@ -109,8 +92,67 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 		fmt.Fprintln(o.Stderr, "senclaw agent-shell:", err)
 		return exitFor(err)
 	}
-	defer sess.Close()
+	return caller.drive(sess, "senclaw agent-shell")
+}
 
+// terminalEnv is what of the caller's environment env a command with a
+// terminal gets: its terminal's variables.
+func terminalEnv(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range terminalVars {
+		if v, ok := env[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// caller is this process's end of an attached run (agent-shell, shell):
+// its standard descriptors and which of them are terminals.
+type caller struct {
+	stdin, stdout, stderr *os.File
+	fds                   []int
+	// ttyOut is the terminal whose size the run's follows.
+	ttyOut *os.File
+	// noteNoTerminal says so on stderr when the backend gave no terminal
+	// although this process has one (senclaw shell).
+	noteNoTerminal bool
+}
+
+func newCaller(stdin, stdout, stderr *os.File) *caller {
+	c := &caller{stdin: stdin, stdout: stdout, stderr: stderr, ttyOut: stdout}
+	for fd, f := range []*os.File{stdin, stdout, stderr} {
+		if f != nil && isTerminal(f) {
+			c.fds = append(c.fds, fd)
+		}
+	}
+	if !slices.Contains(c.fds, 1) {
+		c.ttyOut = stderr
+	}
+	return c
+}
+
+// terminal asks for a terminal inside on the descriptors that are
+// terminals here, of this one's size; nil when neither stdout nor stderr
+// is one.
+func (c *caller) terminal() *app.TerminalRequest {
+	if !slices.Contains(c.fds, 1) && !slices.Contains(c.fds, 2) {
+		return nil
+	}
+	cols, rows := terminalSize(c.ttyOut)
+	if cols == 0 || rows == 0 {
+		cols, rows = 80, 24
+	}
+	return &app.TerminalRequest{Cols: cols, Rows: rows, FDs: c.fds}
+}
+
+// drive runs the attached session as sh -c would run the command: stdin
+// passed on (this terminal raw while the one inside has it), output
+// written, the terminal's size kept in step, the signals this process
+// gets passed to the command, and its exit code returned: 124 on
+// timeout, 126 when refused, the reason on stderr after name.
+func (c *caller) drive(sess *client.Session, name string) int {
+	defer sess.Close()
 	var restore func()
 	var restoreOnce sync.Once
 	undo := func() {
@@ -136,7 +178,7 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 	go func() {
 		for s := range sigs {
 			if s == resizeSignal {
-				if cols, rows := terminalSize(ttyOut); cols > 0 && rows > 0 {
+				if cols, rows := terminalSize(c.ttyOut); cols > 0 && rows > 0 {
 					_ = sess.Control(app.Control{Cols: cols, Rows: rows})
 				}
 				continue
@@ -148,26 +190,33 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 		}
 	}()
 	started := func(rec app.RunRecord) {
-		if rec.Terminal && slices.Contains(body.fds, 0) {
-			if r, err := makeRaw(o.Stdin); err == nil {
+		if rec.Terminal && slices.Contains(c.fds, 0) {
+			if r, err := makeRaw(c.stdin); err == nil {
 				restore = r
 			}
 		}
+		if c.noteNoTerminal && !rec.Terminal && len(c.fds) > 0 {
+			for _, m := range rec.Missing {
+				if strings.HasPrefix(m, "terminal: ") {
+					fmt.Fprintf(c.stderr, "%s: note: %s\n", name, m)
+				}
+			}
+		}
 	}
-	go pumpStdin(o.Stdin, sess)
-	res, err := sess.Wait(client.Events{Stdout: o.Stdout, Stderr: o.Stderr, Started: started})
+	go pumpStdin(c.stdin, sess)
+	res, err := sess.Wait(client.Events{Stdout: c.stdout, Stderr: c.stderr, Started: started})
 	undo()
 	if err != nil {
-		fmt.Fprintln(o.Stderr, "senclaw agent-shell:", err)
+		fmt.Fprintln(c.stderr, name+":", err)
 		return runErrorExit(err)
 	}
 	rec := res.Run
 	switch {
 	case rec.TimedOut:
-		fmt.Fprintf(o.Stderr, "senclaw agent-shell: the command timed out after %d ms\n", rec.DurationMs)
+		fmt.Fprintf(c.stderr, "%s: the command timed out after %d ms\n", name, rec.DurationMs)
 		return ExitTimeout
 	case rec.ExitCode == nil:
-		fmt.Fprintln(o.Stderr, "senclaw agent-shell: the command failed:", rec.Error)
+		fmt.Fprintln(c.stderr, name+": the command failed:", rec.Error)
 		return ExitFailure
 	}
 	code := *rec.ExitCode
@@ -191,7 +240,6 @@ type agentShellBody struct {
 	HostEnv    map[string]string    `json:"hostEnv,omitempty"`
 	Agent      string               `json:"agent,omitempty"`
 	Terminal   *app.TerminalRequest `json:"terminal,omitempty"`
-	fds        []int
 }
 
 // pumpStdin copies the caller's stdin to the session, then says it ended.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -306,11 +307,12 @@ func Create(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 }
 
 // runErrorExit is the exit code of a run that did not happen: 126 when
-// it was refused, 2 for bad input, 1 when the engine failed.
+// it was refused or the daemon's engine could not start (503), 2 for bad
+// input, 1 when the engine failed.
 func runErrorExit(err error) int {
 	var ce *client.Error
 	switch {
-	case client.IsRefused(err):
+	case client.IsRefused(err), errors.As(err, &ce) && ce.Status == http.StatusServiceUnavailable:
 		return ExitRefused
 	case errors.As(err, &ce) && ce.Status < 500:
 		return ExitUsage
@@ -319,10 +321,14 @@ func runErrorExit(err error) int {
 }
 
 // exitFor maps an API error to an exit code: bad input is a usage error,
-// the rest a failure.
+// an engine that could not start (503) refuses everything, the rest is a
+// failure.
 func exitFor(err error) int {
 	var ce *client.Error
-	if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 {
+	switch {
+	case errors.As(err, &ce) && ce.Status == http.StatusServiceUnavailable:
+		return ExitRefused
+	case errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500:
 		return ExitUsage
 	}
 	return ExitFailure

@@ -67,6 +67,16 @@ func TestDoctorFindsAndRemovesLeftovers(t *testing.T) {
 		t.Fatalf("a run: %v", err)
 	}
 	ws := filepath.Join(e.DataDir(), "workspaces", res.Record.SandboxID)
+	// The engine removes a one-shot's workspace just after its answer;
+	// what is made there after that is left.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ws); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the one-shot's workspace was not removed")
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(ws, "left"), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -130,3 +130,16 @@ func (c *creds) restore() error {
 	}
 	return nil
 }
+
+// CanWrite says whether cred may make and remove entries in the directory
+// path (write and search permission, as the kernel decides for it: mode
+// bits, ACLs, a read-only file system): nil when it may, else the
+// kernel's answer (EACCES, EROFS, ...).
+func CanWrite(cred *backends.Credential, path string) error {
+	var access error
+	err := As(cred, func() error {
+		access = unix.Faccessat2(unix.AT_FDCWD, path, unix.W_OK|unix.X_OK, unix.AT_EACCESS)
+		return nil
+	})
+	return errors.Join(err, access)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -49,6 +50,9 @@ type FDs struct {
 	// opened without following a link: what is bound read-only is the
 	// very file the engine checked. Nil binds by path (tests).
 	Protected []int
+	// Ports, when set, is the descriptor over which the engine binds the
+	// loopback ports below 1024 for the forwarder (netfwd.PortsHandoff).
+	Ports int
 }
 
 // Root is a system root as found on the host.
@@ -85,6 +89,10 @@ type Host struct {
 	Hidden map[string]PathKind
 	// Masked says what each of spec.Masked is on the host.
 	Masked map[string]PathKind
+	// IDMapDir is where the run's idmapped mounts (Mount.IDMap) are
+	// attached, in the launcher's own mount namespace: the i-th mount's at
+	// idmap.Point(IDMapDir, i).
+	IDMapDir string
 }
 
 // Args builds bwrap's argument list for spec: Flags, "--", Command. It is
@@ -100,16 +108,18 @@ func Args(spec *backends.Spec, host Host, fds FDs) []string {
 // and every process on the host can read; the options, with their host
 // paths and the run's environment, go through a descriptor (--args).
 func Command(spec *backends.Spec, fds FDs) []string {
-	var tty *netfwd.TTY
+	var h netfwd.Handles
 	if fds.Terminal > 0 {
-		tty = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
+		h.TTY = &netfwd.TTY{FD: fds.Terminal, Std: spec.TerminalFDs}
 	}
-	guard := 0
 	if spec.UnixGuard != nil {
-		guard = fds.UnixGuard
+		h.UnixGuard = fds.UnixGuard
 	}
-	if spec.Net != nil || tty != nil || guard > 0 {
-		return netfwd.ArgvWith(spec.Net, tty, guard, spec.Argv)
+	if spec.Net != nil {
+		h.Ports = fds.Ports
+	}
+	if spec.Net != nil || h.TTY != nil || h.UnixGuard > 0 {
+		return netfwd.ArgvWith(spec.Net, h, spec.Argv)
 	}
 	return spec.Argv
 }
@@ -199,7 +209,11 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		if m.ReadOnly {
 			op = "--ro-bind"
 		}
-		if i < len(fds.Mounts) {
+		switch {
+		case m.IDMap && !m.ReadOnly:
+			// Attached by the launcher from the handle the engine checked.
+			src = idmap.Point(host.IDMapDir, i)
+		case i < len(fds.Mounts):
 			op, src = op+"-fd", strconv.Itoa(fds.Mounts[i])
 		}
 		a = append(a, op, src, target)

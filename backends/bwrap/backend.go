@@ -29,6 +29,13 @@ type Options struct {
 	// uid/gid 65534 when the engine is root, the engine's own user otherwise.
 	// The engine passes the same user it puts in Spec.User.
 	SandboxUser *backends.Credential
+	// Launcher is the engine's executable, which main runs as the idmap
+	// launcher when its first argument is idmap.Arg; IDMapDir is an
+	// empty directory of the engine's, traversable by the sandbox user,
+	// whose mount points (idmap.Point) the launcher attaches a run's
+	// idmapped mounts at, in its own mount namespace. Without both, a
+	// run with Mount.IDMap is refused.
+	Launcher, IDMapDir string
 }
 
 // Backend starts processes under bwrap. Create it with New.
@@ -42,8 +49,9 @@ type Backend struct {
 	noCgroups bool
 
 	// seccomp is the assembled filter; it never changes, so it is built
-	// once, on first use.
-	seccomp func() ([]byte, error)
+	// once, on first use. noSetID is its variant for runs with an
+	// idmapped mount, which make no setuid or setgid file.
+	seccomp, noSetID func() ([]byte, error)
 	// host holds what Start learns of the machine once (Linux only).
 	host hostFacts
 }
@@ -56,7 +64,8 @@ func New(opts Options) *Backend {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program), host: newHostFacts()}
+	noSetID := func() ([]byte, error) { return seccompfilter.ProgramFor(seccompfilter.Options{NoSetID: true}) }
+	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program), noSetID: sync.OnceValues(noSetID), host: newHostFacts()}
 }
 
 // Name returns "bwrap".

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
@@ -54,6 +55,9 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		return nil, err
 	}
 	prog, err := b.seccomp()
+	if idmapped(spec) {
+		prog, err = b.noSetID()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
@@ -78,11 +82,11 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		ready <- planned{plan, err}
 	}()
 	var plan *limits.Plan
-	wait := func() (*limits.Plan, error) {
+	wait := sync.OnceValues(func() (*limits.Plan, error) {
 		r := <-ready
 		plan = r.plan
 		return r.plan, r.err
-	}
+	})
 	p, err := b.launch(ctx, spec, bin, prog, cred, wait)
 	if err != nil {
 		if plan == nil {
@@ -131,10 +135,21 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Workspace = 3 + len(childEnds)
 		childEnds = append(childEnds, h)
 	}
-	for _, m := range spec.Mounts {
+	var attach []idmap.Attach
+	var idmapped []string // what the idmapped mounts enforce, in words
+	for i, m := range spec.Mounts {
 		h, err := openChecked(m.Source, "the mount source")
 		if err != nil {
 			return nil, err
+		}
+		if m.IDMap && !m.ReadOnly {
+			// The launcher attaches it from the detached idmapped mount.
+			var mapping idmap.Mapping
+			if h, mapping, err = b.idmapMount(h, cred, spec); err != nil {
+				return nil, err
+			}
+			attach = append(attach, idmap.Attach{FD: 3 + len(childEnds), Point: i})
+			idmapped = append(idmapped, idmappedLine(m.Target, mapping))
 		}
 		fds.Mounts = append(fds.Mounts, 3+len(childEnds))
 		childEnds = append(childEnds, h)
@@ -170,13 +185,24 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.UnixGuard = 3 + len(childEnds)
 		childEnds = append(childEnds, guard.ChildEnd())
 	}
+	ports, err := offerPrivilegedPorts(spec)
+	if err != nil {
+		return nil, err
+	}
+	if ports != nil {
+		defer ports.Close()
+		fds.Ports = 3 + len(childEnds)
+		childEnds = append(childEnds, ports.ChildEnd())
+	}
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)
 	}
 	// bwrap reads its options, with the host paths and the run's
 	// environment, from a memfd: its command line (pid 1's inside, and
 	// what ps shows on the host) is "--args N --" and the command.
-	argsFD, err := argsMemfd(Flags(spec, detectHost(spec, b.host.scan), fds))
+	host := detectHost(spec, b.host.scan)
+	host.IDMapDir = b.opts.IDMapDir
+	argsFD, err := argsMemfd(Flags(spec, host, fds))
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +218,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	cmd.ExtraFiles = childEnds
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	cmd.WaitDelay = 5 * time.Second
+	if len(attach) > 0 {
+		b.throughLauncher(cmd, attach, cred)
+	}
 	// trace (issue #7): with spec.Trace, strace runs bwrap (trace_linux.go).
 	tr, err := traceCommand(cmd, spec)
 	if err != nil {
@@ -199,12 +228,20 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	defer tr.Release()
 	// end trace
-	if err := cmd.Start(); err != nil {
+	inside, err := b.start(cmd, spec, limits)
+	if err != nil {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	closeAll(childEnds) // bwrap has its copies; without ours, EOF means bwrap is gone
 	childEnds = nil
 	plan, err := limits()
+	if err == nil {
+		plan.Inside = inside
+	}
 	if err != nil {
 		// bwrap is blocked before the sandbox runs anything: end it.
 		_ = cmd.Process.Kill()
@@ -212,6 +249,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	p := newProcess(cmd, plan, stderr, spec, b.log)
+	p.enf.Limits = append(p.enf.Limits, idmapped...)
 
 	childPid, err := readInfo(ctx, infoR)
 	if err == nil {
@@ -227,11 +265,17 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		// so they start inside the cgroups and under the rlimits.
 		_, err = blockW.Write([]byte{1})
 	}
-	if err == nil {
+	if err == nil && guard == nil {
+		// With the guard, its handoff is the sign that setup went well
+		// (bwrap ran the forwarder), and a failed setup ends the wait for
+		// it: acceptUnixGuard says why.
 		err = waitConsumed(ctx, blockW, p.done)
 	}
 	if err == nil && guard != nil {
 		err = acceptUnixGuard(ctx, guard, childPid, p) // issue #10
+	}
+	if err == nil && ports != nil {
+		err = bindPrivilegedPorts(ctx, ports, childPid, p)
 	}
 	if err != nil {
 		if exiting(err) {
@@ -251,6 +295,21 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	return tr.Process(p), nil // trace (issue #7): Wait drains the trace
+}
+
+// start starts cmd (bwrap). A one-shot's cgroups are new and its own:
+// bwrap is born in them (limits.Cgroups.StartInside), which spares the
+// run the wait of moving its first process there afterwards. It reports
+// whether bwrap was.
+func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limits.Plan, error)) (bool, error) {
+	if !spec.OneShot || spec.Trace != nil {
+		return false, cmd.Start()
+	}
+	plan, err := limits()
+	if err != nil || plan.Cgroups == nil {
+		return false, cmd.Start()
+	}
+	return plan.Cgroups.StartInside(cmd.Start)
 }
 
 // exiting reports whether err means bwrap went away during setup: the

@@ -77,18 +77,27 @@ func TestLimits(t *testing.T) {
 				}},
 			}
 			for _, tc := range cases {
-				t.Run(tc.name, func(t *testing.T) {
-					t.Parallel()
-					d := newTestDirs(t, u)
-					spec := newSpec(t, u, d.ws)
-					spec.Limits = tc.lim
-					r := py(t, b, spec, tc.prog)
-					tc.check(t, r)
-					if len(r.proc.Pids()) != 0 {
-						t.Errorf("processes left: %v", r.proc.Pids())
+				// A one-shot's bwrap is born in its cgroups
+				// (limits.Cgroups.StartInside); a lasting sandbox's run
+				// is moved there.
+				for _, oneShot := range []bool{false, true} {
+					name := tc.name
+					if oneShot {
+						name += "/one_shot"
 					}
-					cgroupDirsGone(t, spec.RunID)
-				})
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						d := newTestDirs(t, u)
+						spec := newSpec(t, u, d.ws)
+						spec.Limits, spec.OneShot = tc.lim, oneShot
+						r := py(t, b, spec, tc.prog)
+						tc.check(t, r)
+						if len(r.proc.Pids()) != 0 {
+							t.Errorf("processes left: %v", r.proc.Pids())
+						}
+						cgroupDirsGone(t, spec.RunID)
+					})
+				}
 			}
 		})
 	}

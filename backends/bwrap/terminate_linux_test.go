@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestTerminateLetsTheTreeEndCleanly(t *testing.T) {
 			t.Parallel()
 			d := newTestDirs(t, u)
 			b := New(Options{SandboxUser: u.Cred})
-			script := `sh -c 'trap "echo child-term; exit 0" TERM; while :; do sleep 0.05; done' &
+			script := `sh -c 'trap "echo child-term; exit 0" TERM; echo child-ready; while :; do sleep 0.05; done' &
 trap 'echo parent-term; wait; exit 3' TERM
 echo ready
 while :; do sleep 0.05; done`
@@ -33,7 +34,12 @@ while :; do sleep 0.05; done`
 			}
 			defer p.Kill()
 			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(out.String(), "ready") || len(p.Pids()) < 4 {
+			// Both traps are set once both have said so.
+			ready := func() bool {
+				lines := strings.Split(out.String(), "\n")
+				return slices.Contains(lines, "ready") && slices.Contains(lines, "child-ready")
+			}
+			for !ready() || len(p.Pids()) < 4 {
 				if time.Now().After(deadline) {
 					t.Fatalf("the sandbox did not start: %q, pids %v", out.String(), p.Pids())
 				}

@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -60,11 +61,20 @@ func traceConnects(spec *backends.Spec) func(unixguard.Connect) {
 func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p *process) error {
 	sup, err := h.Accept(ctx, childPid, p.done)
 	if err != nil {
-		// Nothing goes on; a forwarder that failed has said why on
-		// stderr, which is all read once the run is over.
+		// Nothing goes on, at once; a forwarder that failed has said why
+		// on stderr, which is all read once the run is over, and so has
+		// bwrap when it could not set the sandbox up (it ran no forwarder
+		// then).
 		_ = p.Kill()
 		select {
 		case <-p.done:
+			var se *SetupError
+			if _, werr := p.Wait(); errors.As(werr, &se) {
+				return se
+			}
+			if line, _, _ := strings.Cut(p.stderr.head(), "\n"); strings.HasPrefix(line, "bwrap: ") {
+				return &SetupError{Message: line}
+			}
 		case <-time.After(5 * time.Second):
 		}
 		for _, line := range strings.Split(p.stderr.head(), "\n") {

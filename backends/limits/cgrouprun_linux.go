@@ -142,7 +142,10 @@ func (cg *Cgroups) Procs() []int {
 			continue
 		}
 		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+			// The engine's own pid is there while one of its threads
+			// starts the run's first process inside (StartInside): it is
+			// never the run's.
+			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] && pid != os.Getpid() {
 				seen[pid] = true
 				out = append(out, pid)
 			}

@@ -22,6 +22,8 @@ type Layout struct {
 	v1 map[string]string
 	// v2 is the unified directory under which run cgroups are created.
 	v2 string
+	// mounts maps a v1 controller to its hierarchy's mount point.
+	mounts map[string]string
 }
 
 // Detect reads /proc/self/mountinfo and /proc/self/cgroup. As root,
@@ -34,7 +36,7 @@ func Detect() Layout {
 	}
 	own := ownCgroups()
 	root := os.Geteuid() == 0
-	l := Layout{v1: map[string]string{}}
+	l := Layout{v1: map[string]string{}, mounts: map[string]string{}}
 	var unified string
 	for _, line := range strings.Split(string(mounts), "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
@@ -55,6 +57,7 @@ func Detect() Layout {
 						dir = filepath.Join(mnt, own[opt])
 					}
 					l.v1[opt] = dir
+					l.mounts[opt] = mnt
 				}
 			}
 		}
@@ -133,6 +136,8 @@ type Cgroups struct {
 	// sandbox has the same shape for the sandbox's cgroups (nil for a run
 	// of no sandbox, whose cgroups sit right under senclaw/).
 	sandbox *Cgroups
+	// mounts maps a v1 controller to its hierarchy's mount point.
+	mounts map[string]string
 }
 
 // ErrNoCgroups means the engine may not create cgroups here; the caller
@@ -159,7 +164,7 @@ func (l Layout) Create(sandboxID, runID string, want []string) (*Cgroups, error)
 	if sandboxID != "" {
 		group = sandboxPrefix + sandboxID
 	}
-	cg := &Cgroups{version: l.version, dirs: map[string]string{}}
+	cg := &Cgroups{version: l.version, dirs: map[string]string{}, mounts: l.mounts}
 	if group != "" {
 		cg.sandbox = &Cgroups{version: l.version, dirs: map[string]string{}}
 	}

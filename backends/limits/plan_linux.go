@@ -23,6 +23,9 @@ type Plan struct {
 	// hold and how, and which do not.
 	Applied []string
 	Missing []string
+	// Inside says the run's first process was born in Cgroups
+	// (Cgroups.StartInside): Apply then only sets the rlimits.
+	Inside bool
 
 	rlimits []rlimit
 }
@@ -115,7 +118,7 @@ func (p *Plan) addRlimit(resource int, v uint64) {
 // Apply puts pid into the run's cgroups and lowers its rlimits. Processes
 // it forks afterwards inherit both.
 func (p *Plan) Apply(pid int) error {
-	if p.Cgroups != nil {
+	if p.Cgroups != nil && !p.Inside {
 		if err := p.Cgroups.Add(pid); err != nil {
 			return err
 		}

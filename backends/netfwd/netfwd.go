@@ -52,11 +52,26 @@ func ListenSocket(p int) string { return "listen-" + strconv.Itoa(p) + ".sock" }
 // itself, so it can be neither a listen nor a loopback port.
 func Reserved(p int) bool { return p == HTTPPort || p == SOCKSPort }
 
+// PrivilegedPort reports whether binding p needs a privilege.
+func PrivilegedPort(p int) bool { return p > 0 && p < 1024 }
+
+// PrivilegedLoopback returns the ports of loopback that the engine binds
+// for the forwarder (Handles.Ports): those below 1024.
+func PrivilegedLoopback(loopback []int) []int {
+	var out []int
+	for _, p := range loopback {
+		if PrivilegedPort(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Argv wraps argv in the forwarder as seen inside the sandbox: the
 // forwarder opens its listeners, then runs argv as its child and ends
 // with it. It is a pure function.
 func Argv(net *backends.NetPlumbing, argv []string) []string {
-	return ArgvWith(net, nil, 0, argv)
+	return ArgvWith(net, Handles{}, argv)
 }
 
 // TTY says where the run's terminal is inside the sandbox: the descriptor
@@ -66,17 +81,29 @@ type TTY struct {
 	Std []int
 }
 
+// Handles are the descriptors the helper inherits for what the run needs
+// of it besides the network plumbing; a zero field is not given.
+type Handles struct {
+	// TTY is the run's terminal.
+	TTY *TTY
+	// UnixGuard is the descriptor over which the forwarder hands the Unix
+	// socket guard to the engine before anything else
+	// (backends/unixguard).
+	UnixGuard int
+	// Ports is the descriptor over which the engine binds the loopback
+	// ports below 1024 (PortsHandoff).
+	Ports int
+}
+
 // ArgvWith wraps argv in the helper for what the run needs of it: the
-// network plumbing net, the terminal tty, and the Unix socket guard (the
-// inherited descriptor guard over which the forwarder hands the guard to
-// the engine before anything else, backends/unixguard); net and tty may
-// be nil and guard 0. It is a pure function.
-func ArgvWith(net *backends.NetPlumbing, tty *TTY, guard int, argv []string) []string {
+// network plumbing net (nil: none) and the handles h. It is a pure
+// function.
+func ArgvWith(net *backends.NetPlumbing, h Handles, argv []string) []string {
 	a := []string{BinaryPath}
-	if guard > 0 {
-		a = append(a, "--unix-guard", strconv.Itoa(guard))
+	if h.UnixGuard > 0 {
+		a = append(a, "--unix-guard", strconv.Itoa(h.UnixGuard))
 	}
-	if tty != nil {
+	if tty := h.TTY; tty != nil {
 		std := make([]string, len(tty.Std))
 		for i, fd := range tty.Std {
 			std[i] = strconv.Itoa(fd)
@@ -91,6 +118,9 @@ func ArgvWith(net *backends.NetPlumbing, tty *TTY, guard int, argv []string) []s
 		"--socks", strconv.Itoa(SOCKSPort),
 		"--proxy-sock", MountDir+"/"+ProxySocket,
 	)
+	if h.Ports > 0 {
+		a = append(a, "--ports-fd", strconv.Itoa(h.Ports))
+	}
 	for _, p := range net.Loopback {
 		a = append(a, "--loopback", strconv.Itoa(p))
 	}

@@ -32,6 +32,9 @@ type config struct {
 	// unixGuard is the descriptor over which the Unix socket guard is
 	// handed to the engine, or -1 (backends/unixguard).
 	unixGuard int
+	// portsFD is the descriptor over which the engine binds the loopback
+	// ports below 1024 (ports_linux.go), or 0.
+	portsFD int
 }
 
 // forwards reports whether the forwarder has anything to serve; when it
@@ -132,6 +135,12 @@ func parse(args []string) (*config, error) {
 				return nil, fmt.Errorf("--unix-guard %q: want an inherited descriptor", v)
 			}
 			c.unixGuard = fd
+		case "--ports-fd":
+			fd, err := strconv.Atoi(v)
+			if err != nil || fd < 3 {
+				return nil, fmt.Errorf("--ports-fd %q: want an inherited descriptor", v)
+			}
+			c.portsFD = fd
 		case "--listen":
 			ps, sock, ok := strings.Cut(v, "=")
 			p, err := port(ps)
@@ -186,9 +195,29 @@ func (c *config) start() error {
 			return err
 		}
 	}
+	var bound []int // the ports the engine binds (ports_linux.go)
 	for _, q := range c.loopback {
+		if PrivilegedPort(q) && c.portsFD > 0 {
+			bound = append(bound, q)
+			continue
+		}
 		if err := serveTCP(q, toProxy(q)); err != nil {
 			return err
+		}
+	}
+	if c.portsFD > 0 {
+		if len(bound) == 0 {
+			unix.Close(c.portsFD)
+			return errors.New("--ports-fd without a loopback port below 1024")
+		}
+		socks, err := askBound(c.portsFD, bound)
+		if err != nil {
+			return err
+		}
+		for i, s := range socks {
+			if err := serveBound(s, bound[i], toProxy(bound[i])); err != nil {
+				return err
+			}
 		}
 	}
 	for p, sock := range c.listen {

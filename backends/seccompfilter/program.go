@@ -58,6 +58,12 @@ type Options struct {
 	// the engine's (or another run's) RLIMIT_CPU to one second, which
 	// kills it, its open files to none, or make it idle.
 	OwnProcessOnly bool
+	// NoSetID refuses to make a file setuid or setgid (chmod, creating
+	// one, mknod): in a folder bound through an idmapped mount, what the
+	// sandbox makes belongs on disk to the folder's owner, root perhaps,
+	// and such a file would run as its owner for whoever runs it on the
+	// host (the mount itself is nosuid; the folder's own path is not).
+	NoSetID bool
 }
 
 // ProgramFor is Program for the variant o.

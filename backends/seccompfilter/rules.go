@@ -87,6 +87,9 @@ const (
 // msgFastOpen is sendto's and sendmsg's flag that connects as it sends.
 const msgFastOpen = 0x20000000
 
+// setIDBits are S_ISUID and S_ISGID of a file mode.
+const setIDBits = 0o6000
+
 // RulesFor returns the deny list of the variant o: Rules, and for
 // InetStreamOnly what the socket checks of InstructionsFor do not cover.
 func RulesFor(o Options) []Rule {
@@ -124,6 +127,22 @@ func RulesFor(o Options) []Rule {
 	if o.NoSockets {
 		rules = append(rules, Rule{Syscall: "socket", Errno: EACCES,
 			Why: "with the network off and no namespace of its own, any socket reaches the host's network"})
+	}
+	if o.NoSetID {
+		// The mode's argument, per call: S_ISUID and S_ISGID are refused.
+		// open and openat take a mode only with O_CREAT or O_TMPFILE;
+		// without them libc passes 0. openat2 keeps its mode in memory,
+		// where seccomp cannot look: libc falls back to openat.
+		for _, call := range []struct {
+			name string
+			arg  uint32
+		}{{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}, {"creat", 1}, {"open", 2}, {"openat", 3}, {"mknod", 1}, {"mknodat", 2}} {
+			rules = append(rules, Rule{Syscall: call.name, Errno: EPERM,
+				Why: "making a file setuid or setgid (it would belong to an idmapped folder's owner)",
+				Arg: &ArgMatch{Index: call.arg, Op: MatchAnyBit, Value: setIDBits}})
+		}
+		rules = append(rules, Rule{Syscall: "openat2", Errno: ENOSYS,
+			Why: "openat2 hides its mode from seccomp; libc falls back to openat"})
 	}
 	if o.NoListen {
 		rules = append(rules, Rule{Syscall: "listen", Errno: EACCES,

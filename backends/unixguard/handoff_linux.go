@@ -3,7 +3,6 @@ package unixguard
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/backends"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,9 +19,8 @@ import (
 // over (Install). Make it with NewHandoff before the sandbox starts, pass
 // ChildEnd to it, then Accept.
 type Handoff struct {
-	pol    Policy
-	mine   *os.File
-	theirs *os.File
+	*backends.Handoff
+	pol Policy
 }
 
 // acceptTimeout bounds the wait for the listener when ctx has none.
@@ -35,30 +34,18 @@ func NewHandoff(pol Policy) (*Handoff, error) {
 	if pol.User != nil && (int(pol.User.UID) != os.Geteuid() || int(pol.User.GID) != os.Getegid()) && os.Geteuid() != 0 {
 		return nil, fmt.Errorf("the Unix socket guard would connect as uid %d, and the engine (uid %d) cannot", pol.User.UID, os.Geteuid())
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	h, err := backends.NewHandoff("unixguard")
+	if err == nil {
+		err = unix.SetsockoptInt(int(h.Mine().Fd()), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+		if err != nil {
+			h.Close()
+			h.ChildEnd().Close()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("creating the Unix socket guard's handoff: %w", err)
 	}
-	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, fmt.Errorf("creating the Unix socket guard's handoff: %w", err)
-	}
-	return &Handoff{pol: pol, mine: os.NewFile(uintptr(fds[0]), "unixguard"), theirs: os.NewFile(uintptr(fds[1]), "unixguard-child")}, nil
-}
-
-// ChildEnd is the descriptor the sandbox's first program gets (give its
-// number to senclaw-netfwd's --unix-guard). The caller closes it once the
-// sandbox has its copy.
-func (h *Handoff) ChildEnd() *os.File { return h.theirs }
-
-// Close gives up the handoff (a run that did not start); after Accept it
-// does nothing.
-func (h *Handoff) Close() {
-	if h.mine != nil {
-		h.mine.Close()
-		h.mine = nil
-	}
+	return &Handoff{Handoff: h, pol: pol}, nil
 }
 
 // Accept waits for the listener from the sandbox whose outermost process
@@ -67,32 +54,11 @@ func (h *Handoff) Close() {
 // listener until the run is over. It gives up when ctx ends or exited is
 // closed (the sandbox went away). Any error means the run must be ended.
 func (h *Handoff) Accept(ctx context.Context, root int, exited <-chan struct{}) (*Supervisor, error) {
-	if h.mine == nil {
-		return nil, errors.New("the Unix socket guard's handoff was closed")
-	}
-	c, err := net.FileConn(h.mine)
-	h.Close()
+	conn, stop, err := h.Conn(ctx, exited, acceptTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("receiving the Unix socket guard: %w", err)
 	}
-	defer c.Close()
-	conn := c.(*net.UnixConn)
-	deadline := time.Now().Add(acceptTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = conn.SetDeadline(deadline)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-exited:
-		case <-stop:
-			return
-		}
-		_ = conn.SetDeadline(time.Now())
-	}()
+	defer stop()
 	listener, pid, err := h.receive(conn, root)
 	if err != nil {
 		return nil, err

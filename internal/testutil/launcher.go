@@ -5,14 +5,19 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends/envexec"
+	"github.com/senclaw/sandbox/backends/idmap"
 )
 
-// Main is TestMain for a package whose tests start traced direct runs:
-// the test binary is then the envexec launcher (Launcher), as the senclaw
-// executable is in production.
+// Main is TestMain for a package whose tests start traced direct runs or
+// runs with idmapped mounts: the test binary is then the envexec launcher
+// or the idmap launcher (Launcher), as the senclaw executable is in
+// production.
 func Main(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == envexec.Arg {
 		os.Exit(envexec.Main(os.Args[2:], os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == idmap.Arg {
+		os.Exit(idmap.Main(os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }

@@ -1,0 +1,131 @@
+package limits
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// StartInside runs start, which forks the run's first process
+// (exec.Cmd.Start), on an OS thread that is a member of the run's cgroups
+// meanwhile: the process is born in them, and none has to be moved. On
+// cgroup v1 moving a process (writing its pid to cgroup.procs) takes a
+// global lock whose writer waits for an RCU grace period, milliseconds and
+// more on a busy machine; a thread joins cgroups itself (0 in their tasks
+// files) without it. It reports whether the process was born inside;
+// when it was not (cgroup v2, the main thread, which owns the process's
+// memory charge, or a refused write), the caller moves it with Add.
+//
+// Only for a run whose cgroups hold nothing else yet: while the thread is
+// in them it counts in their limits (a process and the kernel memory of
+// the fork), and the run's processes are listed and killed without it
+// (Procs never names the engine).
+func (cg *Cgroups) StartInside(start func() error) (inside bool, err error) {
+	if cg.version != 1 || len(cg.mounts) == 0 {
+		return false, start()
+	}
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread stays where it is; another does it, which cannot
+		// be this one while it is locked to this goroutine.
+		type result struct {
+			inside bool
+			err    error
+		}
+		done := make(chan result)
+		go func() {
+			inside, err := cg.startInside(start)
+			done <- result{inside, err}
+		}()
+		r := <-done
+		runtime.UnlockOSThread()
+		return r.inside, r.err
+	}
+	runtime.UnlockOSThread()
+	return cg.startInside(start)
+}
+
+// startInside is StartInside on a thread other than the main one.
+func (cg *Cgroups) startInside(start func() error) (inside bool, err error) {
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		runtime.UnlockOSThread()
+		return false, start()
+	}
+	home, err := threadCgroups(cg.mounts)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return false, start()
+	}
+	var joined []string
+	leave := func() error {
+		var errs []error
+		for _, c := range joined {
+			errs = append(errs, joinSelf(home[c]))
+		}
+		return errors.Join(errs...)
+	}
+	for c, dir := range cg.dirs {
+		if home[c] == "" {
+			break
+		}
+		if err := joinSelf(dir); err != nil {
+			break
+		}
+		joined = append(joined, c)
+	}
+	if len(joined) < len(cg.dirs) {
+		if err := leave(); err != nil {
+			// Never reused: the thread ends with this goroutine.
+			return false, fmt.Errorf("an engine thread could not leave a run's cgroups: %w", err)
+		}
+		runtime.UnlockOSThread()
+		return false, start()
+	}
+	err = start()
+	if lerr := leave(); lerr != nil {
+		return err == nil, fmt.Errorf("an engine thread could not leave a run's cgroups: %w", lerr)
+	}
+	runtime.UnlockOSThread()
+	return err == nil, err
+}
+
+// joinSelf moves the calling thread into the v1 cgroup dir.
+func joinSelf(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0o644)
+}
+
+// threadCgroups maps each controller of mounts to the directory of the
+// calling thread's cgroup in its hierarchy.
+func threadCgroups(mounts map[string]string) (map[string]string, error) {
+	return cgroupsIn("/proc/thread-self/cgroup", mounts)
+}
+
+// cgroupsIn reads a /proc/.../cgroup file the same way.
+func cgroupsIn(file string, mounts map[string]string) (map[string]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		parts := strings.SplitN(s.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if mnt, ok := mounts[c]; ok {
+				out[c] = filepath.Join(mnt, parts[2])
+			}
+		}
+	}
+	return out, s.Err()
+}
