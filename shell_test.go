@@ -74,4 +74,3 @@ func TestShellCommandWithoutATerminal(t *testing.T) {
 		t.Errorf("an unknown sandbox: exit %d, %s", code, msg)
 	}
 }
-
