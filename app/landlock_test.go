@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/app/tracehooks"
 	"github.com/senclaw/sandbox/backends"
@@ -319,5 +321,55 @@ func TestLandlockDiskQuota(t *testing.T) {
 				t.Fatalf("a 32 MiB file under a 16 MB quota: %+v %q", res.Record, res.Stdout)
 			}
 		})
+	}
+}
+
+// TestLandlockShellGetsATerminal (issue #14.11): an attached run in a
+// Landlock sandbox gets the terminal as its controlling one, of the asked
+// size, typed input and a resize reach it, and TIOCSTI stays refused.
+func TestLandlockShellGetsATerminal(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, SandboxConfig{Backend: ptr("landlock")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinR, stdinW := io.Pipe()
+	control := make(chan Control, 4)
+	out := &lockedBuffer{}
+	started := make(chan RunRecord, 1)
+	script := `test -t 0 && echo stdin-tty; test -t 1 && echo stdout-tty
+stty size; read line; echo "got $line"
+python3 -c 'import fcntl, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")
+    print("injected")
+except OSError as e:
+    print("tiocsti refused", e.errno)'
+trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done`
+	go func() {
+		<-started
+		io.WriteString(stdinW, "typed\n")
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(out.String(), "ready") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		control <- Control{Cols: 100, Rows: 30}
+	}()
+	att := &Attachment{Stdin: stdinR, Terminal: &TerminalRequest{Cols: 80, Rows: 24, FDs: []int{0, 1, 2}}, Control: control,
+		Started: func(r RunRecord) { started <- r }}
+	res, err := e.Exec(ctx, sb.ID, RunRequest{Command: script, Attach: att, Stdout: out, TimeoutMs: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(out.String(), "\r\n", "\n")
+	if !res.Record.Terminal || !res.Record.OK() || res.Record.Isolation != "landlock" {
+		t.Fatalf("record %+v\nout %q", res.Record, got)
+	}
+	for _, want := range []string{"stdin-tty\n", "stdout-tty\n", "24 80\n", "got typed\n", "tiocsti refused 1\n", "30 100\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the terminal's output %q lacks %q", got, want)
+		}
 	}
 }

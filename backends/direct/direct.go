@@ -94,7 +94,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		return nil, err
 	}
 	if spec.Terminal != nil {
-		useTerminal(cmd, spec.Terminal, spec.TerminalFDs)
+		backends.UseTerminal(cmd, spec.Terminal, spec.TerminalFDs)
 	}
 	// trace (issue #7): with spec.Trace, strace runs the command (trace*.go).
 	tr, err := b.traceCommand(cmd, spec)

@@ -4,8 +4,6 @@ package direct
 
 import (
 	"errors"
-	"os"
-	"os/exec"
 	"syscall"
 
 	"github.com/senclaw/sandbox/backends"
@@ -31,36 +29,6 @@ func killGroup(pid int) error {
 
 // GivesTerminals reports that Start honours Spec.Terminal.
 func (*Backend) GivesTerminals() bool { return true }
-
-// useTerminal gives cmd the terminal tty on the standard descriptors std
-// and as the controlling terminal of a session of its own (which is also
-// its process group, so killGroup still takes the whole tree).
-func useTerminal(cmd *exec.Cmd, tty *os.File, std []int) {
-	ctty := -1
-	for _, fd := range std {
-		switch fd {
-		case 0:
-			cmd.Stdin = tty
-		case 1:
-			cmd.Stdout = tty
-		case 2:
-			cmd.Stderr = tty
-		}
-		if ctty < 0 {
-			ctty = fd
-		}
-	}
-	if ctty < 0 {
-		// No standard descriptor is the terminal: it still becomes the
-		// controlling one, passed as fd 3.
-		cmd.ExtraFiles = append(cmd.ExtraFiles, tty)
-		ctty = 3
-	}
-	cmd.SysProcAttr.Setpgid = false
-	cmd.SysProcAttr.Setsid = true
-	cmd.SysProcAttr.Setctty = true
-	cmd.SysProcAttr.Ctty = ctty
-}
 
 // termGroup asks the process group led by pid to end.
 func termGroup(pid int) error {

@@ -2,7 +2,6 @@ package direct
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 
 	"github.com/senclaw/sandbox/backends"
@@ -17,10 +16,6 @@ func killGroup(pid int) error {
 	}
 	return p.Kill()
 }
-
-// useTerminal is never called on Windows: the backend does not implement
-// backends.Terminals there.
-func useTerminal(*exec.Cmd, *os.File, []int) {}
 
 // termGroup: Windows has no SIGTERM; the process is killed.
 func termGroup(pid int) error { return killGroup(pid) }

@@ -247,6 +247,11 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 		cmd.ExtraFiles = append(cmd.ExtraFiles, r.guard.ChildEnd())
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if spec.Terminal != nil {
+		// The helper's session is the command's: the terminal becomes its
+		// controlling one here, and the helper's exec keeps 0, 1 and 2.
+		backends.UseTerminal(cmd, spec.Terminal, spec.TerminalFDs)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	var tr *tracer.Session
 	if spec.Trace != nil {
@@ -539,3 +544,7 @@ func userTasks(uid int) int {
 	}
 	return n
 }
+
+// GivesTerminals reports that Start honours Spec.Terminal: the helper
+// starts in a session whose controlling terminal it is.
+func (b *Backend) GivesTerminals() bool { return true }
