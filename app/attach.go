@@ -205,7 +205,11 @@ func (at *attached) started(proc backends.Process, rec RunRecord) {
 
 func (at *attached) control(proc backends.Process, c Control) {
 	if c.Cols > 0 && c.Rows > 0 && at.master != nil {
-		_ = resizeTerminal(at.master, min(c.Cols, 10000), min(c.Rows, 10000))
+		cols, rows := min(c.Cols, 10000), min(c.Rows, 10000)
+		_ = resizeTerminal(at.master, cols, rows)
+		if r, ok := proc.(backends.Resizer); ok {
+			_ = r.Resize(cols, rows)
+		}
 	}
 	if sig, ok := Signals[c.Signal]; ok {
 		if s, ok := proc.(backends.Signaler); ok {

@@ -286,6 +286,13 @@ type Terminals interface {
 	GivesTerminals() bool
 }
 
+// Resizer is a process whose terminal is not Spec.Terminal itself but
+// one it relays to (a container's, made by the Docker daemon): the
+// engine passes each resize of its own terminal on.
+type Resizer interface {
+	Resize(cols, rows uint16) error
+}
+
 // IDMapper is implemented by backends that can bind a mount through an
 // idmapped mount (Mount.IDMap). A run with such a mount on any other
 // backend is refused.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -84,20 +86,58 @@ func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spe
 		AttachStdout: true,
 		AttachStderr: true,
 	}
+	var tty *os.File
+	if spec.Terminal != nil {
+		// As docker exec -it: the daemon makes the command's terminal
+		// (its stdin, stdout and stderr all), and the engine's relays it.
+		t, cols, rows, err := relayTerminal(spec.Terminal)
+		if err != nil {
+			return nil, err
+		}
+		tty = t
+		opts.Tty, opts.AttachStdin = true, true
+		opts.ConsoleSize = &[2]uint{rows, cols}
+	}
+	fail := func(err error) (*process, error) {
+		if tty != nil {
+			tty.Close()
+		}
+		return nil, err
+	}
 	cctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
 	created, err := cli.ContainerExecCreate(cctx, ref.ID, opts)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	hj, err := cli.ContainerExecAttach(cctx, created.ID, container.ExecAttachOptions{})
+	hj, err := cli.ContainerExecAttach(cctx, created.ID, container.ExecAttachOptions{Tty: opts.Tty, ConsoleSize: opts.ConsoleSize})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	p := &process{
 		b: b, cli: cli, ref: ref, execID: created.ID, runID: runID,
-		conn: hj.Conn, copied: make(chan struct{}), done: done,
+		conn: hj.Conn, copied: make(chan struct{}), done: done, tty: tty,
 		enforcement: enforcementOf(spec, s),
+	}
+	if tty != nil {
+		// A daemon before API 1.42 does not take the size with the start:
+		// it is set at once after, as docker exec -it does.
+		go func() {
+			for i := 0; i < 10; i++ {
+				if p.Resize(uint16(opts.ConsoleSize[1]), uint16(opts.ConsoleSize[0])) == nil {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		// Keys typed go in until the terminal is closed (Wait); the
+		// output, one stream with a terminal, goes out until it ends.
+		go func() { _, _ = io.Copy(hj.Conn, tty) }()
+		go func() {
+			defer close(p.copied)
+			_, p.copyErr = io.Copy(tty, hj.Reader)
+		}()
+		return p, nil
 	}
 	if spec.Stdin != nil {
 		go func() {

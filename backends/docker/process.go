@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type process struct {
 	runID  string
 
 	conn    net.Conn
+	tty     *os.File      // with a terminal: the engine's, relayed to the container's
 	copied  chan struct{} // closed when the output stream ended
 	copyErr error
 	done    func()
@@ -114,6 +116,9 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 		<-p.copied
 		e, err := p.waitExit(p.execID)
 		_ = p.conn.Close()
+		if p.tty != nil {
+			_ = p.tty.Close()
+		}
 		if err != nil {
 			p.status, p.err = backends.ExitStatus{Code: -1}, err
 			return
@@ -148,4 +153,16 @@ func (p *process) waitExit(execID string) (container.ExecInspect, error) {
 		}
 		time.Sleep(delay)
 	}
+}
+
+var _ backends.Resizer = (*process)(nil)
+
+// Resize passes a resize of the engine's terminal on to the container's.
+func (p *process) Resize(cols, rows uint16) error {
+	if p.tty == nil {
+		return nil
+	}
+	ctx, cancel := callCtx(context.Background(), callTimeout)
+	defer cancel()
+	return p.cli.ContainerExecResize(ctx, p.execID, container.ResizeOptions{Height: uint(rows), Width: uint(cols)})
 }

@@ -1,0 +1,65 @@
+//go:build linux
+
+package app
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDockerShellGetsATerminal (issue #14.11): an attached run in a
+// Docker sandbox gets a terminal as docker exec -it does (made by the
+// daemon, relayed by the engine's): typed input reaches it, its size is
+// the asked one (set just after the start by a daemon before API 1.42,
+// so read here once input came), a resize reaches it as SIGWINCH, and its output comes
+// back once (the engine's side is raw: no second echo).
+func TestDockerShellGetsATerminal(t *testing.T) {
+	t.Parallel()
+	e, _ := dockerEngine(t, nil)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, SandboxConfig{Backend: ptr("docker")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Delete(ctx, sb.ID, true)
+	stdinR, stdinW := io.Pipe()
+	control := make(chan Control, 4)
+	out := &lockedBuffer{}
+	started := make(chan RunRecord, 1)
+	script := `test -t 0 && echo stdin-tty; test -t 1 && echo stdout-tty; test -t 2 && echo stderr-tty
+echo prompt; read line; echo "got $line"; stty size
+trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done`
+	go func() {
+		<-started
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(out.String(), "prompt") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		io.WriteString(stdinW, "typed\r")
+		for !strings.Contains(out.String(), "ready") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		control <- Control{Cols: 100, Rows: 30}
+	}()
+	att := &Attachment{Stdin: stdinR, Terminal: &TerminalRequest{Cols: 80, Rows: 24, FDs: []int{0, 1, 2}}, Control: control,
+		Started: func(r RunRecord) { started <- r }}
+	res, err := e.Exec(ctx, sb.ID, RunRequest{Command: script, Attach: att, Stdout: out, TimeoutMs: 30000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(out.String(), "\r\n", "\n")
+	if !res.Record.Terminal || !res.Record.OK() || res.Record.Isolation != "docker" {
+		t.Fatalf("record %+v\nout %q", res.Record, got)
+	}
+	for _, want := range []string{"stdin-tty\n", "stdout-tty\n", "stderr-tty\n", "24 80\n", "got typed\n", "30 100\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the terminal's output %q lacks %q", got, want)
+		}
+	}
+	if n := strings.Count(got, "typed"); n != 2 { // the container's echo, and "got typed"
+		t.Errorf("typed input seen %d times in %q: echoed by both terminals?", n, got)
+	}
+}

@@ -1,0 +1,52 @@
+package docker
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// relayTerminal prepares the engine's terminal (Spec.Terminal) to relay
+// a container's: the Docker daemon makes the terminal the command sees,
+// so this one passes bytes both ways untouched (raw: no echo, no line
+// editing, no signals, no output processing: the container's terminal
+// does all of that once). It returns a non-blocking copy (the caller's
+// own is closed once the run started) and the terminal's size.
+func relayTerminal(t *os.File) (_ *os.File, cols, rows uint, err error) {
+	fd, err := unix.Dup(int(t.Fd()))
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("passing the terminal: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err == nil {
+		tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+		tio.Oflag &^= unix.OPOST
+		tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+		tio.Cflag &^= unix.CSIZE | unix.PARENB
+		tio.Cflag |= unix.CS8
+		tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
+		err = unix.IoctlSetTermios(fd, unix.TCSETS, tio)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, 0, 0, fmt.Errorf("setting the terminal raw: %w", err)
+	}
+	ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
+	if err != nil {
+		unix.Close(fd)
+		return nil, 0, 0, fmt.Errorf("reading the terminal's size: %w", err)
+	}
+	// Non-blocking, so that the poller serves it and Close ends a read.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, 0, 0, err
+	}
+	return os.NewFile(uintptr(fd), "terminal"), uint(ws.Col), uint(ws.Row), nil
+}
+
+// GivesTerminals reports that Start honours Spec.Terminal: the run gets
+// a terminal made by the Docker daemon (docker exec -it), which the
+// engine's relays.
+func (b *Backend) GivesTerminals() bool { return true }
