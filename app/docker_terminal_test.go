@@ -13,8 +13,9 @@ import (
 // TestDockerShellGetsATerminal (issue #14.11): an attached run in a
 // Docker sandbox gets a terminal as docker exec -it does (made by the
 // daemon, relayed by the engine's): typed input reaches it, its size is
-// the asked one (set just after the start by a daemon before API 1.42,
-// so read here once input came), a resize reaches it as SIGWINCH, and its output comes
+// the asked one from the first instant (a daemon before API 1.42 sets it
+// only after the start: the size is set inside first), a resize reaches
+// it as SIGWINCH, and its output comes
 // back once (the engine's side is raw: no second echo).
 func TestDockerShellGetsATerminal(t *testing.T) {
 	t.Parallel()
@@ -30,7 +31,7 @@ func TestDockerShellGetsATerminal(t *testing.T) {
 	out := &lockedBuffer{}
 	started := make(chan RunRecord, 1)
 	script := `test -t 0 && echo stdin-tty; test -t 1 && echo stdout-tty; test -t 2 && echo stderr-tty
-echo prompt; read line; echo "got $line"; stty size
+stty size; echo prompt; read line; echo "got $line"
 trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done`
 	go func() {
 		<-started

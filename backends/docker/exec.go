@@ -11,6 +11,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/versions"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 
@@ -97,6 +98,11 @@ func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spe
 		tty = t
 		opts.Tty, opts.AttachStdin = true, true
 		opts.ConsoleSize = &[2]uint{rows, cols}
+		if versions.LessThan(cli.ClientVersion(), "1.42") && cols > 0 && rows > 0 {
+			// Such a daemon sets the size only after the start (a resize,
+			// below), which a quick command beats: it is set inside first.
+			opts.Cmd = append([]string{"/bin/sh", "-c", fmt.Sprintf(`stty rows %d cols %d 2>/dev/null; exec "$@"`, rows, cols), "sh"}, opts.Cmd...)
+		}
 	}
 	fail := func(err error) (*process, error) {
 		if tty != nil {
