@@ -270,7 +270,7 @@ schemas = {
  "AgentShellBody":o({"projectDir":D("the directory the command may write"),"command":S,"argv":strs,"dir":D("where in the project the command starts"),
    "timeoutMs":I,"env":strmap,"hostEnv":D("the caller's environment, used only with the switch off (on the host)", strmap),
    "agent":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},
-   "terminal":D("attached runs only: a terminal of cols x rows on the standard descriptors fds (1 or 2 among them)",
+   "terminal":D("attached runs only: a terminal of cols x rows on the standard descriptors fds (1 or 2 among them; in a Docker sandbox all three, as docker exec -it)",
      o({"cols":{"type":"integer","minimum":1,"maximum":10000},"rows":{"type":"integer","minimum":1,"maximum":10000},"fds":arr({"type":"integer","enum":[0,1,2]})}))},
    ["projectDir"],{"additionalProperties":False}),
  "ProjectBody":o({"projectDir":S},["projectDir"],{"additionalProperties":False}),
