@@ -1,8 +1,11 @@
 package docker
 
 import (
+	"context"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // testTerminal opens a pseudo-terminal pair as the engine does
@@ -69,5 +74,44 @@ func TestRelayTerminalIsNeverInherited(t *testing.T) {
 		if strings.Contains(string(out), "/dev/pts/") || strings.Contains(string(out), "/dev/ptmx") {
 			t.Fatalf("a process started while the engine relayed a terminal inherited it (start %d):\n%s", i, out)
 		}
+	}
+}
+
+// TestTerminalRunRefusesTIOCSTI: a run with a terminal (docker exec -it)
+// has one on its standard input, and still cannot push input into it:
+// the container's seccomp profile carries senclaw's denial of TIOCSTI.
+func TestTerminalRunRefusesTIOCSTI(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	b := newTestBackend(t, nil)
+	spec := newSpec(t, b, "true")
+	data, err := os.ReadFile(sysprobePath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(spec.Workspace, "sysprobe"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	master, slave := testTerminal(t)
+	var out testutil.SyncBuffer
+	go func() { _, _ = io.Copy(&out, master) }()
+	s := *spec
+	s.Argv = []string{"/bin/sh", "-c", `test -t 0 && echo on-a-tty; /work/sysprobe fionread; /work/sysprobe tiocsti; /work/sysprobe tiocsti_high`}
+	s.Terminal, s.TerminalFDs = slave, []int{0, 1, 2}
+	p, err := b.Start(context.Background(), &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := "on-a-tty\r\nok\r\nEPERM\r\nEPERM\r\n"
+	deadline := time.Now().Add(5 * time.Second)
+	for out.String() != want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := out.String(); got != want {
+		t.Fatalf("the terminal showed %q, want %q", got, want)
 	}
 }
