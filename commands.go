@@ -158,7 +158,7 @@ func commands() []*command {
 					u, err := c.LoginURL(x.ctx, info.URL)
 					if err != nil {
 						fmt.Fprintln(x.io.Err, "senclaw url:", err)
-						return cli.ExitFailure
+						return cli.ExitFor(err)
 					}
 					fmt.Fprintln(x.io.Out, u)
 					return 0

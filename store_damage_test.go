@@ -138,3 +138,34 @@ func TestDoctorRepairsADamagedStore(t *testing.T) {
 		t.Errorf("runs after the repair: %d, %d of the 2000", code, n)
 	}
 }
+
+// TestEveryCommandSaysADamagedStore: each command that asks the daemon
+// says an engine that could not start as a refusal (exit 126) with the
+// reason and senclaw doctor, at once (ls, rm, kill, runs, caps, policy,
+// ps and url exited 1).
+func TestEveryCommandSaysADamagedStore(t *testing.T) {
+	data := cliEnv(t)
+	if err := os.MkdirAll(data, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	damagedStore(t, data)
+	served := serveInProcess(t, data)
+	defer func() {
+		senclaw(t, "--data-dir", data, "stop")
+		<-served
+	}()
+	for _, args := range [][]string{
+		{"ls"}, {"rm", "sbx1"}, {"kill", "sbx1"}, {"runs"}, {"caps"}, {"policy"}, {"ps"}, {"url"},
+		{"events", "r1"}, {"create"}, {"run", "--sandbox", "sbx1", "--", "true"}, {"logs", "r1"},
+		{"cp", "sbx1:/a", filepath.Join(t.TempDir(), "a")}, {"schedule", "ls"}, {"apps", "ls"}, {"settings"},
+	} {
+		start := time.Now()
+		code, _, errOut := senclaw(t, append([]string{"--data-dir", data}, args...)...)
+		if code != 126 || !strings.Contains(errOut, "store damaged: ") || !strings.Contains(errOut, "senclaw doctor") {
+			t.Errorf("senclaw %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("senclaw %s took %s", strings.Join(args, " "), d)
+		}
+	}
+}

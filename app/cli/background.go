@@ -13,7 +13,7 @@ func PS(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 	runs, err := c.BackgroundRuns(ctx)
 	if err != nil {
 		say(io.Err, "senclaw ps: %v", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	if jsonOut {
 		writeJSON(io.Out, runs)

@@ -334,6 +334,9 @@ func exitFor(err error) int {
 	return ExitFailure
 }
 
+// ExitFor is exitFor for the commands outside this package.
+func ExitFor(err error) int { return exitFor(err) }
+
 // PrintJSON prints v as indented JSON, for the --json forms of commands
 // outside this package; it returns the exit code 0.
 func PrintJSON(w io.Writer, v any) int {

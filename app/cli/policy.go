@@ -30,7 +30,7 @@ func Policy(ctx context.Context, cl *client.Client, c PolicyChanges, io IO) int 
 	cur, err := cl.Policy(ctx)
 	if err != nil {
 		say(io.Err, "senclaw policy: %v", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	p := *cur
 	changed := false

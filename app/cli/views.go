@@ -17,7 +17,7 @@ func Caps(ctx context.Context, cl *client.Client, jsonOut bool, io IO) int {
 	c, err := cl.Caps(ctx, true)
 	if err != nil {
 		say(io.Err, "senclaw caps: %v", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	if jsonOut {
 		writeJSON(io.Out, c)
@@ -43,7 +43,7 @@ func List(ctx context.Context, c *client.Client, jsonOut bool, io IO) int {
 	all, err := c.Sandboxes(ctx)
 	if err != nil {
 		say(io.Err, "senclaw ls: %v", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	if jsonOut {
 		if all == nil {
@@ -95,7 +95,7 @@ func Remove(ctx context.Context, c *client.Client, ids []string, purge bool, io 
 		res, err := c.Delete(ctx, id, purge)
 		if err != nil {
 			say(io.Err, "senclaw rm: %v", err)
-			code = ExitFailure
+			code = max(code, exitFor(err))
 			continue
 		}
 		files := "files kept"
@@ -115,7 +115,7 @@ func Kill(ctx context.Context, c *client.Client, ids []string, all bool, io IO) 
 		n, err := c.StopAll(ctx)
 		if err != nil {
 			say(io.Err, "senclaw kill: %v", err)
-			return ExitFailure
+			return exitFor(err)
 		}
 		say(io.Out, "stopped %d runs", n)
 		return 0
@@ -143,7 +143,7 @@ func Kill(ctx context.Context, c *client.Client, ids []string, all bool, io IO) 
 		}
 		if err != nil {
 			say(io.Err, "senclaw kill: %v", err)
-			return ExitFailure
+			return exitFor(err)
 		}
 		say(io.Out, "%s: stopped %d runs", id, n)
 	}
@@ -155,7 +155,7 @@ func Runs(ctx context.Context, c *client.Client, sandboxID string, limit int, js
 	runs, err := c.Runs(ctx, sandboxID, limit)
 	if err != nil {
 		say(io.Err, "senclaw runs: %v", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	if jsonOut {
 		writeJSON(io.Out, runs)

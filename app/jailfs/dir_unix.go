@@ -111,7 +111,7 @@ func (d *Dir) MkdirAll(name string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	cur, err := unix.Dup(d.fd)
+	cur, err := dupCloexec(d.fd)
 	if err != nil {
 		return err
 	}
@@ -216,6 +216,13 @@ func stepInto(dirfd int, name string) (int, error) {
 	return fd, err
 }
 
+// dupCloexec duplicates fd close-on-exec from the start: a dup marked
+// after it was made is, for that moment, inherited by whatever the
+// engine starts at the same time (another sandbox's bwrap keeps it).
+func dupCloexec(fd int) (int, error) {
+	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+}
+
 // walkBeneath is openBeneath one component at a time, for kernels
 // without openat2.
 func walkBeneath(dirfd int, name string, flags int, mode uint32) (int, error) {
@@ -226,7 +233,7 @@ func walkBeneath(dirfd int, name string, flags int, mode uint32) (int, error) {
 	if len(parts) == 0 {
 		parts = []string{"."}
 	}
-	cur, err := unix.Dup(dirfd)
+	cur, err := dupCloexec(dirfd)
 	if err != nil {
 		return -1, err
 	}

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -335,5 +337,43 @@ func TestAsKeepsChildrenOfItsThreadAlive(t *testing.T) {
 	}
 	if dead > 0 {
 		t.Fatalf("%d of %d children started with a death signal are gone: a thread ended", dead, len(children))
+	}
+}
+
+// TestDirDescriptorsAreNeverInherited: the descriptors a walk holds are
+// close-on-exec from the instant they exist. A dup made without it was,
+// while MkdirAll (or a walk without openat2) went down the folders,
+// inherited by whatever the engine started at the same time (another
+// sandbox's bwrap, which keeps what it inherits): a directory of this
+// machine outside that sandbox's view, a way out of it.
+func TestDirDescriptorsAreNeverInherited(t *testing.T) {
+	base := t.TempDir()
+	d, err := OpenDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			if err := d.MkdirAll("a/b/c/d", 0o755); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; i < 300 && time.Now().Before(deadline); i++ {
+		out, err := exec.Command("/bin/sh", "-c", `ls -l /proc/$$/fd`).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if strings.Contains(string(out), base) {
+			t.Fatalf("a process started during a walk inherited its descriptor (start %d):\n%s", i, out)
+		}
 	}
 }

@@ -259,12 +259,37 @@ func TestMigrationFromSchema3AddsTheAppsBucket(t *testing.T) {
 	}
 }
 
+// TestAVersionOfANewerEngineIsUpgrade: up to the largest plausible
+// version, a version above this engine's says to upgrade, not damage.
+func TestAVersionOfANewerEngineIsUpgrade(t *testing.T) {
+	t.Parallel()
+	for _, v := range []uint64{CurrentSchema + 1, maxPlausibleSchema} {
+		path := filepath.Join(t.TempDir(), "newer.db")
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := binary.BigEndian.AppendUint64(nil, v)
+		err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchemaVersion, raw) })
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(path, Options{})
+		var de *DamagedError
+		if err == nil || errors.As(err, &de) || !strings.Contains(err.Error(), "upgrade senclaw") {
+			t.Fatalf("version %d: %v", v, err)
+		}
+	}
+}
+
 // TestAVersionNoEngineWroteIsDamage: a schema version that no engine
 // could have written (a garbled value) is damage, with a copy kept, not
-// "upgrade senclaw".
+// "upgrade senclaw" (a zeroed one said "no migration from schema
+// version 0", not damage, and kept no copy).
 func TestAVersionNoEngineWroteIsDamage(t *testing.T) {
 	t.Parallel()
-	for _, raw := range [][]byte{{0, 0xab, 0, 0, 0, 0, 0, 5}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {1, 2, 3}} {
+	for _, raw := range [][]byte{{0, 0xab, 0, 0, 0, 0, 0, 5}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {1, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 0, 1}, {0, 0, 0, 0, 0, 1, 0, 1}, {0, 0, 0, 0, 0, 0, 0, 0}} {
 		path := filepath.Join(t.TempDir(), "garbled.db")
 		s, err := Open(path, Options{})
 		if err != nil {

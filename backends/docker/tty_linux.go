@@ -14,11 +14,13 @@ import (
 // does all of that once). It returns a non-blocking copy (the caller's
 // own is closed once the run started) and the terminal's size.
 func relayTerminal(t *os.File) (_ *os.File, cols, rows uint, err error) {
-	fd, err := unix.Dup(int(t.Fd()))
+	// Close-on-exec from the start: a dup marked after it was made is,
+	// for that moment, inherited by whatever the engine starts at the
+	// same time (another run's bwrap keeps what it inherits).
+	fd, err := unix.FcntlInt(t.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("passing the terminal: %w", err)
 	}
-	unix.CloseOnExec(fd)
 	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err == nil {
 		tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
