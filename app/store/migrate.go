@@ -72,6 +72,9 @@ func (s *Store) migrate() error {
 		if raw := tx.Bucket(bucketMeta).Get(keySchemaVersion); len(raw) != 8 || v < 1 || binary.BigEndian.Uint64(raw) > maxPlausibleSchema {
 			// No engine wrote this: versions count up one a change from
 			// 1, written with the meta bucket (none, or 0, is zeroed).
+			if raw == nil {
+				return versionDamage("the schema version is missing from the meta bucket, which no engine writes")
+			}
 			return versionDamage(fmt.Sprintf("the schema version reads %x, which no engine writes", raw))
 		}
 		if v > CurrentSchema {

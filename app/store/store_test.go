@@ -270,7 +270,12 @@ func TestAVersionOfANewerEngineIsUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw := binary.BigEndian.AppendUint64(nil, v)
-		err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchemaVersion, raw) })
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			if raw == nil { // missing
+				return tx.Bucket(bucketMeta).Delete(keySchemaVersion)
+			}
+			return tx.Bucket(bucketMeta).Put(keySchemaVersion, raw)
+		})
 		s.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -289,7 +294,7 @@ func TestAVersionOfANewerEngineIsUpgrade(t *testing.T) {
 // version 0", not damage, and kept no copy).
 func TestAVersionNoEngineWroteIsDamage(t *testing.T) {
 	t.Parallel()
-	for _, raw := range [][]byte{{0, 0xab, 0, 0, 0, 0, 0, 5}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {1, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 0, 1}, {0, 0, 0, 0, 0, 1, 0, 1}, {0, 0, 0, 0, 0, 0, 0, 0}} {
+	for _, raw := range [][]byte{{0, 0xab, 0, 0, 0, 0, 0, 5}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {1, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 0, 1}, {0, 0, 0, 0, 0, 1, 0, 1}, {0, 0, 0, 0, 0, 0, 0, 0}, nil} {
 		path := filepath.Join(t.TempDir(), "garbled.db")
 		s, err := Open(path, Options{})
 		if err != nil {
