@@ -416,18 +416,31 @@ func (im *Images) DetachAll() error {
 // the same file would be a second, diverging filesystem), else a free
 // one, which detaches by itself at the last unmount.
 func mountImage(img, dir string) error {
-	dev := loopOf(img)
-	if dev == "" {
+	if dev := loopOf(img); dev != "" {
+		if err := unix.Mount(dev, dir, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, ""); err != nil {
+			return fmt.Errorf("mounting the workspace image %s at %s: %w", img, dir, err)
+		}
+		return nil
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var dev string
 		var fd int
-		var err error
 		if dev, fd, err = attachLoop(img); err != nil {
 			return err
 		}
 		// Autoclear detaches the device at its last close as well as at
 		// its last unmount: it stays open until it is mounted.
-		defer unix.Close(fd)
+		err = unix.Mount(dev, dir, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "")
+		unix.Close(fd)
+		// A device another process's autoclear was still tearing down
+		// when it was handed out loses its file under the mount (EIO,
+		// seen under load): a fresh one is taken.
+		if !errors.Is(err, unix.EIO) && !errors.Is(err, unix.ENXIO) {
+			break
+		}
 	}
-	if err := unix.Mount(dev, dir, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, ""); err != nil {
+	if err != nil {
 		return fmt.Errorf("mounting the workspace image %s at %s: %w", img, dir, err)
 	}
 	return nil
