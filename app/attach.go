@@ -95,8 +95,13 @@ type attached struct {
 	stdinR *os.File // the stdin pipe's read end until Start has it
 	stdinW *os.File
 	copied chan struct{} // closed when the terminal's output is all read
-	stop   chan struct{}
-	once   sync.Once
+	// begun is closed once the caller heard that the run started (its
+	// record says whether it got the terminal): the terminal's output
+	// follows that, so a caller can put its own terminal raw first.
+	begun     chan struct{}
+	beginOnce sync.Once
+	stop      chan struct{}
+	once      sync.Once
 }
 
 // attach sets up what p's attachment asks for in spec, before Start. A
@@ -106,7 +111,7 @@ func (e *Engine) attach(p *plan, backend backends.Backend, spec *backends.Spec, 
 	if a == nil {
 		return nil, nil
 	}
-	at := &attached{a: a, stop: make(chan struct{})}
+	at := &attached{a: a, stop: make(chan struct{}), begun: make(chan struct{})}
 	rec.Interactive = a.Interactive
 	if t := a.Terminal; t != nil {
 		switch why := e.noTerminal(backend, spec); {
@@ -127,6 +132,10 @@ func (e *Engine) attach(p *plan, backend backends.Backend, spec *backends.Spec, 
 			at.copied = make(chan struct{})
 			go func() {
 				defer close(at.copied)
+				select {
+				case <-at.begun:
+				case <-at.stop: // it did not start: what it wrote is read still
+				}
 				_, _ = io.Copy(out, terminalReader{master})
 			}()
 		}
@@ -185,6 +194,7 @@ func (at *attached) started(proc backends.Process, rec RunRecord) {
 	if at.a.Started != nil {
 		at.a.Started(rec)
 	}
+	at.beginOnce.Do(func() { close(at.begun) })
 	if at.a.Control == nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/landlock"
+	"github.com/senclaw/sandbox/backends/tracer"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -373,3 +375,48 @@ trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done`
 		}
 	}
 }
+
+// TestTerminalOutputFollowsTheStart: the caller hears that an attached
+// run started (and whether it got its terminal) before any of the
+// terminal's output, so that it can put its own terminal raw first. A
+// traced Landlock run is started slowly enough for the command to write
+// first (senclaw shell showed "hi\r\r\n": the CLI's terminal was still
+// cooked when the output came).
+func TestTerminalOutputFollowsTheStart(t *testing.T) {
+	t.Parallel()
+	if ok, why := tracer.Available(); !ok {
+		t.Skip(why)
+	}
+	e := landlockEngine(t)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, SandboxConfig{Backend: ptr("landlock")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	started, early := false, false
+	out := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		early = early || !started
+		return len(p), nil
+	})
+	att := &Attachment{Terminal: &TerminalRequest{Cols: 80, Rows: 24, FDs: []int{0, 1, 2}},
+		Started: func(RunRecord) { mu.Lock(); started = true; mu.Unlock() }}
+	for i := 0; i < 3; i++ {
+		res, err := e.Exec(ctx, sb.ID, RunRequest{Command: "echo early", Attach: att, Stdout: out, Trace: true})
+		if err != nil || !res.Record.Terminal || !res.Record.OK() {
+			t.Fatalf("run: %v %+v", err, res)
+		}
+		mu.Lock()
+		if early {
+			t.Fatal("the terminal's output came before the caller heard the run started")
+		}
+		started = false
+		mu.Unlock()
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
