@@ -200,7 +200,8 @@ type NetPlumbing struct {
 // UnixGuard is what a backend needs for the Unix socket guard.
 type UnixGuard struct {
 	// Forwarder is the host path of senclaw-netfwd, which loads the guard
-	// inside the sandbox before the command runs.
+	// inside the sandbox before the command runs where it runs anyway (a
+	// backend may load the guard itself otherwise).
 	Forwarder string
 	// Sockets are host paths of sockets the sandbox may reach although
 	// they are not in its own places: the settings' allowedSockets.

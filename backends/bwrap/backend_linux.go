@@ -17,6 +17,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -176,8 +177,16 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Terminal = 3 + len(childEnds)
 		childEnds = append(childEnds, t)
 	}
-	guard, err := offerUnixGuard(spec) // issue #10
+	// issue #10: the engine loads the guard itself where no forwarder
+	// runs anyway (direct), else the forwarder hands it over (guard).
+	direct, err := directUnixGuard(spec, bin)
 	if err != nil {
+		return nil, err
+	}
+	var guard *unixguard.Handoff
+	if direct != nil {
+		defer direct.Close()
+	} else if guard, err = offerUnixGuard(spec); err != nil {
 		return nil, err
 	}
 	if guard != nil {
@@ -228,7 +237,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	defer tr.Release()
 	// end trace
-	inside, err := b.start(cmd, spec, limits)
+	inside, err := b.start(cmd, spec, limits, direct)
 	if err != nil {
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
@@ -256,6 +265,12 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		// From here Kill reaches the child, which would otherwise go on
 		// (unlimited) once the block pipe closes.
 		p.watchChild(childPid)
+		if direct != nil {
+			// Still blocked: it is bwrap's child, whatever comes later.
+			err = direct.Watch(childPid)
+		}
+	}
+	if err == nil {
 		// Only the child needs the limits: everything the sandbox runs
 		// descends from it, while the outer bwrap only waits for it.
 		err = plan.Apply(childPid)
@@ -270,6 +285,9 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		// (bwrap ran the forwarder), and a failed setup ends the wait for
 		// it: acceptUnixGuard says why.
 		err = waitConsumed(ctx, blockW, p.done)
+	}
+	if err == nil && direct != nil {
+		err = superviseUnixGuard(direct, p) // issue #10
 	}
 	if err == nil && guard != nil {
 		err = acceptUnixGuard(ctx, guard, childPid, p) // issue #10
@@ -300,16 +318,23 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 // start starts cmd (bwrap). A one-shot's cgroups are new and its own:
 // bwrap is born in them (limits.Cgroups.StartInside), which spares the
 // run the wait of moving its first process there afterwards. It reports
-// whether bwrap was.
-func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limits.Plan, error)) (bool, error) {
-	if !spec.OneShot || spec.Trace != nil {
-		return false, cmd.Start()
+// whether bwrap was. With direct, the same happens on a thread of its
+// own that loads the Unix socket guard first (startGuarded).
+func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limits.Plan, error), direct *directGuard) (bool, error) {
+	fork := func(start func() error) (bool, error) {
+		if !spec.OneShot || spec.Trace != nil {
+			return false, start()
+		}
+		plan, err := limits()
+		if err != nil || plan.Cgroups == nil {
+			return false, start()
+		}
+		return plan.Cgroups.StartInside(start)
 	}
-	plan, err := limits()
-	if err != nil || plan.Cgroups == nil {
-		return false, cmd.Start()
+	if direct != nil {
+		return startGuarded(direct, cmd, fork)
 	}
-	return plan.Cgroups.StartInside(cmd.Start)
+	return fork(cmd.Start)
 }
 
 // exiting reports whether err means bwrap went away during setup: the

@@ -17,14 +17,16 @@ import (
 // unixGuarded says in words what the guard enforces, for Enforcement.
 const unixGuarded = "unix sockets: connect() checked by the engine (seccomp user notification); only sockets in the workspace and the private /tmp, the engine's proxy and the settings' allowedSockets are reachable, and no Unix datagram socket can be made"
 
+// noGuard begins the reason of a run refused for its guard.
+const noGuard = "the Unix socket guard could not be set up, and no run goes without it: "
+
 // offerUnixGuard prepares the handoff of the Unix socket guard when spec
 // asks for it (issue #10); nil when it does not.
 func offerUnixGuard(spec *backends.Spec) (*unixguard.Handoff, error) {
-	g := spec.UnixGuard
-	if g == nil {
+	if spec.UnixGuard == nil {
 		return nil, nil
 	}
-	pol := unixguard.Policy{Workspace: spec.Workspace, Sockets: g.Sockets, User: spec.User}
+	pol := unixGuardPolicy(spec)
 	if spec.Net != nil {
 		pol.Plumbing = &unixguard.Bind{Host: spec.Net.Dir, Inside: netfwd.MountDir}
 	}
@@ -55,6 +57,25 @@ func traceConnects(spec *backends.Spec) func(unixguard.Connect) {
 	}
 }
 
+// superviseUnixGuard starts the supervisor of the guard that the engine
+// loaded itself (directUnixGuard), once bwrap has built the sandbox whose
+// first process it watches (Direct.Watch), and keeps it until the run is
+// over. On failure the run must end.
+func superviseUnixGuard(g *directGuard, p *process) error {
+	sup, err := g.Supervise()
+	if err != nil {
+		return &RefusedError{Reason: noGuard + err.Error()}
+	}
+	if sup != nil {
+		go func() {
+			<-p.done
+			sup.Close()
+		}()
+	}
+	p.enf.Limits = append(p.enf.Limits, unixGuarded)
+	return nil
+}
+
 // acceptUnixGuard takes the guard over from the sandbox's forwarder and
 // supervises it until the run is over. On failure the run must end: the
 // error says why, with the forwarder's own message when it gave one.
@@ -83,7 +104,7 @@ func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p 
 				break
 			}
 		}
-		return &RefusedError{Reason: "the Unix socket guard could not be set up, and no run goes without it: " + err.Error()}
+		return &RefusedError{Reason: noGuard + err.Error()}
 	}
 	go func() {
 		<-p.done

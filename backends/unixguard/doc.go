@@ -45,6 +45,16 @@
 // sandbox's own places (below), and serves the listener until the last
 // process of the run is gone.
 //
+// A bwrap run that needs the forwarder for nothing else (network off, no
+// terminal, not traced) goes without it (Direct): the engine loads the
+// same filter itself, for one OS thread of its own that then starts bwrap
+// and nothing else, so that bwrap and everything under it inherit it; the
+// engine keeps the listener, learns the places from bwrap's child once
+// the sandbox is built, and the thread ends once bwrap has (the Go
+// runtime ends a thread whose goroutine returns locked, and clones no
+// thread from a locked one), so no other thread of the engine is ever
+// under the filter.
+//
 // The filter makes every connect() a notification, refuses socket() and
 // socketpair() of AF_UNIX datagram sockets with EACCES, refuses a second
 // listener with EBUSY (the kernel does too), fails x32 calls with ENOSYS
@@ -166,6 +176,6 @@
 // Each connect() of a guarded sandbox costs a round trip to the engine
 // and a dozen system calls there (tens of microseconds; `make bench`
 // prints the figures: TestBenchUnixGuard in app); a run's start costs one
-// more exec (the forwarder, where the network is off) and the handoff,
-// about a millisecond. No other system call is slowed down.
+// more exec (the forwarder) and the handoff where the forwarder runs,
+// and next to nothing where the engine loads the guard itself (Direct). No other system call is slowed down.
 package unixguard

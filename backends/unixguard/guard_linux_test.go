@@ -14,6 +14,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/backends/tracer"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -206,10 +207,17 @@ func TestUnderARealOrdinaryUser(t *testing.T) {
 // TestAForwarderThatDoesNotHandOverTheGuardIsRefused: a forwarder that
 // does not load the guard (one built before it; the command then never
 // runs) or hands over something else than a seccomp listener gets the run
-// refused.
+// refused. The runs are traced: a run with the network off that is not
+// goes without the forwarder (the engine loads the guard itself).
 func TestAForwarderThatDoesNotHandOverTheGuardIsRefused(t *testing.T) {
 	t.Parallel()
 	requireGuard(t)
+	if ok, why := tracer.Available(); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("tracing is required under CI: %s", why)
+		}
+		t.Skip(why)
+	}
 	u := testutil.SandboxUsers()[0]
 	dir := testutil.SandboxDirIn(t, "", "sgt-fake-")
 	pipe := filepath.Join(dir, "pipe-forwarder")
@@ -238,6 +246,7 @@ os.execvp(sys.argv[4], sys.argv[4:])
 			spec := f.spec(t, u, backends.FsStrict)
 			spec.Argv = []string{"/bin/sh", "-c", "echo > " + marker}
 			spec.UnixGuard.Forwarder = c.forwarder
+			spec.Trace = func(backends.TraceEvent) {}
 			b := bwrap.New(bwrap.Options{SandboxUser: u.Cred})
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

@@ -28,11 +28,8 @@ const acceptTimeout = 30 * time.Second
 
 // NewHandoff prepares the handoff of a run that pol describes.
 func NewHandoff(pol Policy) (*Handoff, error) {
-	if f := kernel(); !f.ok {
-		return nil, fmt.Errorf("the Unix socket guard cannot run here: %s", f.why)
-	}
-	if pol.User != nil && (int(pol.User.UID) != os.Geteuid() || int(pol.User.GID) != os.Getegid()) && os.Geteuid() != 0 {
-		return nil, fmt.Errorf("the Unix socket guard would connect as uid %d, and the engine (uid %d) cannot", pol.User.UID, os.Geteuid())
+	if err := ready(pol); err != nil {
+		return nil, err
 	}
 	h, err := backends.NewHandoff("unixguard")
 	if err == nil {
@@ -46,6 +43,18 @@ func NewHandoff(pol Policy) (*Handoff, error) {
 		return nil, fmt.Errorf("creating the Unix socket guard's handoff: %w", err)
 	}
 	return &Handoff{Handoff: h, pol: pol}, nil
+}
+
+// ready says why the guard of a run that pol describes cannot run, if it
+// cannot.
+func ready(pol Policy) error {
+	if f := kernel(); !f.ok {
+		return fmt.Errorf("the Unix socket guard cannot run here: %s", f.why)
+	}
+	if pol.User != nil && (int(pol.User.UID) != os.Geteuid() || int(pol.User.GID) != os.Getegid()) && os.Geteuid() != 0 {
+		return fmt.Errorf("the Unix socket guard would connect as uid %d, and the engine (uid %d) cannot", pol.User.UID, os.Geteuid())
+	}
+	return nil
 }
 
 // Accept waits for the listener from the sandbox whose outermost process

@@ -38,7 +38,7 @@ func install(conn int, inet bool, sync uintptr) error {
 	if err != nil {
 		return err
 	}
-	listener, err := load(prog, sync)
+	listener, err := loadFilter(prog, sync, true)
 	if err != nil {
 		return fmt.Errorf("loading the Unix socket guard: %w", err)
 	}
@@ -60,14 +60,16 @@ func install(conn int, inet bool, sync uintptr) error {
 	}
 }
 
-// load loads prog (for all threads with the sync flags) and returns the
-// listener. A kernel
+// loadFilter loads prog (for all threads with the sync flags), after
+// setting no_new_privs when nnp is set, and returns the listener. A kernel
 // without SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (before 5.19) gets the
 // filter without it: a signal may then interrupt a waiting connect, which
 // is restarted (see the package doc).
-func load(prog []unix.SockFilter, sync uintptr) (int, error) {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return -1, fmt.Errorf("setting no_new_privs: %w", err)
+func loadFilter(prog []unix.SockFilter, sync uintptr, nnp bool) (int, error) {
+	if nnp {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return -1, fmt.Errorf("setting no_new_privs: %w", err)
+		}
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) | sync

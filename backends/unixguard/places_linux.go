@@ -29,6 +29,11 @@ func findPlaces(pid int, pol Policy) (*places, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the sandbox's root: %w", err)
 	}
+	return placesIn(root, pol)
+}
+
+// placesIn is findPlaces from the sandbox's root, which it takes.
+func placesIn(root int, pol Policy) (*places, error) {
 	pl := &places{root: root}
 	// The workspace's own path may go through a link on the host (a
 	// workspace that is not exact): the directory found must be the one
