@@ -22,10 +22,13 @@ import (
 // when it was not (cgroup v2, the main thread, which owns the process's
 // memory charge, or a refused write), the caller moves it with Add.
 //
-// Only for a run whose cgroups hold nothing else yet: while the thread is
-// in them it counts in their limits (a process and the kernel memory of
-// the fork), and the run's processes are listed and killed without it
-// (Procs never names the engine).
+// Only for a run whose own cgroups hold nothing else yet (every run's,
+// a persistent sandbox's too: each run has cgroups of its own under the
+// sandbox's): while the thread is in them it counts in their limits and
+// the sandbox's (one process and the kernel memory of the fork; a
+// sandbox at its pids limit refuses the fork, as it would refuse the
+// run's first fork inside), and the run's processes are listed and
+// killed without it (Procs never names the engine).
 func (cg *Cgroups) StartInside(start func() error) (inside bool, err error) {
 	if cg.version != 1 || len(cg.mounts) == 0 {
 		return false, start()
