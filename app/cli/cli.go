@@ -310,14 +310,10 @@ func Create(ctx context.Context, c *client.Client, o *RunOptions, io IO) int {
 // it was refused or the daemon's engine could not start (503), 2 for bad
 // input, 1 when the engine failed.
 func runErrorExit(err error) int {
-	var ce *client.Error
-	switch {
-	case client.IsRefused(err), errors.As(err, &ce) && ce.Status == http.StatusServiceUnavailable:
+	if client.IsRefused(err) {
 		return ExitRefused
-	case errors.As(err, &ce) && ce.Status < 500:
-		return ExitUsage
 	}
-	return ExitFailure
+	return exitFor(err)
 }
 
 // exitFor maps an API error to an exit code: bad input is a usage error,

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/senclaw/sandbox/internal/rawterm"
 )
 
 // isTerminal reports whether f is a terminal.
@@ -36,12 +38,7 @@ func makeRaw(f *os.File) (func(), error) {
 		return nil, err
 	}
 	raw := *old
-	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	raw.Oflag &^= unix.OPOST
-	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Cflag &^= unix.CSIZE | unix.PARENB
-	raw.Cflag |= unix.CS8
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	rawterm.Make(&raw)
 	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &raw); err != nil {
 		return nil, err
 	}

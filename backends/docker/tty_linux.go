@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/senclaw/sandbox/internal/rawterm"
 )
 
 // relayTerminal prepares the engine's terminal (Spec.Terminal) to relay
@@ -23,12 +25,7 @@ func relayTerminal(t *os.File) (_ *os.File, cols, rows uint, err error) {
 	}
 	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err == nil {
-		tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-		tio.Oflag &^= unix.OPOST
-		tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		tio.Cflag &^= unix.CSIZE | unix.PARENB
-		tio.Cflag |= unix.CS8
-		tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
+		rawterm.Make(tio)
 		err = unix.IoctlSetTermios(fd, unix.TCSETS, tio)
 	}
 	if err != nil {
