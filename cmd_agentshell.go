@@ -61,13 +61,13 @@ func agentShellCommand() *command {
 					fmt.Fprintf(x.io.Err, "senclaw agent-shell: --timeout %s: give 1s to 10m\n", *timeout)
 					return cli.ExitUsage
 				}
-				opts, err := x.options()
+				d, err := x.dirs()
 				if err != nil {
 					fmt.Fprintln(x.io.Err, "senclaw:", err)
 					return cli.ExitFailure
 				}
-				o.Redial = func() (*client.Client, error) { return connectDaemon(x.ctx, opts.RuntimeDir, x.dataDir, x.io.Err) }
-				return cli.AgentShell(x.ctx, client.DialSocket(api.SocketPath(opts.RuntimeDir)), o)
+				o.Redial = func() (*client.Client, error) { return connectDaemon(x.ctx, d.runtime, x.dataDir, x.io.Err) }
+				return cli.AgentShell(x.ctx, client.DialSocket(api.SocketPath(d.runtime)), o)
 			}
 		},
 	}
@@ -108,11 +108,11 @@ func hookCommand() *command {
 						return cli.ExitFailure
 					}
 					connect := func(ctx context.Context) (*client.Client, error) {
-						opts, err := x.options()
+						d, err := x.dirs()
 						if err != nil {
 							return nil, err
 						}
-						return connectDaemon(ctx, opts.RuntimeDir, x.dataDir, io.Discard)
+						return connectDaemon(ctx, d.runtime, x.dataDir, io.Discard)
 					}
 					return cli.Hook(x.ctx, cli.HookOptions{Agent: agent, ProjectDir: os.Getenv(env), Senclaw: self, Connect: connect, Stdin: os.Stdin, IO: x.io})
 				}
@@ -153,7 +153,7 @@ func integrateCommand() *command {
 						fmt.Fprintf(x.io.Err, "senclaw integrate %s: give --user or --project DIR, not both\n", agent)
 						return cli.ExitUsage
 					}
-					opts, err := x.options()
+					d, err := x.dirs()
 					if err != nil {
 						fmt.Fprintln(x.io.Err, "senclaw:", err)
 						return cli.ExitFailure
@@ -163,7 +163,7 @@ func integrateCommand() *command {
 						fmt.Fprintln(x.io.Err, "senclaw integrate: cannot find this senclaw executable's path")
 						return cli.ExitFailure
 					}
-					o := cli.IntegrateOptions{Agent: agent, Home: opts.HomeDir, DataDir: opts.DataDir, Senclaw: self, Remove: *remove, DryRun: *dryRun}
+					o := cli.IntegrateOptions{Agent: agent, Home: d.home, DataDir: d.data, Senclaw: self, Remove: *remove, DryRun: *dryRun}
 					if *project != "" {
 						if o.Project, err = filepath.Abs(*project); err != nil {
 							fmt.Fprintln(x.io.Err, "senclaw integrate:", err)

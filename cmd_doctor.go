@@ -31,19 +31,19 @@ func doctorCommand() *command {
 					fmt.Fprintf(x.io.Err, "senclaw doctor: unexpected arguments %q; see senclaw doctor -h\n", args)
 					return cli.ExitUsage
 				}
-				opts, err := x.options()
+				d, err := x.dirs()
 				if err != nil {
 					fmt.Fprintln(x.io.Err, "senclaw:", err)
 					return cli.ExitFailure
 				}
 				// The doctor is what a daemon whose engine cannot start still answers.
-				c, err := connectDaemon(x.ctx, opts.RuntimeDir, x.dataDir, x.io.Err)
+				c, err := connectDaemon(x.ctx, d.runtime, x.dataDir, x.io.Err)
 				if err != nil && !errors.As(err, new(*engineUnavailable)) {
 					fmt.Fprintln(x.io.Err, "senclaw:", err)
 					return cli.ExitFailure
 				}
 				restarted := func() (*client.Client, error) {
-					sock := api.SocketPath(opts.RuntimeDir)
+					sock := api.SocketPath(d.runtime)
 					for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 						if _, err := os.Stat(sock); os.IsNotExist(err) {
 							break
@@ -52,7 +52,7 @@ func doctorCommand() *command {
 							return nil, errors.New("the daemon did not stop within 20 s")
 						}
 					}
-					return connectDaemon(x.ctx, opts.RuntimeDir, x.dataDir, x.io.Err)
+					return connectDaemon(x.ctx, d.runtime, x.dataDir, x.io.Err)
 				}
 				return cli.Doctor(x.ctx, c, *repair, *jsonOut, restarted, x.io)
 			}

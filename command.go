@@ -56,8 +56,10 @@ type invocation struct {
 	io      cli.IO
 	logger  *slog.Logger
 	// options resolves the engine's options once, when a command needs
-	// them (help never does).
+	// them (help never does); dirs only its directories, all that
+	// reaching the daemon takes (no backend is built for that).
 	options func() (app.Options, error)
+	dirs    func() (dirs, error)
 }
 
 func newInvocation(ctx context.Context, dataDir string, verbose bool, stdout, stderr io.Writer) *invocation {
@@ -68,18 +70,19 @@ func newInvocation(ctx context.Context, dataDir string, verbose bool, stdout, st
 	x := &invocation{ctx: ctx, dataDir: dataDir, verbose: verbose, io: cli.IO{Out: stdout, Err: stderr, Width: termWidth(stdout), Verbose: verbose}}
 	x.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	x.options = sync.OnceValues(func() (app.Options, error) { return engineOptions(dataDir, x.logger) })
+	x.dirs = sync.OnceValues(func() (dirs, error) { return engineDirs(dataDir) })
 	return x
 }
 
 // connect returns a client of this user's daemon, starting one if none
 // answers; on failure it has said why and returns the exit code.
 func (x *invocation) connect() (*client.Client, int) {
-	opts, err := x.options()
+	d, err := x.dirs()
 	if err != nil {
 		fmt.Fprintln(x.io.Err, "senclaw:", err)
 		return nil, cli.ExitFailure
 	}
-	c, err := connectDaemon(x.ctx, opts.RuntimeDir, x.dataDir, x.io.Err)
+	c, err := connectDaemon(x.ctx, d.runtime, x.dataDir, x.io.Err)
 	if err != nil {
 		fmt.Fprintln(x.io.Err, "senclaw:", err)
 		if errors.As(err, new(*engineUnavailable)) {

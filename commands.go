@@ -129,9 +129,9 @@ func commands() []*command {
 						return cli.ExitUsage
 					}
 					return x.withClient(func(c *client.Client) int {
-						opts, _ := x.options()
+						d, _ := x.dirs()
 						redial := func(ctx context.Context) (*client.Client, error) {
-							return connectDaemon(ctx, opts.RuntimeDir, x.dataDir, x.io.Err)
+							return connectDaemon(ctx, d.runtime, x.dataDir, x.io.Err)
 						}
 						if err := mcp.ServeStdio(x.ctx, mcp.Options{Client: c, Redial: redial, Version: version, Logger: x.logger}); err != nil {
 							fmt.Fprintln(x.io.Err, "senclaw sandbox-server:", err)
@@ -149,8 +149,8 @@ func commands() []*command {
 			examples: []string{"senclaw url", "xdg-open \"$(senclaw url)\""},
 			setup: func(fs *flag.FlagSet, x *invocation) func([]string) int {
 				return noArgs(x, "url", func(c *client.Client) int {
-					opts, _ := x.options()
-					info, err := api.ReadDaemonInfo(opts.RuntimeDir)
+					d, _ := x.dirs()
+					info, err := api.ReadDaemonInfo(d.runtime)
 					if err != nil || info.URL == "" {
 						fmt.Fprintln(x.io.Err, "senclaw url: the daemon does not serve the dashboard over HTTP (start it with `senclaw serve --listen 127.0.0.1:7878`)")
 						return cli.ExitFailure
@@ -175,12 +175,12 @@ func commands() []*command {
 						fmt.Fprintf(x.io.Err, "senclaw stop: it takes no arguments, got %q\n", args)
 						return cli.ExitUsage
 					}
-					opts, err := x.options()
+					d, err := x.dirs()
 					if err != nil {
 						fmt.Fprintln(x.io.Err, "senclaw:", err)
 						return cli.ExitFailure
 					}
-					return stopDaemon(x.ctx, opts.RuntimeDir, x.io.Out, x.io.Err)
+					return stopDaemon(x.ctx, d.runtime, x.io.Out, x.io.Err)
 				}
 			},
 		},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -212,15 +211,14 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 // *engineUnavailable, with the client, at once: starting another would
 // only find it running.
 func connectDaemon(ctx context.Context, runtimeDir, dataDir string, stderr io.Writer) (*client.Client, error) {
-	c := client.DialSocket(api.SocketPath(runtimeDir))
 	// A daemon that listens takes the connection at once: the command's
-	// own request follows, with no health round trip before it. A daemon
-	// whose engine could not start answers that request 503, which the
-	// commands say as a refusal (exit 126) with its reason.
-	if conn, err := net.DialTimeout("unix", api.SocketPath(runtimeDir), 2*time.Second); err == nil {
-		conn.Close()
+	// own request follows on it, with no health round trip before it. A
+	// daemon whose engine could not start answers that request 503, which
+	// the commands say as a refusal (exit 126) with its reason.
+	if c, err := client.ConnectSocket(api.SocketPath(runtimeDir), 2*time.Second); err == nil {
 		return c, nil
 	}
+	c := client.DialSocket(api.SocketPath(runtimeDir))
 	if err := spawnDaemon(runtimeDir, dataDir); err != nil {
 		return nil, fmt.Errorf("no daemon answers and one could not be started: %w", err)
 	}
@@ -257,6 +255,11 @@ func asUnavailable(err error) *engineUnavailable {
 // spawnDaemon starts `senclaw serve` detached from this process, logging
 // to the runtime dir.
 func spawnDaemon(runtimeDir, dataDir string) error {
+	// What would stop the daemon's engine from starting (SENCLAW_BACKENDS
+	// naming no backend) is said here, not only in its log.
+	if _, err := engineOptions(dataDir, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err

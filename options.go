@@ -24,9 +24,14 @@ import (
 	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
-// engineOptions resolves the engine's directories from the flag and the
-// environment, and builds the backends in order of preference.
-func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error) {
+// dirs are the engine's directories, from the flag and the environment.
+type dirs struct {
+	home, data, config, runtime string
+}
+
+// engineDirs resolves the engine's directories: all a command needs to
+// reach the daemon, which builds no backend.
+func engineDirs(dataDirFlag string) (dirs, error) {
 	home, _ := os.UserHomeDir()
 	euid := os.Geteuid()
 	dataDir := firstNonEmpty(dataDirFlag, os.Getenv("SENCLAW_DATA_DIR"))
@@ -41,7 +46,7 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 		case home != "":
 			dataDir = filepath.Join(home, ".local", "share", "senclaw")
 		default:
-			return app.Options{}, fmt.Errorf("no data dir: set --data-dir or SENCLAW_DATA_DIR")
+			return dirs{}, fmt.Errorf("no data dir: set --data-dir or SENCLAW_DATA_DIR")
 		}
 	}
 	configDir := os.Getenv("XDG_CONFIG_HOME")
@@ -57,6 +62,17 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 	} else {
 		runtimeDir = filepath.Join(runtimeDir, "senclaw")
 	}
+	return dirs{home: home, data: dataDir, config: configDir, runtime: runtimeDir}, nil
+}
+
+// engineOptions resolves the engine's directories from the flag and the
+// environment, and builds the backends in order of preference.
+func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error) {
+	d, err := engineDirs(dataDirFlag)
+	if err != nil {
+		return app.Options{}, err
+	}
+	home, dataDir, euid := d.home, d.data, os.Geteuid()
 	var sandboxUser *backends.Credential
 	if euid == 0 {
 		sandboxUser = &backends.Credential{UID: 65534, GID: 65534}
@@ -80,8 +96,8 @@ func engineOptions(dataDirFlag string, logger *slog.Logger) (app.Options, error)
 	}
 	return app.Options{
 		DataDir:    dataDir,
-		ConfigDir:  configDir,
-		RuntimeDir: runtimeDir,
+		ConfigDir:  d.config,
+		RuntimeDir: d.runtime,
 		HomeDir:    home,
 		Backends:   offered,
 		Logger:     logger,

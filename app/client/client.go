@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +35,34 @@ func DialSocket(path string) *Client {
 		MaxIdleConnsPerHost: 16,
 	}
 	return &Client{base: "http://senclaw", http: &http.Client{Transport: tr}}
+}
+
+// ConnectSocket connects to the API's Unix socket at path now, within
+// timeout, and returns a client whose first request goes over that
+// connection: a command that checks that a daemon listens before it asks
+// anything (the CLI) makes one connection, not two.
+func ConnectSocket(path string, timeout time.Duration) (*Client, error) {
+	conn, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	first := conn
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			mu.Lock()
+			c := first
+			first = nil
+			mu.Unlock()
+			if c != nil {
+				return c, nil
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConnsPerHost: 16,
+	}
+	return &Client{base: "http://senclaw", http: &http.Client{Transport: tr}}, nil
 }
 
 // DialTCP returns a client of the API at baseURL (http://127.0.0.1:7878)
