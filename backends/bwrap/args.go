@@ -93,6 +93,10 @@ type Host struct {
 	// attached, in the launcher's own mount namespace: the i-th mount's at
 	// idmap.Point(IDMapDir, i).
 	IDMapDir string
+	// JoinedNetwork: bwrap starts in a fresh network namespace of the
+	// run's own already (the engine's thread that forks it joined one from
+	// its pool), so it makes none (no --unshare-net).
+	JoinedNetwork bool
 }
 
 // Args builds bwrap's argument list for spec: Flags, "--", Command. It is
@@ -141,7 +145,9 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 	}
 	// Always a network namespace of its own, with only loopback: the way
 	// out, when there is one, is the engine's proxy (spec.Net).
-	a = append(a, "--unshare-net")
+	if !host.JoinedNetwork {
+		a = append(a, "--unshare-net")
+	}
 	var exposed []string
 	if spec.FsMode == backends.FsOpen {
 		a = append(a, "--ro-bind", "/", "/")

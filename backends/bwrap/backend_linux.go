@@ -211,6 +211,13 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	// what ps shows on the host) is "--args N --" and the command.
 	host := detectHost(spec, b.host.scan)
 	host.IDMapDir = b.opts.IDMapDir
+	if direct != nil {
+		// A fresh namespace made ahead, which the thread that forks bwrap
+		// joins (startGuarded), else bwrap's own.
+		if direct.netns = netns.take(); direct.netns != nil {
+			host.JoinedNetwork = true
+		}
+	}
 	argsFD, err := argsMemfd(Flags(spec, host, fds))
 	if err != nil {
 		return nil, err

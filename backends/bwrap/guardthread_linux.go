@@ -24,12 +24,18 @@ func unixGuardPolicy(spec *backends.Spec) unixguard.Policy {
 type directGuard struct {
 	*unixguard.Direct
 	thread *guardThread
+	// netns, when set, is the fresh network namespace the thread joins
+	// before it forks bwrap (netnsPool), which then makes none.
+	netns *os.File
 }
 
 // Close lets go of what Start did not use.
 func (d *directGuard) Close() {
 	d.Direct.Close()
 	d.thread.release()
+	if d.netns != nil {
+		d.netns.Close()
+	}
 }
 
 // directUnixGuard prepares the guard that the engine loads itself
@@ -61,12 +67,14 @@ func directUnixGuard(spec *backends.Spec, bin string) (*directGuard, error) {
 	return &directGuard{Direct: d, thread: t}, nil
 }
 
-// guardThread is an OS thread of the engine's own that starts one bwrap
-// under the run's Unix socket guard and nothing else: it loads the
+// guardThread is an OS thread of the engine's own that does one job whose
+// changes to the thread must reach nothing else of the engine, and ends
+// with it (its goroutine returns locked, which makes the Go runtime end
+// it; the runtime clones no thread from a locked one): it starts one bwrap
+// under the run's Unix socket guard and nothing else (it loads the
 // filter, so that bwrap and everything it runs inherit it and no other
-// thread of the engine has it, and it ends once bwrap has (its goroutine
-// returns locked, which makes the Go runtime end it; the runtime clones
-// no thread from a locked one).
+// thread of the engine has it, and it ends once bwrap has), or it makes
+// a network namespace for the pool (makeNetns).
 //
 // A thread's children get their parent-death signal when the thread
 // ends, whatever goroutine forked them: bwrap's --die-with-parent and
@@ -157,6 +165,14 @@ func startGuarded(g *directGuard, cmd *exec.Cmd, fork func(start func() error) (
 	done := make(chan result, 1)
 	g.thread.start(func() {
 		var r result
+		if g.netns != nil {
+			// bwrap's options have no --unshare-net: without this, nothing
+			// may start (the run would be in the engine's network).
+			if r.err = joinNetns(g.netns); r.err != nil {
+				done <- r
+				return
+			}
+		}
 		pidfd := -1
 		r.inside, r.err = fork(func() error {
 			if err := g.Load(); err != nil {
