@@ -186,6 +186,8 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	var guard *unixguard.Handoff
 	if direct != nil {
 		defer direct.Close()
+		// Its thread joins the run's cgroups while the command is made.
+		direct.prepare(limits)
 	} else if guard, err = offerUnixGuard(spec); err != nil {
 		return nil, err
 	}
@@ -213,7 +215,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	host.IDMapDir = b.opts.IDMapDir
 	if direct != nil {
 		// A fresh namespace made ahead, which the thread that forks bwrap
-		// joins (startGuarded), else bwrap's own.
+		// joins (directGuard.fork), else bwrap's own.
 		if direct.netns = netns.take(); direct.netns != nil {
 			host.JoinedNetwork = true
 		}
@@ -328,7 +330,8 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 // run the wait of moving its first process there afterwards (on cgroup
 // v1 an RCU grace period: 10 ms in one run out of two here). It reports
 // whether bwrap was. With direct, the same happens on a thread of its
-// own that loads the Unix socket guard first (startGuarded).
+// own that has joined the cgroups already and loads the Unix socket guard
+// first (directGuard.prepare and fork).
 func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limits.Plan, error), direct *directGuard) (bool, error) {
 	fork := func(start func() error) (bool, error) {
 		if spec.Trace != nil {
@@ -341,7 +344,7 @@ func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limi
 		return plan.Cgroups.StartInside(start)
 	}
 	if direct != nil {
-		return startGuarded(direct, cmd, fork)
+		return direct.fork(cmd)
 	}
 	return fork(cmd.Start)
 }

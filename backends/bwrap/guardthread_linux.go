@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
@@ -27,12 +28,27 @@ type directGuard struct {
 	// netns, when set, is the fresh network namespace the thread joins
 	// before it forks bwrap (netnsPool), which then makes none.
 	netns *os.File
+	// cmds takes the command to fork, started tells how it went, left is
+	// closed once the thread is out of the run's cgroups (prepare).
+	cmds    chan *exec.Cmd
+	started chan guardedStart
+	left    chan struct{}
 }
 
-// Close lets go of what Start did not use.
+// Close lets go of what Start did not use: a thread that never forked
+// gives up, and Close returns once it is out of the run's cgroups (which
+// the caller may then remove).
 func (d *directGuard) Close() {
 	d.Direct.Close()
-	d.thread.release()
+	if d.cmds == nil {
+		d.thread.release()
+	} else {
+		select {
+		case d.cmds <- nil:
+		default: // fork took it
+		}
+		<-d.left
+	}
 	if d.netns != nil {
 		d.netns.Close()
 	}
@@ -153,48 +169,82 @@ func (t *guardThread) release() {
 	}
 }
 
-// startGuarded runs fork, which starts cmd (bwrap) with the start
-// function it is given, on the run's guardThread, which loads the Unix
-// socket guard first; the thread then waits until bwrap has exited and
-// ends. If the guard cannot be loaded, nothing is started.
-func startGuarded(g *directGuard, cmd *exec.Cmd, fork func(start func() error) (bool, error)) (bool, error) {
-	type result struct {
-		inside bool
-		err    error
+// guardedStart is a result of the thread's fork: whether bwrap was born
+// in the run's cgroups, or why it was not started.
+type guardedStart struct {
+	inside bool
+	err    error
+}
+
+// prepare gives the run's thread its job early, while bwrap's command is
+// still being made: it waits for the run's plan and joins the run's
+// cgroups (limits.Cgroups.JoinThread), so that bwrap is born in them,
+// then waits for fork's command (nil: Close, nothing to start). It leaves
+// the cgroups once it has told fork how the start went, and then waits
+// until bwrap has exited and ends.
+func (d *directGuard) prepare(plan func() (*limits.Plan, error)) {
+	d.cmds = make(chan *exec.Cmd, 1)
+	d.started = make(chan guardedStart, 1)
+	d.left = make(chan struct{})
+	d.thread.start(func() { d.run(plan) })
+}
+
+// run is the thread's job (prepare).
+func (d *directGuard) run(plan func() (*limits.Plan, error)) {
+	var leave func() error
+	var joinErr error
+	if p, err := plan(); err == nil && p.Cgroups != nil {
+		leave, joinErr = p.Cgroups.JoinThread()
 	}
-	done := make(chan result, 1)
-	g.thread.start(func() {
-		var r result
-		if g.netns != nil {
-			// bwrap's options have no --unshare-net: without this, nothing
-			// may start (the run would be in the engine's network).
-			if r.err = joinNetns(g.netns); r.err != nil {
-				done <- r
-				return
-			}
+	cmd := <-d.cmds
+	var r guardedStart
+	switch {
+	case cmd == nil:
+	case joinErr != nil:
+		r.err = joinErr
+	case d.netns != nil:
+		// bwrap's options have no --unshare-net: without this, nothing
+		// may start (the run would be in the engine's network).
+		r.err = joinNetns(d.netns)
+	}
+	if cmd != nil && r.err == nil {
+		if err := d.Load(); err != nil {
+			r.err = &RefusedError{Reason: noGuard + err.Error()}
+		} else {
+			r.err = cmd.Start()
 		}
-		pidfd := -1
-		r.inside, r.err = fork(func() error {
-			if err := g.Load(); err != nil {
-				return &RefusedError{Reason: noGuard + err.Error()}
-			}
-			return cmd.Start()
-		})
-		if r.err == nil {
-			// Before anyone may reap bwrap, so that the pid is its own.
-			var err error
-			if pidfd, err = unix.PidfdOpen(cmd.Process.Pid, 0); err != nil {
-				r.inside, r.err = false, fmt.Errorf("watching bwrap from the thread that started it: %w", err)
-				_ = cmd.Process.Kill()
-			}
+	}
+	pidfd := -1
+	if cmd != nil && r.err == nil {
+		// Before anyone may reap bwrap, so that the pid is its own.
+		var err error
+		if pidfd, err = unix.PidfdOpen(cmd.Process.Pid, 0); err != nil {
+			r.err = fmt.Errorf("watching bwrap from the thread that started it: %w", err)
+			_ = cmd.Process.Kill()
 		}
-		done <- r
-		if pidfd >= 0 {
-			waitExited(pidfd)
-			unix.Close(pidfd)
-		}
-	})
-	r := <-done
+	}
+	r.inside = r.err == nil && leave != nil
+	if cmd != nil {
+		d.started <- r
+	}
+	if leave != nil {
+		// A thread that cannot leave ends with this job all the same.
+		_ = leave()
+	}
+	close(d.left)
+	if pidfd >= 0 {
+		waitExited(pidfd)
+		unix.Close(pidfd)
+	}
+}
+
+// fork starts cmd (bwrap) from the run's thread (prepare), which loads
+// the Unix socket guard first, and joins the run's network namespace when
+// it has one; if either cannot be done, nothing is started. It reports
+// whether bwrap was born in the run's cgroups.
+func (d *directGuard) fork(cmd *exec.Cmd) (bool, error) {
+	d.cmds <- cmd
+	r := <-d.started
 	return r.inside, r.err
 }
 

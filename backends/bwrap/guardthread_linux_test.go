@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/backends/unixguard"
 	"github.com/senclaw/sandbox/internal/testutil"
@@ -206,10 +209,11 @@ func TestAGuardThatCannotBeLoadedStartsNothing(t *testing.T) {
 	defer d.Close()
 	marker := filepath.Join(t.TempDir(), "ran")
 	cmd := exec.Command("/bin/sh", "-c", "touch "+marker)
-	_, err = startGuarded(d, cmd, func(start func() error) (bool, error) { return false, start() })
+	d.prepare(func() (*limits.Plan, error) { return &limits.Plan{}, nil })
+	_, err = d.fork(cmd)
 	var re *RefusedError
 	if !errors.As(err, &re) || !strings.Contains(re.Reason, "Unix socket guard could not be set up") {
-		t.Fatalf("startGuarded: %v, want the run refused for the guard", err)
+		t.Fatalf("fork: %v, want the run refused for the guard", err)
 	}
 	if cmd.Process != nil {
 		_ = cmd.Wait()
@@ -304,5 +308,51 @@ func TestAQuickGuardedRunIsNotRefused(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestAGuardedRunIsBornInItsCgroups: the thread that forks a guarded
+// bwrap joins the run's cgroups while the command is made (prepare), so
+// bwrap is born in every one of them, and it is out of them again once
+// Start has returned; for one-shot and persistent sandboxes' runs.
+func TestAGuardedRunIsBornInItsCgroups(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	requireCgroups(t)
+	fwd := netfwdtest.Path(t)
+	u := sandboxUsers(t)[0]
+	b := New(Options{})
+	for _, oneShot := range []bool{true, false} {
+		t.Run(map[bool]string{true: "one_shot", false: "persistent"}[oneShot], func(t *testing.T) {
+			t.Parallel()
+			spec := guardedSpec(t, u, fwd, "sleep", "30")
+			spec.OneShot, spec.Limits = oneShot, backends.Limits{Pids: 16}
+			if !oneShot {
+				spec.SandboxID = "guarded-" + limits.RandomID()
+			}
+			p, err := b.Start(context.Background(), spec)
+			must(t, err)
+			defer func() { p.Kill(); p.Wait() }()
+			var dirs []string
+			for _, pattern := range []string{"/sys/fs/cgroup/*/senclaw/", "/sys/fs/cgroup/*/senclaw/*/"} {
+				d, _ := filepath.Glob(pattern + spec.RunID)
+				dirs = append(dirs, d...)
+			}
+			if len(dirs) == 0 {
+				t.Fatalf("no cgroup of run %s", spec.RunID)
+			}
+			bwrapPid := strconv.Itoa(p.Pid())
+			self := strconv.Itoa(os.Getpid())
+			for _, d := range dirs {
+				procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+				must(t, err)
+				if !slices.Contains(strings.Fields(string(procs)), bwrapPid) {
+					t.Errorf("bwrap (%s) is not in %s: %q", bwrapPid, d, procs)
+				}
+				if slices.Contains(strings.Fields(string(procs)), self) {
+					t.Errorf("a thread of the engine (%s) is still in %s after Start", self, d)
+				}
+			}
+		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 // netnsPool holds network namespaces made ahead of the runs that take
 // them. A network-off run gets a namespace of its own either way, with
 // loopback alone: bwrap makes it (--unshare-net), or, for a run that the
-// engine's own thread forks (startGuarded), that thread joins a fresh one
+// engine's own thread forks (directGuard.fork), that thread joins a fresh one
 // from the pool just before the fork, and bwrap makes none. Making one
 // costs about 0.6 ms of a bwrap run's setup here (bwrap with and without
 // --unshare-net, farm-bench), which the pool moves off the run's path.

@@ -57,22 +57,48 @@ func (cg *Cgroups) StartInside(start func() error) (inside bool, err error) {
 // startInside is StartInside on a thread other than the main one.
 func (cg *Cgroups) startInside(start func() error) (inside bool, err error) {
 	runtime.LockOSThread()
-	if unix.Gettid() == unix.Getpid() {
+	leave, err := cg.JoinThread()
+	if err != nil {
+		return false, err // locked: never reused, the thread ends with this goroutine
+	}
+	if leave == nil {
 		runtime.UnlockOSThread()
 		return false, start()
+	}
+	err = start()
+	if lerr := leave(); lerr != nil {
+		return err == nil, lerr
+	}
+	runtime.UnlockOSThread()
+	return err == nil, err
+}
+
+// JoinThread moves the calling thread, which must be locked to its
+// goroutine, into the run's cgroups (cgroup v1), so that the first process
+// it forks is born in them; leave puts it back where it was. A nil leave
+// (and no error) means it did not join and nothing changed: cgroup v2, the
+// main thread (which owns the process's memory charge), or a refused
+// write, undone. An error means the thread is in cgroups it could not
+// leave: it must never serve another goroutine (keep it locked until its
+// goroutine ends, which ends it).
+func (cg *Cgroups) JoinThread() (leave func() error, err error) {
+	if cg.version != 1 || len(cg.mounts) == 0 || unix.Gettid() == unix.Getpid() {
+		return nil, nil
 	}
 	home, err := threadCgroups(cg.mounts)
 	if err != nil {
-		runtime.UnlockOSThread()
-		return false, start()
+		return nil, nil
 	}
 	var joined []string
-	leave := func() error {
+	back := func() error {
 		var errs []error
 		for _, c := range joined {
 			errs = append(errs, joinSelf(home[c]))
 		}
-		return errors.Join(errs...)
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("an engine thread could not leave a run's cgroups: %w", err)
+		}
+		return nil
 	}
 	for c, dir := range cg.dirs {
 		if home[c] == "" {
@@ -84,19 +110,9 @@ func (cg *Cgroups) startInside(start func() error) (inside bool, err error) {
 		joined = append(joined, c)
 	}
 	if len(joined) < len(cg.dirs) {
-		if err := leave(); err != nil {
-			// Never reused: the thread ends with this goroutine.
-			return false, fmt.Errorf("an engine thread could not leave a run's cgroups: %w", err)
-		}
-		runtime.UnlockOSThread()
-		return false, start()
+		return nil, back()
 	}
-	err = start()
-	if lerr := leave(); lerr != nil {
-		return err == nil, fmt.Errorf("an engine thread could not leave a run's cgroups: %w", lerr)
-	}
-	runtime.UnlockOSThread()
-	return err == nil, err
+	return back, nil
 }
 
 // joinSelf moves the calling thread into the v1 cgroup dir.
