@@ -4,14 +4,24 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -495,5 +505,83 @@ func TestVersionLess(t *testing.T) {
 		if got := VersionLess(tc.a, tc.b); got != tc.less {
 			t.Errorf("VersionLess(%s, %s) = %v", tc.a, tc.b, got)
 		}
+	}
+}
+
+// Over tcp:// with a CA certificate the client speaks TLS, for plain
+// calls and hijacked streams, and refuses a daemon the CA did not sign.
+func TestTCPWithTLS(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewUnstartedServer(pingAs("1.41", &paths, &mu, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/start") {
+			hijackDaemon(t, "HTTP/1.1 101 UPGRADED")(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, `{"Version":"28.0.0"}`)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host := "tcp://" + srv.Listener.Addr().String()
+	c, err := New(Config{Host: host, CACert: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.ServerVersion(context.Background()); err != nil || v.Version != "28.0.0" {
+		t.Fatalf("version over TLS: %+v %v", v, err)
+	}
+	hj, err := c.ExecStart(context.Background(), "e1", ExecStartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := hj.Conn.(*tls.Conn); !ok {
+		t.Fatalf("the hijacked connection is a %T, not TLS", hj.Conn)
+	}
+	_ = hj.CloseWrite()
+	_ = hj.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var stdout bytes.Buffer
+	if _, err := Demux(&stdout, io.Discard, hj.Reader); err != nil || stdout.String() != "ready " {
+		t.Fatalf("stream over TLS: %q %v", stdout.String(), err)
+	}
+	hj.Close()
+
+	// Another CA (a self-signed certificate of its own for the same
+	// address): the daemon's certificate is refused.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "other"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(dir, "other.pem")
+	if err := os.WriteFile(wrong, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := New(Config{Host: host, CACert: wrong})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if _, err := bad.Ping(context.Background()); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("ping with the wrong CA: %v, want a certificate error", err)
+	}
+	if _, err := bad.ExecStart(context.Background(), "e1", ExecStartOptions{}); err == nil {
+		t.Fatal("exec start with the wrong CA succeeded")
 	}
 }

@@ -103,10 +103,14 @@ func (c *Client) hijack(ctx context.Context, path string, q url.Values, in any) 
 	return &Hijacked{Conn: conn, Reader: br}, nil
 }
 
-// handshakeErr reports ctx's end rather than the i/o timeout it caused.
+// handshakeErr reports ctx's end rather than the i/o timeout it caused
+// (the connection's deadline may pass a moment before ctx's timer fires).
 func (c *Client) handshakeErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
 	}
 	return c.connErr(err)
 }
