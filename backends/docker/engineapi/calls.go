@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,18 +45,24 @@ func (c *Client) ContainerCreate(ctx context.Context, cfg *ContainerConfig, host
 	if name != "" {
 		q.Set("name", name)
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/containers/create", q, createRequest{ContainerConfig: cfg, HostConfig: host})
+	return c.create(ctx, "/containers/create", q, createRequest{ContainerConfig: cfg, HostConfig: host}, "a container")
+}
+
+// create POSTs a create request and returns the id of what the daemon
+// made (what: "a container").
+func (c *Client) create(ctx context.Context, path string, q url.Values, in any, what string) (string, error) {
+	resp, err := c.do(ctx, http.MethodPost, path, q, in)
 	if err != nil {
 		return "", err
 	}
 	var out struct {
 		ID string `json:"Id"`
 	}
-	if err := readJSON(resp, maxSmallBody, "answer to a container create", &out); err != nil {
+	if err := readJSON(resp, maxSmallBody, "answer to the creation of "+what, &out); err != nil {
 		return "", err
 	}
 	if out.ID == "" {
-		return "", errors.New("the daemon made a container but gave no id")
+		return "", fmt.Errorf("the daemon made %s but gave no id", what)
 	}
 	return out.ID, nil
 }
@@ -217,20 +222,7 @@ func (c *Client) ExecCreate(ctx context.Context, containerID string, cfg ExecCon
 	if VersionLess(c.ClientVersion(), "1.42") {
 		cfg.ConsoleSize = nil
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/containers/"+containerID+"/exec", nil, cfg)
-	if err != nil {
-		return "", err
-	}
-	var out struct {
-		ID string `json:"Id"`
-	}
-	if err := readJSON(resp, maxSmallBody, "answer to an exec create", &out); err != nil {
-		return "", err
-	}
-	if out.ID == "" {
-		return "", errors.New("the daemon made an exec but gave no id")
-	}
-	return out.ID, nil
+	return c.create(ctx, "/containers/"+containerID+"/exec", nil, cfg, "an exec")
 }
 
 // ExecStart starts an exec attached to its streams: multiplexed (Demux)
