@@ -11,7 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/distribution/reference"
+	"github.com/senclaw/sandbox/app/imageref"
 	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
 )
@@ -160,7 +160,7 @@ func checkImage(field, v string) (string, error) {
 	if err := checkText(field, v); err != nil {
 		return "", err
 	}
-	if _, err := reference.ParseNormalizedNamed(v); err != nil {
+	if err := imageref.Check(v); err != nil {
 		return "", badField(field, v, "is not a container image reference (NAME[:TAG][@DIGEST], the name in lower case, as in debian:bookworm-slim): %v", err)
 	}
 	return v, nil

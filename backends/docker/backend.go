@@ -1,6 +1,5 @@
 // Package docker runs sandboxed commands in Docker containers through the
-// daemon's HTTP API (github.com/docker/docker/client, with API version
-// negotiation), never through the docker CLI. It works with Debian's 20.10
+// daemon's HTTP API (engineapi, with API version negotiation), never through the docker CLI. It works with Debian's 20.10
 // daemon as well as with current Docker Engine and Docker Desktop.
 //
 // A persistent sandbox is one long-lived, hardened container named
@@ -24,9 +23,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/client"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // Options configures the backend. main fills it; the backend reads no
@@ -87,7 +85,7 @@ type Backend struct {
 	log  *slog.Logger
 
 	clientOnce sync.Once
-	cli        *client.Client
+	cli        *engineapi.Client
 	ep         endpoint
 	cliErr     error
 
@@ -160,7 +158,7 @@ func (b *Backend) Close() error {
 }
 
 // client returns the API client, made once from the resolved endpoint.
-func (b *Backend) client() (*client.Client, error) {
+func (b *Backend) client() (*engineapi.Client, error) {
 	b.clientOnce.Do(func() {
 		b.ep, b.cliErr = resolveEndpoint(b.opts)
 		if b.cliErr != nil {

@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // BenchmarkOneShot_vsDockerRunRm compares, in one run against the same
@@ -58,29 +56,27 @@ func BenchmarkOneShot_vsDockerRunRm(b *testing.B) {
 }
 
 // dockerRunRm is `docker run --rm senclaw-test/busybox true` through the API.
-func dockerRunRm(b *testing.B, ctx context.Context, cli *client.Client) {
-	created, err := cli.ContainerCreate(ctx, &container.Config{Image: testImage, Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true},
-		&container.HostConfig{AutoRemove: true}, nil, nil, "")
+func dockerRunRm(b *testing.B, ctx context.Context, cli *engineapi.Client) {
+	id, err := cli.ContainerCreate(ctx, &engineapi.ContainerConfig{Image: testImage, Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true},
+		&engineapi.HostConfig{AutoRemove: true}, "")
 	if err != nil {
 		b.Fatal(err)
 	}
-	hj, err := cli.ContainerAttach(ctx, created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	hj, err := cli.ContainerAttach(ctx, id, false, true, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer hj.Close()
-	waitC, errC := cli.ContainerWait(ctx, created.ID, container.WaitConditionRemoved)
-	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+	wait, err := cli.ContainerWait(ctx, id, engineapi.WaitRemoved)
+	if err != nil {
 		b.Fatal(err)
 	}
-	_, _ = stdcopy.StdCopy(io.Discard, io.Discard, hj.Reader)
-	select {
-	case w := <-waitC:
-		if w.StatusCode != 0 {
-			b.Fatalf("docker run --rm true exited %d", w.StatusCode)
-		}
-	case err := <-errC:
+	if err := cli.ContainerStart(ctx, id); err != nil {
 		b.Fatal(err)
+	}
+	_, _ = engineapi.Demux(io.Discard, io.Discard, hj.Reader)
+	if code, err := wait(); err != nil || code != 0 {
+		b.Fatalf("docker run --rm true: exit %d, %v", code, err)
 	}
 }
 
@@ -109,17 +105,17 @@ func BenchmarkExec_vsRawExec(b *testing.B) {
 	}
 	viaAPI := func() {
 		start := time.Now()
-		e, err := cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true})
+		execID, err := cli.ExecCreate(ctx, id, engineapi.ExecConfig{Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		hj, err := cli.ContainerExecAttach(ctx, e.ID, container.ExecAttachOptions{})
+		hj, err := cli.ExecStart(ctx, execID, engineapi.ExecStartOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = stdcopy.StdCopy(io.Discard, io.Discard, hj.Reader)
+		_, _ = engineapi.Demux(io.Discard, io.Discard, hj.Reader)
 		hj.Close()
-		if ins, err := cli.ContainerExecInspect(ctx, e.ID); err != nil || ins.ExitCode != 0 {
+		if ins, err := cli.ExecInspect(ctx, execID); err != nil || ins.ExitCode != 0 {
 			b.Fatalf("raw exec: %+v %v", ins, err)
 		}
 		raw += time.Since(start)

@@ -5,9 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
-
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -61,12 +59,12 @@ func labelsFor(owner, kind, sandboxID string, s shape, created time.Time) map[st
 
 // containerConfig is the create request for a container of shape s: a pure
 // function, golden-tested. seccompJSON is the profile from profile().
-func containerConfig(s shape, labels map[string]string, seccompJSON string) (*container.Config, *container.HostConfig) {
+func containerConfig(s shape, labels map[string]string, seccompJSON string) (*engineapi.ContainerConfig, *engineapi.HostConfig) {
 	yes := true
 	stop := stopGrace
 	pids := int64(s.Pids)
 	memory := int64(s.MemoryMB) << 20
-	cfg := &container.Config{
+	cfg := &engineapi.ContainerConfig{
 		Image:      s.Image,
 		User:       s.User,
 		WorkingDir: workDir,
@@ -78,26 +76,24 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*co
 		// StopTimeout is seconds.
 		StopTimeout: &stop,
 	}
-	host := &container.HostConfig{
-		NetworkMode:    container.NetworkMode(s.Network),
-		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
-		LogConfig:      container.LogConfig{Type: "none"},
+	host := &engineapi.HostConfig{
+		NetworkMode:    s.Network,
+		RestartPolicy:  &engineapi.RestartPolicy{Name: "no"},
+		LogConfig:      &engineapi.LogConfig{Type: "none"},
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": tmpfsOptions},
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + seccompJSON},
 		Privileged:     false,
 		Init:           &yes,
-		IpcMode:        container.IPCModePrivate,
-		CgroupnsMode:   container.CgroupnsModePrivate,
+		IpcMode:        "private",
+		CgroupnsMode:   "private",
 		Mounts:         mountsOf(s),
 		// No port is ever published: listen ports reach the host through
 		// the engine's forwarding (127.0.0.1 only), like bwrap's.
-		Resources: container.Resources{
-			PidsLimit:  &pids,
-			Memory:     memory,
-			MemorySwap: memory, // equal to memory: no swap on top
-		},
+		PidsLimit:  &pids,
+		Memory:     memory,
+		MemorySwap: memory, // equal to memory: no swap on top
 	}
 	if s.CPUs != "" {
 		cpus, _ := strconv.ParseFloat(s.CPUs, 64)
@@ -107,29 +103,29 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*co
 		// RLIMIT_FSIZE is in bytes: no single file may grow past the
 		// quota; the engine's watchdog sums the workspace.
 		limit := int64(s.DiskMB) << 20
-		host.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: limit, Hard: limit}}
+		host.Ulimits = []engineapi.Ulimit{{Name: "fsize", Soft: limit, Hard: limit}}
 	}
 	return cfg, host
 }
 
 // mountsOf binds the workspace at /work and each mount under it.
-func mountsOf(s shape) []mount.Mount {
-	ms := []mount.Mount{{Type: mount.TypeBind, Source: s.Workspace, Target: workDir}}
+func mountsOf(s shape) []engineapi.Mount {
+	ms := []engineapi.Mount{{Type: engineapi.MountBind, Source: s.Workspace, Target: workDir}}
 	for _, m := range s.Mounts {
-		ms = append(ms, mount.Mount{
-			Type:     mount.TypeBind,
+		ms = append(ms, engineapi.Mount{
+			Type:     engineapi.MountBind,
 			Source:   m.Source,
 			Target:   path.Join(workDir, m.Target),
 			ReadOnly: m.ReadOnly,
 		})
 	}
 	for _, p := range s.Protected {
-		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: p.Source, Target: p.Target, ReadOnly: true})
+		ms = append(ms, engineapi.Mount{Type: engineapi.MountBind, Source: p.Source, Target: p.Target, ReadOnly: true})
 	}
 	if s.NetDir != "" {
 		ms = append(ms,
-			mount.Mount{Type: mount.TypeBind, Source: s.NetDir, Target: netfwd.MountDir},
-			mount.Mount{Type: mount.TypeBind, Source: s.Forwarder, Target: netfwd.BinaryPath, ReadOnly: true})
+			engineapi.Mount{Type: engineapi.MountBind, Source: s.NetDir, Target: netfwd.MountDir},
+			engineapi.Mount{Type: engineapi.MountBind, Source: s.Forwarder, Target: netfwd.BinaryPath, ReadOnly: true})
 	}
 	return append(ms, maskMounts(s.Masked)...)
 }

@@ -7,11 +7,8 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // recreateIdle is how long a sandbox must have been idle before a run may
@@ -91,7 +88,7 @@ func (b *Backend) end(st *sandboxState) {
 // ensureSandbox returns the sandbox's running container, making, starting
 // or (when idle) recreating it, and counts a run. Call b.end when the run
 // ends.
-func (b *Backend) ensureSandbox(ctx context.Context, cli *client.Client, st *sandboxState, spec *backends.Spec, s shape) (*ctrRef, error) {
+func (b *Backend) ensureSandbox(ctx context.Context, cli *engineapi.Client, st *sandboxState, spec *backends.Spec, s shape) (*ctrRef, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	h := s.hash()
@@ -105,7 +102,7 @@ func (b *Backend) ensureSandbox(ctx context.Context, cli *client.Client, st *san
 	ins, err := cli.ContainerInspect(ictx, name)
 	cancel()
 	switch {
-	case cerrdefs.IsNotFound(err):
+	case engineapi.IsNotFound(err):
 	case err != nil:
 		return nil, b.daemonErr("inspecting the sandbox's container", err)
 	case ins.Config.Labels[labelOwner] != b.opts.Owner:
@@ -120,7 +117,7 @@ func (b *Backend) ensureSandbox(ctx context.Context, cli *client.Client, st *san
 		}
 	case !ins.State.Running:
 		sctx, cancel := callCtx(ctx, callTimeout)
-		err := cli.ContainerStart(sctx, ins.ID, container.StartOptions{})
+		err := cli.ContainerStart(sctx, ins.ID)
 		cancel()
 		if err != nil {
 			return nil, b.daemonErr("starting the sandbox's container", err)
@@ -148,7 +145,7 @@ func (b *Backend) ensureSandbox(ctx context.Context, cli *client.Client, st *san
 
 // idle reports whether no run is going in the container and none has been
 // for recreateIdle, as far as this engine knows.
-func (b *Backend) idle(ctx context.Context, cli *client.Client, st *sandboxState, ins container.InspectResponse) bool {
+func (b *Backend) idle(ctx context.Context, cli *engineapi.Client, st *sandboxState, ins engineapi.Container) bool {
 	b.mu.Lock()
 	busy := st.running > 0 || (!st.lastUsed.IsZero() && b.now().Sub(st.lastUsed) <= recreateIdle)
 	b.mu.Unlock()
@@ -157,7 +154,7 @@ func (b *Backend) idle(ctx context.Context, cli *client.Client, st *sandboxState
 	}
 	for _, id := range ins.ExecIDs {
 		ictx, cancel := callCtx(ctx, callTimeout)
-		e, err := cli.ContainerExecInspect(ictx, id)
+		e, err := cli.ExecInspect(ictx, id)
 		cancel()
 		if err == nil && e.Running {
 			return false
@@ -168,7 +165,7 @@ func (b *Backend) idle(ctx context.Context, cli *client.Client, st *sandboxState
 
 // createAndStart makes and starts a container of shape s. It checks the
 // image first: a run never pulls.
-func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, sandboxID, name string, s shape) (*ctrRef, error) {
+func (b *Backend) createAndStart(ctx context.Context, cli *engineapi.Client, kind, sandboxID, name string, s shape) (*ctrRef, error) {
 	prof, err := profile()
 	if err != nil {
 		return nil, err
@@ -176,7 +173,7 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	ictx, cancel := callCtx(ctx, callTimeout)
 	_, err = cli.ImageInspect(ictx, s.Image)
 	cancel()
-	if cerrdefs.IsNotFound(err) {
+	if engineapi.IsNotFound(err) {
 		return nil, &ImageMissingError{Image: s.Image}
 	}
 	if err != nil {
@@ -190,7 +187,7 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 	cfg, host := containerConfig(s, labelsFor(b.opts.Owner, kind, sandboxID, s, b.now()), prof.JSON)
 	cctx, cancel := callCtx(ctx, createTimeout)
 	defer cancel()
-	created, err := cli.ContainerCreate(cctx, cfg, host, nil, nil, name)
+	id, err := cli.ContainerCreate(cctx, cfg, host, name)
 	if err != nil {
 		if cctx.Err() != nil {
 			// Given up on (the engine stopping, a timeout), the create
@@ -201,13 +198,13 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 		}
 		return nil, b.daemonErr("creating the container "+name, err)
 	}
-	if err := cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
-		_ = b.removeContainer(context.WithoutCancel(ctx), cli, created.ID)
+	if err := cli.ContainerStart(cctx, id); err != nil {
+		_ = b.removeContainer(context.WithoutCancel(ctx), cli, id)
 		return nil, b.daemonErr("starting the container "+name+" (it was removed again)", err)
 	}
-	ref, err := b.refOf(ctx, cli, created.ID)
+	ref, err := b.refOf(ctx, cli, id)
 	if err != nil {
-		_ = b.removeContainer(context.WithoutCancel(ctx), cli, created.ID)
+		_ = b.removeContainer(context.WithoutCancel(ctx), cli, id)
 		return nil, err
 	}
 	ref.Hash = s.hash()
@@ -215,7 +212,7 @@ func (b *Backend) createAndStart(ctx context.Context, cli *client.Client, kind, 
 }
 
 // refOf inspects a started container.
-func (b *Backend) refOf(ctx context.Context, cli *client.Client, id string) (*ctrRef, error) {
+func (b *Backend) refOf(ctx context.Context, cli *engineapi.Client, id string) (*ctrRef, error) {
 	ictx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
 	ins, err := cli.ContainerInspect(ictx, id)
@@ -231,12 +228,12 @@ func (b *Backend) refOf(ctx context.Context, cli *client.Client, id string) (*ct
 }
 
 // removeContainer force-removes a container; one already gone is fine.
-func (b *Backend) removeContainer(ctx context.Context, cli *client.Client, id string) error {
+func (b *Backend) removeContainer(ctx context.Context, cli *engineapi.Client, id string) error {
 	rctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	err := cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	err := cli.ContainerRemove(rctx, id, true)
 	b.sweeps.Delete(id)
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	if err != nil && !engineapi.IsNotFound(err) {
 		return b.daemonErr("removing container "+shortID(id), err)
 	}
 	return nil
@@ -245,10 +242,10 @@ func (b *Backend) removeContainer(ctx context.Context, cli *client.Client, id st
 // removeCancelled removes the container name whose creation was
 // cancelled (the engine closing its pool): the daemon may make it all the
 // same, a moment after the call gave up, so it is looked for a second.
-func (b *Backend) removeCancelled(ctx context.Context, cli *client.Client, name string) {
+func (b *Backend) removeCancelled(ctx context.Context, cli *engineapi.Client, name string) {
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		rctx, cancel := callCtx(ctx, callTimeout)
-		err := cli.ContainerRemove(rctx, name, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		err := cli.ContainerRemove(rctx, name, true)
 		cancel()
 		if err == nil {
 			return

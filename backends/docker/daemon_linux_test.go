@@ -29,10 +29,7 @@ func TestPorts_neverPublished(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = p.Wait()
-	ins, err := testClient(t).ContainerInspect(context.Background(), containerName(spec.SandboxID))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ins := inspectRaw(t, containerName(spec.SandboxID))
 	if ins.HostConfig.NetworkMode != "none" || len(ins.HostConfig.PortBindings) > 0 || len(ins.NetworkSettings.Ports) > 0 {
 		t.Errorf("network mode %q, bindings %v, ports %v", ins.HostConfig.NetworkMode, ins.HostConfig.PortBindings, ins.NetworkSettings.Ports)
 	}

@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/docker/docker/client"
 )
 
 // endpoint is where the daemon is and how to talk to it, found the way the
@@ -73,7 +72,7 @@ func resolveEndpoint(opts Options) (endpoint, error) {
 				return ep, err
 			}
 		} else {
-			ep.Host, ep.Source = client.DefaultDockerHost, "the default socket"
+			ep.Host, ep.Source = engineapi.DefaultHost, "the default socket"
 		}
 	}
 	u, err := url.Parse(ep.Host)
@@ -137,17 +136,8 @@ func fromContext(ep *endpoint, configDir, name string) error {
 }
 
 // newClient builds the API client for ep.
-func (ep endpoint) newClient() (*client.Client, error) {
-	opts := []client.Opt{client.WithHost(ep.Host)}
-	if ep.APIVersion != "" {
-		opts = append(opts, client.WithVersion(ep.APIVersion))
-	} else {
-		opts = append(opts, client.WithAPIVersionNegotiation())
-	}
-	if ep.CACert != "" {
-		opts = append(opts, client.WithTLSClientConfig(ep.CACert, ep.Cert, ep.Key))
-	}
-	return client.NewClientWithOpts(opts...)
+func (ep endpoint) newClient() (*engineapi.Client, error) {
+	return engineapi.New(engineapi.Config{Host: ep.Host, APIVersion: ep.APIVersion, CACert: ep.CACert, Cert: ep.Cert, Key: ep.Key})
 }
 
 // socketPath is the file of a unix:// host, or "".

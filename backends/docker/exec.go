@@ -9,13 +9,8 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/versions"
-	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -54,7 +49,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		b.end(st)
 		// Stopped behind our back (docker stop, a daemon restart): forget
 		// the container and look again, once.
-		if attempt == 0 && (cerrdefs.IsConflict(err) || cerrdefs.IsNotFound(err)) {
+		if attempt == 0 && (engineapi.IsConflict(err) || engineapi.IsNotFound(err)) {
 			st.mu.Lock()
 			st.ready = nil
 			st.mu.Unlock()
@@ -66,7 +61,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 
 // exec starts spec's command in ref and streams its output. done runs once
 // when the run has ended.
-func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spec *backends.Spec, s shape, done func()) (*process, error) {
+func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, spec *backends.Spec, s shape, done func()) (*process, error) {
 	pm := newPathMap(s)
 	argv := pm.argv(spec.Argv)
 	if spec.Net != nil {
@@ -78,7 +73,7 @@ func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spe
 		// in-container pid where a kill exec can find it.
 		argv = append([]string{"/bin/sh", "-c", `echo $$ >` + pidFile(runID) + `; exec "$@"`, "sh"}, argv...)
 	}
-	opts := container.ExecOptions{
+	opts := engineapi.ExecConfig{
 		User:         s.User,
 		WorkingDir:   workDir,
 		Env:          pm.env(spec.Env),
@@ -98,7 +93,7 @@ func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spe
 		tty = t
 		opts.Tty, opts.AttachStdin = true, true
 		opts.ConsoleSize = &[2]uint{rows, cols}
-		if versions.LessThan(cli.ClientVersion(), "1.42") && cols > 0 && rows > 0 {
+		if engineapi.VersionLess(cli.ClientVersion(), "1.42") && cols > 0 && rows > 0 {
 			// Such a daemon sets the size only after the start (a resize,
 			// below), which a quick command beats: it is set inside first.
 			opts.Cmd = append([]string{"/bin/sh", "-c", fmt.Sprintf(`stty rows %d cols %d 2>/dev/null; exec "$@"`, rows, cols), "sh"}, opts.Cmd...)
@@ -112,16 +107,16 @@ func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spe
 	}
 	cctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	created, err := cli.ContainerExecCreate(cctx, ref.ID, opts)
+	execID, err := cli.ExecCreate(cctx, ref.ID, opts)
 	if err != nil {
 		return fail(err)
 	}
-	hj, err := cli.ContainerExecAttach(cctx, created.ID, container.ExecAttachOptions{Tty: opts.Tty, ConsoleSize: opts.ConsoleSize})
+	hj, err := cli.ExecStart(cctx, execID, engineapi.ExecStartOptions{Tty: opts.Tty, ConsoleSize: opts.ConsoleSize})
 	if err != nil {
 		return fail(err)
 	}
 	p := &process{
-		b: b, cli: cli, ref: ref, execID: created.ID, runID: runID,
+		b: b, cli: cli, ref: ref, execID: execID, runID: runID,
 		conn: hj.Conn, copied: make(chan struct{}), done: done, tty: tty,
 		enforcement: enforcementOf(spec, s),
 	}
@@ -154,7 +149,7 @@ func (b *Backend) exec(ctx context.Context, cli *client.Client, ref *ctrRef, spe
 	stdout, stderr := orDiscard(spec.Stdout), orDiscard(spec.Stderr)
 	go func() {
 		defer close(p.copied)
-		_, p.copyErr = stdcopy.StdCopy(stdout, stderr, hj.Reader)
+		_, p.copyErr = engineapi.Demux(stdout, stderr, hj.Reader)
 	}()
 	return p, nil
 }

@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,10 +83,7 @@ func TestLabels_andHardenedInspect(t *testing.T) {
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "true")
 	run(t, b, spec)
-	ins, err := testClient(t).ContainerInspect(context.Background(), containerName(spec.SandboxID))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ins := inspectRaw(t, containerName(spec.SandboxID))
 	prof, _ := profile()
 	s, _ := shapeOf(spec, &b.opts, prof.Digest)
 	l := ins.Config.Labels

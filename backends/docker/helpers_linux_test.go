@@ -4,8 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"io"
+	"encoding/json"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -41,7 +41,7 @@ var (
 func requireDocker(t testing.TB) {
 	t.Helper()
 	daemonOnce.Do(func() {
-		cli, err := client.NewClientWithOpts(client.WithHost(client.DefaultDockerHost), client.WithAPIVersionNegotiation())
+		cli, err := engineapi.New(engineapi.Config{Host: engineapi.DefaultHost})
 		if err != nil {
 			daemonErr = err
 			return
@@ -65,7 +65,7 @@ func requireDocker(t testing.TB) {
 }
 
 // ensureTestImage imports a busybox rootfs as testImage when missing.
-func ensureTestImage(ctx context.Context, cli *client.Client) error {
+func ensureTestImage(ctx context.Context, cli *engineapi.Client) error {
 	if _, err := cli.ImageInspect(ctx, testImage); err == nil {
 		return nil
 	}
@@ -74,7 +74,7 @@ func ensureTestImage(ctx context.Context, cli *client.Client) error {
 
 // importBusybox imports a busybox rootfs, with what extra writes into it,
 // as the image tag.
-func importBusybox(ctx context.Context, cli *client.Client, tag string, extra func(*tar.Writer)) error {
+func importBusybox(ctx context.Context, cli *engineapi.Client, tag string, extra func(*tar.Writer)) error {
 	list, err := exec.Command("/bin/busybox", "--list").Output()
 	if err != nil {
 		return err
@@ -109,13 +109,7 @@ func importBusybox(ctx context.Context, cli *client.Client, tag string, extra fu
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: &buf, SourceName: "-"}, tag, image.ImportOptions{Changes: []string{"ENV PATH=/bin"}})
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	_, err = io.Copy(io.Discard, rc)
-	return err
+	return cli.ImageImport(ctx, &buf, tag, "ENV PATH=/bin")
 }
 
 // newTestBackend is a backend on the default socket with the test image,
@@ -233,14 +227,60 @@ func sysprobePath(t testing.TB) string {
 
 // testClient is a client of the default daemon, for checks from outside
 // the backend.
-func testClient(t testing.TB) *client.Client {
+func testClient(t testing.TB) *engineapi.Client {
 	t.Helper()
-	cli, err := client.NewClientWithOpts(client.WithHost(client.DefaultDockerHost), client.WithAPIVersionNegotiation())
+	cli, err := engineapi.New(engineapi.Config{Host: engineapi.DefaultHost})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
 	return cli
+}
+
+// rawInspect is the part of a container's inspect that tests check, read
+// by inspectRaw apart from the backend's client.
+type rawInspect struct {
+	Name   string
+	Config struct {
+		User   string
+		Labels map[string]string
+	}
+	HostConfig struct {
+		NetworkMode    string
+		PortBindings   map[string]any
+		ReadonlyRootfs bool
+		Privileged     bool
+		Init           *bool
+		Memory         int64
+		MemorySwap     int64
+		CapDrop        []string
+		SecurityOpt    []string
+	}
+	NetworkSettings struct {
+		Ports map[string]any
+	}
+}
+
+// inspectRaw inspects a container of the default daemon with a plain
+// HTTP client, so that what the daemon applied is read by other code
+// than the backend's.
+func inspectRaw(t testing.TB, name string) rawInspect {
+	t.Helper()
+	hc := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", strings.TrimPrefix(engineapi.DefaultHost, "unix://"))
+	}}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://docker/containers/" + name + "/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ins rawInspect
+	if err := json.NewDecoder(resp.Body).Decode(&ins); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("inspecting %s: status %d, %v", name, resp.StatusCode, err)
+	}
+	return ins
 }
 
 func TestMain(m *testing.M) {

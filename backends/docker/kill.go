@@ -12,8 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // Kill kills the run's whole tree, and what it started that left it,
@@ -182,11 +181,11 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 	ctx, cancel := callCtx(context.Background(), callTimeout)
 	defer cancel()
 	cmd := append([]string{"/bin/sh", "-c", script, "sh"}, args...)
-	e, err := p.cli.ContainerExecCreate(ctx, p.ref.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	execID, err := p.cli.ExecCreate(ctx, p.ref.ID, engineapi.ExecConfig{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
-	hj, err := p.cli.ContainerExecAttach(ctx, e.ID, container.ExecAttachOptions{})
+	hj, err := p.cli.ExecStart(ctx, execID, engineapi.ExecStartOptions{})
 	if err != nil {
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
@@ -194,9 +193,9 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 	// The scripts print a pid, read from a file the sandboxed code can
 	// write: only the first bytes are kept, and the rest is drained.
 	var out bytes.Buffer
-	_, _ = stdcopy.StdCopy(&out, io.Discard, io.LimitReader(hj.Reader, maxQuietOutput))
+	_, _ = engineapi.Demux(&out, io.Discard, io.LimitReader(hj.Reader, maxQuietOutput))
 	_, _ = io.Copy(io.Discard, hj.Reader)
-	ins, err := p.waitExit(e.ID)
+	ins, err := p.waitExit(execID)
 	if err != nil {
 		return "", 0, err
 	}
@@ -206,8 +205,7 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 // restart is the last resort: restarting the container kills every process
 // in it, this run's and any other's. It says so in the run's enforcement.
 func (p *process) restart(ctx context.Context, cause error) error {
-	timeout := 0
-	err := p.cli.ContainerRestart(ctx, p.ref.ID, container.StopOptions{Timeout: &timeout})
+	err := p.cli.ContainerRestart(ctx, p.ref.ID, 0)
 	if err != nil {
 		return fmt.Errorf("killing the run failed (%v), and so did restarting its container: %w", cause, p.b.daemonErr("restarting the container", err))
 	}

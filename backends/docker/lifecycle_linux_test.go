@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // clock is a settable test clock.
@@ -92,7 +91,7 @@ func containerID(t *testing.T, sandboxID string) string {
 func exists(t *testing.T, sandboxID string) bool {
 	t.Helper()
 	_, err := testClient(t).ContainerInspect(context.Background(), containerName(sandboxID))
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	if err != nil && !engineapi.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	return err == nil

@@ -10,12 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // A container runs its image's programs, not the host's: with a runtime
@@ -51,7 +47,7 @@ type imageScans struct {
 // masksFor returns the container paths to mask for spec in a container
 // of shape s: the image's files of the switched-off runtimes, and the
 // host's masked files that a mount (or the workspace) shows under /work.
-func (b *Backend) masksFor(spec *backends.Spec, s shape, cli *client.Client) ([]string, error) {
+func (b *Backend) masksFor(spec *backends.Spec, s shape, cli *engineapi.Client) ([]string, error) {
 	if len(spec.MaskedRuntimes) == 0 && len(spec.Masked) == 0 {
 		return nil, nil
 	}
@@ -78,17 +74,17 @@ func (b *Backend) masksFor(spec *backends.Spec, s shape, cli *client.Client) ([]
 }
 
 // maskMounts binds /dev/null read-only over each masked path.
-func maskMounts(masked []string) []mount.Mount {
-	ms := make([]mount.Mount, 0, len(masked))
+func maskMounts(masked []string) []engineapi.Mount {
+	ms := make([]engineapi.Mount, 0, len(masked))
 	for _, p := range masked {
-		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: "/dev/null", Target: p, ReadOnly: true})
+		ms = append(ms, engineapi.Mount{Type: engineapi.MountBind, Source: "/dev/null", Target: p, ReadOnly: true})
 	}
 	return ms
 }
 
 // imageRuntimeFiles lists the runtime files of s's image as s's user
 // sees them, scanning the image the first time.
-func (b *Backend) imageRuntimeFiles(cli *client.Client, s shape) (map[string]string, error) {
+func (b *Backend) imageRuntimeFiles(cli *engineapi.Client, s shape) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), scanTimeout)
 	defer cancel()
 	ins, err := cli.ImageInspect(ctx, s.Image)
@@ -136,13 +132,13 @@ func parseScan(out string) map[string]string {
 
 // scanImage runs scanScript in a container of image (by id) as user: no
 // network, no mounts, no capabilities, a read-only root, removed after.
-func (b *Backend) scanImage(ctx context.Context, cli *client.Client, imageID, user string) (string, error) {
+func (b *Backend) scanImage(ctx context.Context, cli *engineapi.Client, imageID, user string) (string, error) {
 	prof, err := profile()
 	if err != nil {
 		return "", err
 	}
 	pids, memory := int64(64), int64(256<<20)
-	cfg := &container.Config{
+	cfg := &engineapi.ContainerConfig{
 		Image:        imageID,
 		User:         user,
 		Entrypoint:   []string{"/bin/sh", "-c", scanScript},
@@ -150,19 +146,21 @@ func (b *Backend) scanImage(ctx context.Context, cli *client.Client, imageID, us
 		AttachStderr: true,
 		Labels:       map[string]string{labelOwner: b.opts.Owner, labelKind: kindScan, labelCreated: b.now().UTC().Format(time.RFC3339)},
 	}
-	host := &container.HostConfig{
+	host := &engineapi.HostConfig{
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + prof.JSON},
-		Resources:      container.Resources{PidsLimit: &pids, Memory: memory, MemorySwap: memory},
+		PidsLimit:      &pids,
+		Memory:         memory,
+		MemorySwap:     memory,
 	}
-	created, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, "")
+	id, err := cli.ContainerCreate(ctx, cfg, host, "")
 	if err != nil {
 		return "", b.daemonErr("creating a container to list the image's interpreters", err)
 	}
-	defer func() { _ = b.removeContainer(context.WithoutCancel(ctx), cli, created.ID) }()
-	att, err := cli.ContainerAttach(ctx, created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	defer func() { _ = b.removeContainer(context.WithoutCancel(ctx), cli, id) }()
+	att, err := cli.ContainerAttach(ctx, id, false, true, true)
 	if err != nil {
 		return "", b.daemonErr("attaching to the scan container", err)
 	}
@@ -171,10 +169,10 @@ func (b *Backend) scanImage(ctx context.Context, cli *client.Client, imageID, us
 	copied := make(chan error, 1)
 	go func() {
 		// The listing of one image's names is small; bound it anyway.
-		_, err := stdcopy.StdCopy(&limitedBuffer{&stdout, 4 << 20}, &limitedBuffer{&stderr, 64 << 10}, att.Reader)
+		_, err := engineapi.Demux(&limitedBuffer{&stdout, 4 << 20}, &limitedBuffer{&stderr, 64 << 10}, att.Reader)
 		copied <- err
 	}()
-	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+	if err := cli.ContainerStart(ctx, id); err != nil {
 		return "", b.daemonErr("starting the scan container", err)
 	}
 	select {
@@ -182,14 +180,16 @@ func (b *Backend) scanImage(ctx context.Context, cli *client.Client, imageID, us
 	case <-ctx.Done():
 		return "", fmt.Errorf("the scan took longer than %s", scanTimeout)
 	}
-	waitC, errC := cli.ContainerWait(ctx, created.ID, container.WaitConditionNotRunning)
-	select {
-	case w := <-waitC:
-		if w.StatusCode != 0 {
-			return "", fmt.Errorf("the scan exited with %d: %s", w.StatusCode, strings.TrimSpace(stderr.String()))
-		}
-	case err := <-errC:
+	var code int64
+	wait, err := cli.ContainerWait(ctx, id, engineapi.WaitNotRunning)
+	if err == nil {
+		code, err = wait()
+	}
+	if err != nil {
 		return "", b.daemonErr("waiting for the scan container", err)
+	}
+	if code != 0 {
+		return "", fmt.Errorf("the scan exited with %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	out := stdout.String()
 	if !strings.HasSuffix(out, scanDone+"\n") {

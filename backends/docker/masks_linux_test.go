@@ -4,12 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/docker/docker/api/types/image"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -39,7 +36,7 @@ func pythonImage(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { _ = cli.ImageRemove(context.Background(), tag, true) })
 	return tag
 }
 
@@ -93,13 +90,10 @@ func TestMaskedRuntimesRefuseAnImageThatCannotBeScanned(t *testing.T) {
 	_ = tw.WriteHeader(&tar.Header{Name: "bin/tool", Mode: 0o755, Size: int64(len(bin))})
 	_, _ = tw.Write(bin)
 	_ = tw.Close()
-	rc, err := cli.ImageImport(context.Background(), image.ImportSource{Source: &buf, SourceName: "-"}, tag, image.ImportOptions{Changes: []string{"ENV PATH=/bin"}})
-	if err != nil {
+	if err := cli.ImageImport(context.Background(), &buf, tag, "ENV PATH=/bin"); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, rc)
-	rc.Close()
-	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { _ = cli.ImageRemove(context.Background(), tag, true) })
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "sh", "-c", "echo ran")
 	spec.Image = tag

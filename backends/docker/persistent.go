@@ -3,18 +3,15 @@ package docker
 import (
 	"context"
 	"fmt"
-	"github.com/docker/docker/client"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // prepare works out the container shape spec asks for (with the seccomp
 // profile's digest, part of the config hash) and a daemon client.
-func (b *Backend) prepare(spec *backends.Spec) (shape, *client.Client, error) {
+func (b *Backend) prepare(spec *backends.Spec) (shape, *engineapi.Client, error) {
 	prof, err := profile()
 	if err != nil {
 		return shape{}, nil, err
@@ -47,7 +44,7 @@ func (b *Backend) SandboxStatus(ctx context.Context, spec *backends.Spec) (strin
 	defer cancel()
 	ins, err := cli.ContainerInspect(ictx, containerName(spec.SandboxID))
 	switch {
-	case cerrdefs.IsNotFound(err):
+	case engineapi.IsNotFound(err):
 		return backends.StatusNone, nil
 	case err != nil:
 		return "", b.daemonErr("inspecting the sandbox's container", err)
@@ -90,7 +87,7 @@ func (b *Backend) Recreate(ctx context.Context, spec *backends.Spec) error {
 
 // forget locks the sandbox's state and drops its ready container, for a
 // stop or a removal; the caller calls unlock when done.
-func (b *Backend) forget(sandboxID string) (*client.Client, func(), error) {
+func (b *Backend) forget(sandboxID string) (*engineapi.Client, func(), error) {
 	cli, err := b.client()
 	if err != nil {
 		return nil, nil, err
@@ -111,9 +108,8 @@ func (b *Backend) StopSandbox(ctx context.Context, sandboxID string) error {
 	defer unlock()
 	sctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	grace := stopGrace
-	err = cli.ContainerStop(sctx, containerName(sandboxID), container.StopOptions{Timeout: &grace})
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	err = cli.ContainerStop(sctx, containerName(sandboxID), stopGrace)
+	if err != nil && !engineapi.IsNotFound(err) {
 		return b.daemonErr("stopping the sandbox's container", err)
 	}
 	return nil

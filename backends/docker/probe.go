@@ -8,9 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/docker/docker/client"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // probeMemory is what the backend remembers between probes, to tell "never
@@ -133,9 +132,10 @@ func (b *Backend) unreachable(err error) error {
 	if errors.As(err, &de) {
 		return err
 	}
+	var ce *engineapi.ConnectError
 	var op *net.OpError
 	dial := errors.As(err, &op) && op.Op == "dial"
-	if !client.IsErrConnectionFailed(err) && !dial && !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.As(err, &ce) && !dial && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return &DaemonError{Host: b.ep.Host, Installed: b.ep.Configured || b.installed(), Err: err}

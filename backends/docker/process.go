@@ -10,10 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
-
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 var _ backends.Terminator = (*process)(nil)
@@ -21,7 +19,7 @@ var _ backends.Terminator = (*process)(nil)
 // process is one run: an exec in a container.
 type process struct {
 	b      *Backend
-	cli    *client.Client
+	cli    *engineapi.Client
 	ref    *ctrRef
 	execID string
 	runID  string
@@ -89,7 +87,7 @@ func (p *process) leader(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		ictx, cancel := callCtx(ctx, callTimeout)
-		e, err := p.cli.ContainerExecInspect(ictx, p.execID)
+		e, err := p.cli.ExecInspect(ictx, p.execID)
 		cancel()
 		if err != nil {
 			return 0, p.b.daemonErr("inspecting the run", err)
@@ -140,10 +138,10 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 // waitExit polls an exec until it is no longer running: a process may
 // close its output and keep running, and the daemon may end the stream a
 // moment before it records the exit code.
-func (p *process) waitExit(execID string) (container.ExecInspect, error) {
+func (p *process) waitExit(execID string) (engineapi.ExecInspect, error) {
 	for delay := time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
 		ctx, cancel := callCtx(context.Background(), callTimeout)
-		e, err := p.cli.ContainerExecInspect(ctx, execID)
+		e, err := p.cli.ExecInspect(ctx, execID)
 		cancel()
 		if err != nil {
 			return e, p.b.daemonErr("reading an exec's exit code", err)
@@ -164,5 +162,5 @@ func (p *process) Resize(cols, rows uint16) error {
 	}
 	ctx, cancel := callCtx(context.Background(), callTimeout)
 	defer cancel()
-	return p.cli.ContainerExecResize(ctx, p.execID, container.ResizeOptions{Height: uint(rows), Width: uint(cols)})
+	return p.cli.ExecResize(ctx, p.execID, uint(rows), uint(cols))
 }

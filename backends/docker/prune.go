@@ -3,10 +3,8 @@ package docker
 import (
 	"context"
 	"errors"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"time"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
 )
 
 // Pruner is implemented by backends that clean up idle sandboxes on their
@@ -82,10 +80,9 @@ func (b *Backend) Prune(ctx context.Context, now time.Time) error {
 			b.log.Info("Stopping an idle sandbox container.", "sandbox", id, "idle", idle.Round(time.Minute))
 			st.ready = nil
 			sctx, cancel := callCtx(ctx, callTimeout)
-			grace := stopGrace
-			err := cli.ContainerStop(sctx, c.ID, container.StopOptions{Timeout: &grace})
+			err := cli.ContainerStop(sctx, c.ID, stopGrace)
 			cancel()
-			if err != nil && !cerrdefs.IsNotFound(err) {
+			if err != nil && !engineapi.IsNotFound(err) {
 				errs = append(errs, b.daemonErr("stopping an idle sandbox container", err))
 			}
 		}

@@ -3,25 +3,19 @@ package docker
 import (
 	"context"
 	"errors"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
 )
 
 // listOurs lists every container of this engine (its owner label),
 // running or not.
-func (b *Backend) listOurs(ctx context.Context, cli *client.Client) ([]container.Summary, error) {
+func (b *Backend) listOurs(ctx context.Context, cli *engineapi.Client) ([]engineapi.ContainerSummary, error) {
 	lctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	list, err := cli.ContainerList(lctx, container.ListOptions{
-		All:     true,
-		Filters: filters.NewArgs(filters.Arg("label", labelOwner+"="+b.opts.Owner)),
-	})
+	list, err := cli.ContainerList(lctx, true, labelOwner+"="+b.opts.Owner)
 	if err != nil {
 		return nil, b.daemonErr("listing senclaw containers", err)
 	}
@@ -42,7 +36,7 @@ func (b *Backend) Reconcile(ctx context.Context, known func(sandboxID string) bo
 		return err
 	}
 	var errs []error
-	var kept []container.Summary
+	var kept []engineapi.ContainerSummary
 	for _, c := range list {
 		id := c.Labels[labelSandbox]
 		kind := c.Labels[labelKind]
@@ -66,7 +60,7 @@ func (b *Backend) Reconcile(ctx context.Context, known func(sandboxID string) bo
 }
 
 // adopt takes over a known sandbox's container.
-func (b *Backend) adopt(ctx context.Context, cli *client.Client, sandboxID string, c container.Summary) error {
+func (b *Backend) adopt(ctx context.Context, cli *engineapi.Client, sandboxID string, c engineapi.ContainerSummary) error {
 	st := b.state(sandboxID)
 	b.mu.Lock()
 	if st.lastUsed.IsZero() {
@@ -89,8 +83,7 @@ func (b *Backend) adopt(ctx context.Context, cli *client.Client, sandboxID strin
 	b.log.Info("Restarting an adopted container: runs of the previous engine were still going.", "sandbox", sandboxID)
 	rctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	grace := 0
-	return b.daemonErr("restarting an adopted container", cli.ContainerRestart(rctx, c.ID, container.StopOptions{Timeout: &grace}))
+	return b.daemonErr("restarting an adopted container", cli.ContainerRestart(rctx, c.ID, 0))
 }
 
 // ours reports whether a container was made by this Backend (after New).
@@ -104,7 +97,7 @@ func (b *Backend) ours(labels map[string]string) bool {
 // cleanPoolDir removes pooled workspaces of earlier engines whose
 // container is gone (list: the containers that are left), their tmpfs
 // first.
-func (b *Backend) cleanPoolDir(list []container.Summary) {
+func (b *Backend) cleanPoolDir(list []engineapi.ContainerSummary) {
 	if b.opts.PoolDir == "" {
 		return
 	}

@@ -2,13 +2,10 @@ package docker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/docker/docker/api/types/container"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -61,14 +58,9 @@ func (b *Backend) ContainerStats(ctx context.Context, sandboxID string) (Stats, 
 	}
 	sctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	resp, err := cli.ContainerStats(sctx, containerName(sandboxID), false)
+	v, err := cli.ContainerStats(sctx, containerName(sandboxID))
 	if err != nil {
 		return Stats{}, b.daemonErr("reading the sandbox's stats", err)
-	}
-	defer resp.Body.Close()
-	var v container.StatsResponse
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return Stats{}, fmt.Errorf("reading the sandbox's stats: %w", err)
 	}
 	s := Stats{MemoryBytes: v.MemoryStats.Usage, MemoryLimit: v.MemoryStats.Limit, Pids: v.PidsStats.Current, SampledAt: v.Read, ContainerName: strings.TrimPrefix(v.Name, "/")}
 	// Page cache is not the sandbox's own memory; docker's CLI leaves it
@@ -99,7 +91,7 @@ func (b *Backend) ContainerTop(ctx context.Context, sandboxID string) ([]Proc, e
 	}
 	tctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	top, err := cli.ContainerTop(tctx, containerName(sandboxID), nil)
+	top, err := cli.ContainerTop(tctx, containerName(sandboxID))
 	if err != nil {
 		return nil, b.daemonErr("listing the sandbox's processes", err)
 	}
@@ -147,8 +139,7 @@ func (b *Backend) KillProcesses(ctx context.Context, sandboxID string, pids []in
 	local := !b.opts.inContainerKill && sharesHostPids(ins.State.Pid, ins.ID)
 	if len(pids) == 0 {
 		if !local {
-			grace := 0
-			return b.daemonErr("restarting the sandbox's container to kill its processes", cli.ContainerRestart(ictx, ins.ID, container.StopOptions{Timeout: &grace}))
+			return b.daemonErr("restarting the sandbox's container to kill its processes", cli.ContainerRestart(ictx, ins.ID, 0))
 		}
 		pids = runPids(ins.State.Pid, ins.ID)
 	} else if !local {

@@ -1,0 +1,18 @@
+package engineapi
+
+import (
+	"context"
+	"net"
+
+	"github.com/Microsoft/go-winio"
+)
+
+// DefaultHost is where Docker's daemon listens when nothing says
+// otherwise.
+const DefaultHost = "npipe:////./pipe/docker_engine"
+
+// dialPipe connects to a named pipe (npipe:////./pipe/NAME gives
+// //./pipe/NAME).
+func dialPipe(ctx context.Context, name string) (net.Conn, error) {
+	return winio.DialPipeContext(ctx, name)
+}
