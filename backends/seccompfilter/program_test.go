@@ -47,6 +47,13 @@ func TestProgramDecisions(t *testing.T) {
 		return uint32(n)
 	}
 	allow := uint32(seccomp.ActionAllow)
+	// foreign is a's audit arch, or b's where a is native.
+	foreign := func(a, b *arch.Info) uint32 {
+		if a.ID == native.ID {
+			return uint32(b.ID)
+		}
+		return uint32(a.ID)
+	}
 	cases := []struct {
 		name string
 		data []byte
@@ -69,8 +76,8 @@ func TestProgramDecisions(t *testing.T) {
 		{"ioctl_tiocsti_high_bits_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, 1<<32|tiocsti), ErrnoAction(EPERM)},
 		{"ioctl_tioclinux_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, tioclinux), ErrnoAction(EPERM)},
 		{"ioctl_tcgets_allowed", seccompData(nr("ioctl"), uint32(native.ID), 0, 0x5401), allow},
-		{"foreign_arch_killed", seccompData(20, uint32(arch.I386.ID)), ForeignArchAction},
-		{"arm32_killed", seccompData(20, uint32(arch.ARM.ID)), ForeignArchAction},
+		{"foreign_arch_killed", seccompData(20, foreign(arch.I386, arch.X86_64)), ForeignArchAction},
+		{"arm32_killed", seccompData(20, foreign(arch.ARM, arch.AARCH64)), ForeignArchAction},
 	}
 	if native.ID == arch.X86_64.ID {
 		cases = append(cases, struct {
