@@ -245,3 +245,42 @@ func newVM(t *testing.T, o Options) *bpf.VM {
 	}
 	return vm
 }
+
+// TestArgumentChecksDoNotSpillOver holds the filter to each call's own
+// rules when an argument happens to equal another denied call's number:
+// go-seccomp-bpf's program compared the argument it had loaded with the
+// numbers of the calls after it, so clone(2) with flags equal to clone3's
+// number, or a file created with the mode 0665 (openat2's number on x86_64
+// and arm64) under NoSetID, failed with ENOSYS.
+func TestArgumentChecksDoNotSpillOver(t *testing.T) {
+	t.Parallel()
+	native, err := arch.GetInfo("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := func(name string) uint32 { return uint32(native.SyscallNames[name]) }
+	id, allow := uint32(native.ID), uint32(seccomp.ActionAllow)
+	cases := []struct {
+		name string
+		o    Options
+		data []byte
+		want uint32
+	}{
+		{"clone_flags_like_clone3", Options{}, seccompData(nr("clone"), id, uint64(nr("clone3"))), allow},
+		{"openat_mode_like_openat2", Options{NoSetID: true}, seccompData(nr("openat"), id, 0, 0, 0x40, uint64(nr("openat2"))), allow},
+		{"openat_setuid", Options{NoSetID: true}, seccompData(nr("openat"), id, 0, 0, 0x40, 0o4755), ErrnoAction(EPERM)},
+		{"prlimit_self_resource_like_clone3", Options{OwnProcessOnly: true}, seccompData(nr("prlimit64"), id, 0, uint64(nr("clone3"))), allow},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := newVM(t, tc.o).Run(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uint32(got) != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+		})
+	}
+}
