@@ -4,10 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 )
 
@@ -18,15 +17,23 @@ const (
 	offArgs = 16
 )
 
+// Seccomp's return values (SECCOMP_RET_*), Linux's whatever OS builds the
+// program.
+const (
+	retAllow       = 0x7fff0000
+	retErrno       = 0x00050000
+	retKillProcess = 0x80000000
+)
+
 // ErrnoAction is the seccomp return value that fails a call with errno.
-// go-seccomp-bpf's ActionErrno alone carries errno 0, which makes a denied
-// call look like a success; the errno must be OR'ed into the low 16 bits.
-func ErrnoAction(e Errno) uint32 { return uint32(seccomp.ActionErrno) | uint32(e) }
+// SECCOMP_RET_ERRNO alone carries errno 0, which makes a denied call look
+// like a success; the errno must be OR'ed into the low 16 bits.
+func ErrnoAction(e Errno) uint32 { return retErrno | uint32(e) }
 
 // ForeignArchAction is what a system call made through a foreign ABI gets:
-// the whole process is killed (SIGSYS). go-seccomp-bpf alone would apply
-// the default action (allow) to them.
-const ForeignArchAction = uint32(seccomp.ActionKillProcess)
+// the whole process is killed (SIGSYS). The rules name the native
+// architecture's numbers, which mean other calls in another ABI.
+const ForeignArchAction = uint32(retKillProcess)
 
 // Program returns the filter for the native architecture as the raw bytes of
 // a struct sock_filter array in native byte order: the format bwrap reads
@@ -86,17 +93,17 @@ func ProgramFor(o Options) ([]byte, error) {
 }
 
 // Instructions assembles Rules for the native architecture. The program
-// starts with the foreign-ABI guard, then checks the rules that compare only
-// the low 32 bits of an argument, then go-seccomp-bpf's program for the rest
-// (which also fails x32 system calls with ENOSYS on x86_64).
+// starts with the foreign-ABI guard (and on x86_64 fails x32 system calls
+// with ENOSYS), then checks the rules that compare only the low 32 bits of
+// an argument, then the rest, one group per errno; what no rule denies is
+// allowed.
 func Instructions() ([]bpf.Instruction, error) { return InstructionsFor(Options{}) }
 
 // InstructionsFor is Instructions for the variant o: the socket checks of
 // InetStreamOnly come right after the foreign-ABI guard.
 func InstructionsFor(o Options) ([]bpf.Instruction, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, fmt.Errorf("seccomp filter: %w", err)
+	if !nativeTable {
+		return nil, fmt.Errorf("seccomp filter: no system call table for %s/%s (there is one for linux on amd64, arm64, 386 and arm)", runtime.GOOS, runtime.GOARCH)
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		// The low half of an argument is at a different offset on big
@@ -106,37 +113,49 @@ func InstructionsFor(o Options) ([]bpf.Instruction, error) {
 	rules := RulesFor(o)
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
 		bpf.RetConstant{Val: ForeignArchAction},
 	}
+	if x32SyscallBit != 0 {
+		// x32 calls come with x86_64's AUDIT_ARCH value and x32SyscallBit
+		// in their number, which no rule names: fail every number from
+		// that bit up.
+		prog = append(prog,
+			bpf.LoadAbsolute{Off: offNr, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32SyscallBit, SkipFalse: 1},
+			bpf.RetConstant{Val: ErrnoAction(ENOSYS)},
+		)
+	}
 	if o.InetStreamOnly {
-		nr, ok := info.SyscallNames["socket"]
+		nr, ok := syscallNumber("socket")
 		if !ok {
 			return nil, errors.New("seccomp filter: this architecture has no socket system call")
 		}
-		prog = append(prog, inetStreamOnly(uint32(nr|info.SeccompMask))...)
+		prog = append(prog, inetStreamOnly(nr)...)
 	}
-	prog = append(prog, low32Checks(info, rules)...)
-
-	policy := seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: libraryGroups(info, rules)}
-	lib, err := policy.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("assembling seccomp policy: %w", err)
+	prog = append(prog, low32Checks(rules)...)
+	prog = append(prog, bpf.LoadAbsolute{Off: offNr, Size: 4})
+	for _, g := range errnoGroups(rules) {
+		insts, err := g.instructions()
+		if err != nil {
+			return nil, err
+		}
+		prog = append(prog, insts...)
 	}
-	prog = append(prog, lib...)
+	prog = append(prog, bpf.RetConstant{Val: retAllow})
 	for i, in := range prog {
 		// A bare SECCOMP_RET_ERRNO means errno 0: the call would silently
 		// "succeed". Refuse to build such a program.
-		if r, ok := in.(bpf.RetConstant); ok && r.Val == uint32(seccomp.ActionErrno) {
+		if r, ok := in.(bpf.RetConstant); ok && r.Val == retErrno {
 			return nil, fmt.Errorf("seccomp filter: instruction %d returns errno 0", i)
 		}
 	}
 	return prog, nil
 }
 
-// low32Checks compiles the MatchLow32 rules by hand, because go-seccomp-bpf
-// always compares all 64 bits of an argument.
-func low32Checks(info *arch.Info, rules []Rule) []bpf.Instruction {
+// low32Checks compiles the MatchLow32 rules: each system call's number is
+// loaded again, since a check leaves an argument in the accumulator.
+func low32Checks(rules []Rule) []bpf.Instruction {
 	var prog []bpf.Instruction
 	bySyscall := map[string][]Rule{}
 	var names []string
@@ -144,7 +163,7 @@ func low32Checks(info *arch.Info, rules []Rule) []bpf.Instruction {
 		if r.Arg == nil || r.Arg.Op != MatchLow32 {
 			continue
 		}
-		if _, ok := info.SyscallNames[r.Syscall]; !ok {
+		if _, ok := syscallNumber(r.Syscall); !ok {
 			continue
 		}
 		if bySyscall[r.Syscall] == nil {
@@ -155,7 +174,7 @@ func low32Checks(info *arch.Info, rules []Rule) []bpf.Instruction {
 	sort.Strings(names)
 	for _, name := range names {
 		rs := bySyscall[name]
-		nr := uint32(info.SyscallNames[name] | info.SeccompMask)
+		nr, _ := syscallNumber(name)
 		prog = append(prog,
 			bpf.LoadAbsolute{Off: offNr, Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(3 * len(rs))},
@@ -172,40 +191,107 @@ func low32Checks(info *arch.Info, rules []Rule) []bpf.Instruction {
 	return prog
 }
 
-// libraryGroups turns the other rules into go-seccomp-bpf groups, one per
-// errno. System calls the architecture does not have are left out.
-func libraryGroups(info *arch.Info, rules []Rule) []seccomp.SyscallGroup {
-	groups := map[Errno]*seccomp.SyscallGroup{}
-	var order []Errno
+// errnoGroup is the rules of one errno other than the MatchLow32 ones, each
+// system call once: those denied whatever their arguments, then those
+// denied when an argument has any of some bits set (several rules for a
+// call are alternatives).
+type errnoGroup struct {
+	errno  Errno
+	always []uint32
+	anyBit []anyBitCall
+}
+
+type anyBitCall struct {
+	nr   uint32
+	args []ArgMatch
+}
+
+// errnoGroups groups the rules that are not MatchLow32 by errno, in the
+// order each errno first appears. System calls the architecture does not
+// have are left out.
+func errnoGroups(rules []Rule) []*errnoGroup {
+	var groups []*errnoGroup
+	byErrno := map[Errno]*errnoGroup{}
 	for _, r := range rules {
 		if r.Arg != nil && r.Arg.Op == MatchLow32 {
 			continue
 		}
-		if _, ok := info.SyscallNames[r.Syscall]; !ok {
+		nr, ok := syscallNumber(r.Syscall)
+		if !ok {
 			continue
 		}
-		g := groups[r.Errno]
+		g := byErrno[r.Errno]
 		if g == nil {
-			g = &seccomp.SyscallGroup{Action: seccomp.Action(ErrnoAction(r.Errno))}
-			groups[r.Errno] = g
-			order = append(order, r.Errno)
+			g = &errnoGroup{errno: r.Errno}
+			byErrno[r.Errno] = g
+			groups = append(groups, g)
 		}
 		if r.Arg == nil {
-			g.Names = append(g.Names, r.Syscall)
+			g.always = append(g.always, nr)
 			continue
 		}
-		g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{
-			Name: r.Syscall,
-			Conditions: seccomp.ArgumentConditions{{
-				Argument: r.Arg.Index, Operation: seccomp.BitsSet, Value: r.Arg.Value,
-			}},
-		})
+		i := 0
+		for i < len(g.anyBit) && g.anyBit[i].nr != nr {
+			i++
+		}
+		if i == len(g.anyBit) {
+			g.anyBit = append(g.anyBit, anyBitCall{nr: nr})
+		}
+		g.anyBit[i].args = append(g.anyBit[i].args, *r.Arg)
 	}
-	out := make([]seccomp.SyscallGroup, 0, len(order))
-	for _, e := range order {
-		out = append(out, *groups[e])
+	return groups
+}
+
+// instructions checks the group's calls, the number of the call in the
+// accumulator, and leaves it there when none is denied.
+func (g *errnoGroup) instructions() ([]bpf.Instruction, error) {
+	deny := bpf.RetConstant{Val: ErrnoAction(g.errno)}
+	var prog []bpf.Instruction
+	// A conditional jump skips at most 255 instructions: one return per
+	// 255 calls denied outright.
+	for rest := g.always; len(rest) > 0; {
+		chunk := rest[:min(len(rest), 255)]
+		rest = rest[len(chunk):]
+		for i, nr := range chunk {
+			if i < len(chunk)-1 {
+				prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipTrue: uint8(len(chunk) - 1 - i)})
+			} else {
+				prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1})
+			}
+		}
+		prog = append(prog, deny)
 	}
-	return out
+	for _, c := range g.anyBit {
+		var body []bpf.Instruction
+		for _, a := range c.args {
+			// Little endian: the low half of args[i] comes first. A half
+			// of Value with no bit set cannot match.
+			lo, hi := uint32(a.Value), uint32(a.Value>>32)
+			low := bpf.LoadAbsolute{Off: offArgs + 8*a.Index, Size: 4}
+			high := bpf.LoadAbsolute{Off: offArgs + 8*a.Index + 4, Size: 4}
+			switch {
+			case hi != 0 && lo != 0:
+				body = append(body, high, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: hi, SkipTrue: 2},
+					low, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: lo, SkipFalse: 1}, deny)
+			case hi != 0:
+				body = append(body, high, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: hi, SkipFalse: 1}, deny)
+			case lo != 0:
+				body = append(body, low, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: lo, SkipFalse: 1}, deny)
+			}
+		}
+		if len(body) == 0 {
+			continue
+		}
+		if len(body) >= 255 {
+			return nil, fmt.Errorf("seccomp filter: too many argument rules for system call %d (%d)", c.nr, len(c.args))
+		}
+		// The checks leave an argument in the accumulator: load the
+		// number again for the next call.
+		body = append(body, bpf.LoadAbsolute{Off: offNr, Size: 4})
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: c.nr, SkipTrue: uint8(len(body))})
+		prog = append(prog, body...)
+	}
+	return prog, nil
 }
 
 // Linux socket(2) constants.

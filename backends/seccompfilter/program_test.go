@@ -1,3 +1,5 @@
+//go:build linux
+
 package seccompfilter
 
 import (
@@ -45,6 +47,13 @@ func TestProgramDecisions(t *testing.T) {
 		return uint32(n)
 	}
 	allow := uint32(seccomp.ActionAllow)
+	// foreign is a's audit arch, or b's where a is native.
+	foreign := func(a, b *arch.Info) uint32 {
+		if a.ID == native.ID {
+			return uint32(b.ID)
+		}
+		return uint32(a.ID)
+	}
 	cases := []struct {
 		name string
 		data []byte
@@ -67,8 +76,8 @@ func TestProgramDecisions(t *testing.T) {
 		{"ioctl_tiocsti_high_bits_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, 1<<32|tiocsti), ErrnoAction(EPERM)},
 		{"ioctl_tioclinux_eperm", seccompData(nr("ioctl"), uint32(native.ID), 0, tioclinux), ErrnoAction(EPERM)},
 		{"ioctl_tcgets_allowed", seccompData(nr("ioctl"), uint32(native.ID), 0, 0x5401), allow},
-		{"foreign_arch_killed", seccompData(20, uint32(arch.I386.ID)), ForeignArchAction},
-		{"arm32_killed", seccompData(20, uint32(arch.ARM.ID)), ForeignArchAction},
+		{"foreign_arch_killed", seccompData(20, foreign(arch.I386, arch.X86_64)), ForeignArchAction},
+		{"arm32_killed", seccompData(20, foreign(arch.ARM, arch.AARCH64)), ForeignArchAction},
 	}
 	if native.ID == arch.X86_64.ID {
 		cases = append(cases, struct {
@@ -235,4 +244,43 @@ func newVM(t *testing.T, o Options) *bpf.VM {
 		t.Fatal(err)
 	}
 	return vm
+}
+
+// TestArgumentChecksDoNotSpillOver holds the filter to each call's own
+// rules when an argument happens to equal another denied call's number:
+// go-seccomp-bpf's program compared the argument it had loaded with the
+// numbers of the calls after it, so clone(2) with flags equal to clone3's
+// number, or a file created with the mode 0665 (openat2's number on x86_64
+// and arm64) under NoSetID, failed with ENOSYS.
+func TestArgumentChecksDoNotSpillOver(t *testing.T) {
+	t.Parallel()
+	native, err := arch.GetInfo("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := func(name string) uint32 { return uint32(native.SyscallNames[name]) }
+	id, allow := uint32(native.ID), uint32(seccomp.ActionAllow)
+	cases := []struct {
+		name string
+		o    Options
+		data []byte
+		want uint32
+	}{
+		{"clone_flags_like_clone3", Options{}, seccompData(nr("clone"), id, uint64(nr("clone3"))), allow},
+		{"openat_mode_like_openat2", Options{NoSetID: true}, seccompData(nr("openat"), id, 0, 0, 0x40, uint64(nr("openat2"))), allow},
+		{"openat_setuid", Options{NoSetID: true}, seccompData(nr("openat"), id, 0, 0, 0x40, 0o4755), ErrnoAction(EPERM)},
+		{"prlimit_self_resource_like_clone3", Options{OwnProcessOnly: true}, seccompData(nr("prlimit64"), id, 0, uint64(nr("clone3"))), allow},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := newVM(t, tc.o).Run(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uint32(got) != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+		})
+	}
 }

@@ -5,10 +5,11 @@
 //
 // The deny list is data (Rules) so that other backends can reuse it, for
 // example to extend Docker's default profile. Program assembles it for the
-// native architecture with github.com/elastic/go-seccomp-bpf and adds a guard
-// that kills any process using a foreign system call ABI (i386 through
-// int 0x80 on x86_64, arm32 on arm64), so the list cannot be bypassed with
-// another architecture's syscall numbers.
+// native architecture (linux on amd64, arm64, 386 or arm, with the system
+// call numbers of golang.org/x/sys/unix) with golang.org/x/net/bpf, behind a
+// guard that kills any process using a foreign system call ABI (i386
+// through int 0x80 on x86_64, arm32 on arm64) and fails the x32 ABI's calls
+// with ENOSYS, so the list cannot be bypassed with another ABI's numbers.
 //
 // ProgramFor builds variants: the Landlock backend, which has no network
 // namespace, adds an allow-list of sockets (TCP of the inet families only)
