@@ -40,7 +40,11 @@ func DialSocket(path string) *Client {
 // ConnectSocket connects to the API's Unix socket at path now, within
 // timeout, and returns a client whose first request goes over that
 // connection: a command that checks that a daemon listens before it asks
-// anything (the CLI) makes one connection, not two.
+// anything (the CLI) makes one connection, not two. The connection serves
+// only a first request made within firstConnFresh; a later one dials anew
+// (the daemon closes a connection that sends nothing within its
+// ReadHeaderTimeout, and all of them when it restarts, and a request sent
+// on a connection closed so fails with no dial to retry).
 func ConnectSocket(path string, timeout time.Duration) (*Client, error) {
 	conn, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {
@@ -48,13 +52,22 @@ func ConnectSocket(path string, timeout time.Duration) (*Client, error) {
 	}
 	var mu sync.Mutex
 	first := conn
+	take := func() net.Conn {
+		mu.Lock()
+		defer mu.Unlock()
+		c := first
+		first = nil
+		return c
+	}
+	stale := time.AfterFunc(firstConnFresh, func() {
+		if c := take(); c != nil {
+			c.Close()
+		}
+	})
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			mu.Lock()
-			c := first
-			first = nil
-			mu.Unlock()
-			if c != nil {
+			if c := take(); c != nil {
+				stale.Stop()
 				return c, nil
 			}
 			var d net.Dialer
@@ -64,6 +77,11 @@ func ConnectSocket(path string, timeout time.Duration) (*Client, error) {
 	}
 	return &Client{base: "http://senclaw", http: &http.Client{Transport: tr}}, nil
 }
+
+// firstConnFresh is how long the connection ConnectSocket makes waits
+// for the first request: the CLI's follows at once; the daemon closes an
+// idle one after 10 s.
+const firstConnFresh = time.Second
 
 // DialTCP returns a client of the API at baseURL (http://127.0.0.1:7878)
 // authenticating with token.

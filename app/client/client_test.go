@@ -61,3 +61,59 @@ func TestConnectSocketMakesOneConnection(t *testing.T) {
 		t.Fatal("ConnectSocket to a socket nobody listens on succeeded")
 	}
 }
+
+// TestConnectSocketFirstRequestLate: a client whose first request comes
+// long after ConnectSocket (the MCP server's first tool call, minutes
+// later) does not send it over the connection made then, which the
+// daemon has closed meanwhile (it closes a connection that sends no
+// request within its ReadHeaderTimeout, and all of them when it
+// restarts): that request would fail with no dial to retry.
+func TestConnectSocketFirstRequestLate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// gone makes the daemon drop the idle connection ConnectSocket made.
+		gone func(t *testing.T, sock string, stop func())
+	}{
+		{"header_timeout", func(t *testing.T, sock string, stop func()) {}},
+		{"daemon_restarted", func(t *testing.T, sock string, stop func()) {
+			stop()
+			serveOK(t, sock)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sock := filepath.Join(t.TempDir(), "api.sock")
+			stop := serveOK(t, sock)
+			c, err := ConnectSocket(sock, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.gone(t, sock, stop)
+			time.Sleep(firstConnFresh + time.Second)
+			if err := c.Do(context.Background(), http.MethodGet, "/status", nil, nil, nil); err != nil {
+				t.Fatalf("the first request, %v after connecting: %v", firstConnFresh+time.Second, err)
+			}
+		})
+	}
+}
+
+// serveOK serves {"ok":true} on a new Unix socket at sock, closing a
+// connection that sends no request header within 200 ms (as the daemon
+// does within 10 s), until stop.
+func serveOK(t *testing.T, sock string) (stop func()) {
+	t.Helper()
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) }),
+		ReadHeaderTimeout: 200 * time.Millisecond,
+	}
+	go srv.Serve(ln)
+	// The listener first: it unlinks sock once, before a new one is there.
+	stop = func() { ln.Close(); srv.Close() }
+	t.Cleanup(stop)
+	return stop
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -151,4 +152,29 @@ func TestImage_missingIsClear(t *testing.T) {
 		t.Fatalf("start with a missing image: %v", err)
 	}
 	_ = os.Remove(spec.Workspace)
+}
+
+// TestARedirectIsNoSuccess: the daemon answers a path it cleans (an empty
+// or dotted name) with 301 and does nothing; the client says so rather
+// than reporting the stop or removal done (the Docker SDK refused every
+// redirect but a GET's).
+func TestARedirectIsNoSuccess(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	cli := testClient(t)
+	ctx := context.Background()
+	id, err := cli.ContainerCreate(ctx, &engineapi.ContainerConfig{Image: testImage, Entrypoint: []string{"/bin/true"}}, &engineapi.HostConfig{NetworkMode: "none"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.ContainerRemove(context.Background(), id, true) })
+	if err := cli.ContainerStop(ctx, "", 0); err == nil {
+		t.Error("stopping the container named \"\" succeeded")
+	}
+	if err := cli.ContainerRemove(ctx, id+"/.", true); err == nil {
+		t.Errorf("removing %q succeeded", id+"/.")
+	}
+	if _, err := cli.ContainerInspect(ctx, id); err != nil {
+		t.Fatalf("the container is gone: %v", err)
+	}
 }

@@ -32,7 +32,11 @@ func (p *process) Kill() error {
 		return p.restart(ctx, err)
 	}
 	if err := p.killTree(pid, false); err != nil {
-		return p.restart(ctx, err)
+		// The sweep may have used ctx up (a script blocked in it): the
+		// restart has a call of its own.
+		rctx, rcancel := callCtx(context.Background(), callTimeout)
+		defer rcancel()
+		return p.restart(rctx, err)
 	}
 	return nil
 }
@@ -190,12 +194,17 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
 	defer hj.Close()
+	// The stream and the wait for the exit end with ctx: the file a
+	// script reads may be a FIFO the sandboxed code put there, which
+	// blocks it for ever.
+	stop := context.AfterFunc(ctx, func() { _ = hj.Close() })
+	defer stop()
 	// The scripts print a pid, read from a file the sandboxed code can
 	// write: only the first bytes are kept, and the rest is drained.
 	var out bytes.Buffer
 	_, _ = engineapi.Demux(&out, io.Discard, io.LimitReader(hj.Reader, maxQuietOutput))
 	_, _ = io.Copy(io.Discard, hj.Reader)
-	ins, err := p.waitExit(execID)
+	ins, err := p.waitExit(ctx, execID)
 	if err != nil {
 		return "", 0, err
 	}

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -112,7 +113,7 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 		// The daemon closes the stream when the exec ends (at most about
 		// 2s later if children still hold its output open).
 		<-p.copied
-		e, err := p.waitExit(p.execID)
+		e, err := p.waitExit(context.Background(), p.execID)
 		_ = p.conn.Close()
 		if p.tty != nil {
 			_ = p.tty.Close()
@@ -137,20 +138,32 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 
 // waitExit polls an exec until it is no longer running: a process may
 // close its output and keep running, and the daemon may end the stream a
-// moment before it records the exit code.
-func (p *process) waitExit(execID string) (engineapi.ExecInspect, error) {
+// moment before it records the exit code. It gives up when ctx ends.
+func (p *process) waitExit(ctx context.Context, execID string) (engineapi.ExecInspect, error) {
 	for delay := time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
-		ctx, cancel := callCtx(context.Background(), callTimeout)
-		e, err := p.cli.ExecInspect(ctx, execID)
+		ictx, cancel := callCtx(ctx, callTimeout)
+		e, err := p.cli.ExecInspect(ictx, execID)
 		cancel()
 		if err != nil {
+			if ctx.Err() != nil {
+				return e, execBlocked(ctx)
+			}
 			return e, p.b.daemonErr("reading an exec's exit code", err)
 		}
 		if !e.Running {
 			return e, nil
 		}
-		time.Sleep(delay)
+		select {
+		case <-ctx.Done():
+			return e, execBlocked(ctx)
+		case <-time.After(delay):
+		}
 	}
+}
+
+// execBlocked says why waitExit gave up.
+func execBlocked(ctx context.Context) error {
+	return fmt.Errorf("the engine stopped waiting for an exec in the container to end (a script is blocked there, perhaps on a file the sandboxed code planted): %w", ctx.Err())
 }
 
 var _ backends.Resizer = (*process)(nil)

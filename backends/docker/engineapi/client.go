@@ -285,15 +285,22 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return c.send(req)
 }
 
-// send runs req and turns a failed status into *Error.
+// send runs req and turns a failed status into *Error. A redirect is no
+// success: the daemon answers 301, and does nothing, for a path it cleans
+// (an empty or dotted name: /containers//stop); 304 is (a container
+// already started or stopped).
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.connErr(err)
 	}
-	if resp.StatusCode >= 400 {
+	switch {
+	case resp.StatusCode >= 400:
 		defer resp.Body.Close()
 		return nil, errorOf(resp)
+	case resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotModified:
+		drain(resp)
+		return nil, fmt.Errorf("the daemon did not do %s %s: it answered %s (to %q)", req.Method, req.URL.Path, resp.Status, resp.Header.Get("Location"))
 	}
 	return resp, nil
 }

@@ -585,3 +585,39 @@ func TestTCPWithTLS(t *testing.T) {
 		t.Fatal("exec start with the wrong CA succeeded")
 	}
 }
+
+// The head of an upgrade's answer is read under a cap, as every other
+// answer is: a daemon that sends header lines without end is refused
+// after a bounded read, not kept in memory until the deadline.
+func TestExecStart_headBounded(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var paths []string
+	written := make(chan int, 1)
+	c := fakeDaemon(t, Config{}, pingAs("1.45", &paths, &mu, func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		n, _ := io.WriteString(conn, "HTTP/1.1 101 UPGRADED\r\n")
+		line := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
+		for n < 64<<20 {
+			m, err := io.WriteString(conn, line)
+			n += m
+			if err != nil {
+				break
+			}
+		}
+		written <- n
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.ExecStart(ctx, "e1", ExecStartOptions{}); err == nil {
+		t.Fatal("an answer with a head of 64 MiB was taken")
+	}
+	if n := <-written; n > 8<<20 {
+		t.Fatalf("the client read %d MiB of an answer's head", n>>20)
+	}
+}

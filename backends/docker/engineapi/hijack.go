@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -82,9 +84,15 @@ func (c *Client) hijack(ctx context.Context, path string, q url.Values, in any) 
 	if err := req.Write(conn); err != nil {
 		return nil, c.handshakeErr(ctx, err)
 	}
-	br := bufio.NewReader(conn)
+	// The answer's head (and an error's body) is read under a cap; the
+	// stream after it is not.
+	head := &cappedReader{r: conn, left: maxSmallBody}
+	br := bufio.NewReader(head)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
+		if errors.Is(err, errHeadTooLarge) {
+			return nil, fmt.Errorf("the daemon's answer to %s is larger than %d bytes before its stream; refused", path, maxSmallBody)
+		}
 		return nil, c.handshakeErr(ctx, err)
 	}
 	switch {
@@ -100,7 +108,32 @@ func (c *Client) hijack(ctx context.Context, path string, q url.Values, in any) 
 		return nil, ctx.Err()
 	}
 	_ = conn.SetDeadline(time.Time{})
+	head.left = -1
 	return &Hijacked{Conn: conn, Reader: br}, nil
+}
+
+var errHeadTooLarge = errors.New("the answer's head is too large")
+
+// cappedReader reads at most left bytes of r, then fails; with left < 0,
+// all of it.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return c.r.Read(p)
+	}
+	if c.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // handshakeErr reports ctx's end rather than the i/o timeout it caused
