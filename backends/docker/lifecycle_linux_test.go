@@ -173,6 +173,26 @@ func TestProbe_healthy(t *testing.T) {
 	}
 }
 
+// TestProbe_refusesAnOldAPI: a daemon spoken to in an API older than
+// MinAPIVersion (here pinned by DOCKER_API_VERSION) would ignore parts of
+// the sandbox without a word: the probe finds it unfit and says why.
+func TestProbe_refusesAnOldAPI(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	b := newTestBackend(t, func(o *Options) {
+		o.Getenv = func(k string) string {
+			if k == "DOCKER_API_VERSION" {
+				return "1.40"
+			}
+			return ""
+		}
+	})
+	c := b.Probe(context.Background())
+	if c.State == backends.Healthy || !strings.Contains(c.Reason, "API 1.40, older than the 1.41") {
+		t.Fatalf("probe of a daemon spoken to in API 1.40: %+v", c)
+	}
+}
+
 // TestClose_removesPool: the engine's stop leaves no pool container.
 func TestClose_removesPool(t *testing.T) {
 	t.Parallel()

@@ -25,7 +25,12 @@ type probeMemory struct {
 // Docker Desktop installed but stopped.
 const notAnswering = "not answering"
 
-// Probe asks the daemon (ping and version) within 2 seconds.
+// MinAPIVersion is the oldest Engine API the backend uses: 1.41 (Docker
+// 20.10) is the first to apply CgroupnsMode.
+const MinAPIVersion = "1.41"
+
+// Probe asks the daemon (ping and version) within 2 seconds, and finds it
+// unfit when its API is older than MinAPIVersion.
 func (b *Backend) Probe(ctx context.Context) backends.Capability {
 	ctx, cancel := callCtx(ctx, probeTimeout)
 	defer cancel()
@@ -52,6 +57,12 @@ func (b *Backend) Probe(ctx context.Context) backends.Capability {
 	c.Version = v.Version
 	c.Details["daemon"] = "answering"
 	c.Details["api"] = cli.ClientVersion()
+	if api := cli.ClientVersion(); engineapi.VersionLess(api, MinAPIVersion) {
+		// An older daemon drops what it does not know without a word: the
+		// container would run without its own cgroup namespace (1.41),
+		// and, below 1.25, without its mounts and init.
+		return b.remember(c, false, fmt.Sprintf("Docker %s at %s speaks API %s, older than the %s senclaw needs to apply every part of a sandbox (an older daemon ignores what it does not know); upgrade Docker to 20.10 or later, or unset DOCKER_API_VERSION if it pins an older version", v.Version, b.ep.Host, api, MinAPIVersion))
+	}
 	c.Details["os"] = v.Os + "/" + v.Arch
 	c.Details["seccomp"] = "docker default profile + senclaw denials"
 	c.Enforces = []string{"fs", "network", "ports", "memory", "pids", "cpu", "disk", "seccomp"}
