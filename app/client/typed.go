@@ -110,23 +110,33 @@ type RunOnceBody struct {
 }
 
 // MarshalJSON flattens the run and the sandbox config into one object, as
-// POST /run-once takes it.
+// POST /run-once takes it: both name timeoutMs and env, and the run's win
+// when it sets them. Each part is marshalled once and the two objects
+// joined, with no key in both.
 func (b RunOnceBody) MarshalJSON() ([]byte, error) {
-	merged := map[string]json.RawMessage{}
-	for _, part := range []any{b.Sandbox, b.RunBody} {
-		data, err := json.Marshal(part)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, err
-		}
-		for k, v := range m {
-			merged[k] = v
-		}
+	cfg, run := b.Sandbox, b.RunBody
+	if t := run.TimeoutMs; t != 0 {
+		cfg.TimeoutMs = &t
 	}
-	return json.Marshal(merged)
+	if len(run.Env) > 0 {
+		cfg.Env = run.Env
+	}
+	run.TimeoutMs, run.Env = 0, nil // omitted: the config carries them
+	c, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := json.Marshal(run)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(r) <= 2: // {}
+		return c, nil
+	case len(c) <= 2:
+		return r, nil
+	}
+	return append(append(c[:len(c)-1], ','), r[1:]...), nil
 }
 
 // Exec runs a command (or code, with path "/run") in sandbox id; onOutput,
