@@ -236,6 +236,9 @@ func (d *directGuard) run(plan func() (*limits.Plan, error)) {
 		waitExited(pidfd)
 		unix.Close(pidfd)
 	}
+	if d.netns != nil {
+		netns.refill() // the run is over: the next one's, meanwhile
+	}
 }
 
 // fork starts cmd (bwrap) from the run's thread (prepare), which loads

@@ -44,7 +44,12 @@ const netnsReady = 2
 var netns = &netnsPool{make: makeNetns}
 
 // take returns a fresh network namespace for one run (the caller closes
-// it), or nil when none is ready; it starts making the next ones.
+// it), or nil when none is ready. The pool is made full again when a run
+// that took one ends (refill), while the engine waits for the next: made
+// as a run's bwrap started, a namespace slowed that start about as much
+// as it saved (its fork and exec took 0.40-0.49 ms, against 0.25-0.27 ms
+// with no namespace being made, timed per phase). Only a pool left empty
+// is filled at once (a burst of runs, the first run).
 func (p *netnsPool) take() *os.File {
 	if os.Geteuid() != 0 {
 		return nil
@@ -58,11 +63,28 @@ func (p *netnsPool) take() *os.File {
 	if n := len(p.ready); n > 0 {
 		f, p.ready = p.ready[n-1], p.ready[:n-1]
 	}
+	if len(p.ready) == 0 {
+		p.startFill()
+	}
+	return f
+}
+
+// refill makes the pool full again, off the caller's path.
+func (p *netnsPool) refill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.off {
+		p.startFill()
+	}
+}
+
+// startFill starts fill unless the pool is full or being filled; p.mu is
+// held.
+func (p *netnsPool) startFill() {
 	if !p.filling && len(p.ready) < netnsReady {
 		p.filling = true
 		go p.fill()
 	}
-	return f
 }
 
 // fill makes namespaces until netnsReady are ready, or one cannot be made.

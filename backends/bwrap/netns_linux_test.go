@@ -34,9 +34,7 @@ except OSError as e:
 // warmNetns waits until p has namespaces ready.
 func warmNetns(t *testing.T, p *netnsPool) {
 	t.Helper()
-	if f := p.take(); f != nil {
-		f.Close()
-	}
+	p.refill()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		p.mu.Lock()
 		n, off := len(p.ready), p.off
