@@ -179,15 +179,14 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	// issue #10: the engine loads the guard itself where no forwarder
 	// runs anyway (direct), else the forwarder hands it over (guard).
-	direct, err := directUnixGuard(spec, bin)
+	// Its thread joins the run's cgroups while the command is made.
+	direct, err := directUnixGuard(spec, bin, limits)
 	if err != nil {
 		return nil, err
 	}
 	var guard *unixguard.Handoff
 	if direct != nil {
 		defer direct.Close()
-		// Its thread joins the run's cgroups while the command is made.
-		direct.prepare(limits)
 	} else if guard, err = offerUnixGuard(spec); err != nil {
 		return nil, err
 	}

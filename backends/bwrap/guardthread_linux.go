@@ -40,15 +40,11 @@ type directGuard struct {
 // the caller may then remove).
 func (d *directGuard) Close() {
 	d.Direct.Close()
-	if d.cmds == nil {
-		d.thread.release()
-	} else {
-		select {
-		case d.cmds <- nil:
-		default: // fork took it
-		}
-		<-d.left
+	select {
+	case d.cmds <- nil:
+	default: // fork took it
 	}
+	<-d.left
 	if d.netns != nil {
 		d.netns.Close()
 	}
@@ -62,8 +58,9 @@ func (d *directGuard) Close() {
 // about a millisecond. Nil when the run goes through the forwarder: also
 // when no thread fit for it was found (newGuardThread), and for a setuid
 // bwrap that a non-root engine runs (no_new_privs, which the engine's
-// filter needs then, would take its privileges).
-func directUnixGuard(spec *backends.Spec, bin string) (*directGuard, error) {
+// filter needs then, would take its privileges). Its thread starts on its
+// job at once (prepare), with the run's plan.
+func directUnixGuard(spec *backends.Spec, bin string, plan func() (*limits.Plan, error)) (*directGuard, error) {
 	if spec.UnixGuard == nil || spec.Net != nil || spec.Terminal != nil || spec.Trace != nil || !threadChildrenListed() {
 		return nil, nil
 	}
@@ -80,7 +77,9 @@ func directUnixGuard(spec *backends.Spec, bin string) (*directGuard, error) {
 	if t == nil {
 		return nil, nil
 	}
-	return &directGuard{Direct: d, thread: t}, nil
+	g := &directGuard{Direct: d, thread: t}
+	g.prepare(plan)
+	return g, nil
 }
 
 // guardThread is an OS thread of the engine's own that does one job whose
@@ -99,7 +98,6 @@ func directUnixGuard(spec *backends.Spec, bin string) (*directGuard, error) {
 // (/proc/thread-self/children), and, locked, it forks nothing else.
 type guardThread struct {
 	jobs chan func()
-	used bool
 }
 
 // maxThreadTries bounds the threads newGuardThread looks at: the ones it
@@ -136,9 +134,7 @@ func (t *guardThread) try(found chan<- bool, searched <-chan struct{}, left int)
 	runtime.LockOSThread()
 	if unix.Gettid() != unix.Getpid() && childless() {
 		found <- true
-		if job := <-t.jobs; job != nil {
-			job()
-		}
+		(<-t.jobs)()
 		return // locked: the runtime ends the thread
 	}
 	if left > 1 {
@@ -156,18 +152,8 @@ func childless() bool {
 	return err == nil && len(bytes.TrimSpace(b)) == 0
 }
 
-// start runs job on the thread; release ends the thread unused.
-func (t *guardThread) start(job func()) {
-	t.used = true
-	t.jobs <- job
-}
-
-func (t *guardThread) release() {
-	if !t.used {
-		t.used = true
-		t.jobs <- nil
-	}
-}
+// start runs job on the thread, its one job.
+func (t *guardThread) start(job func()) { t.jobs <- job }
 
 // guardedStart is a result of the thread's fork: whether bwrap was born
 // in the run's cgroups, or why it was not started.
