@@ -46,10 +46,10 @@ var netns = &netnsPool{make: makeNetns}
 // take returns a fresh network namespace for one run (the caller closes
 // it), or nil when none is ready. The pool is made full again when a run
 // that took one ends (refill), while the engine waits for the next: made
-// as a run's bwrap started, a namespace slowed that start about as much
-// as it saved (its fork and exec took 0.40-0.49 ms, against 0.25-0.27 ms
-// with no namespace being made, timed per phase). Only a pool left empty
-// is filled at once (a burst of runs, the first run).
+// as a run's bwrap started, a namespace slowed that start (bwrap's fork
+// and exec took 0.32-0.39 ms so, 0.24-0.25 ms with the refill at the
+// run's end, timed in the daemon). Only a pool left empty is filled at
+// once (a burst of runs, the first run).
 func (p *netnsPool) take() *os.File {
 	if os.Geteuid() != 0 {
 		return nil
