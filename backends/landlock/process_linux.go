@@ -129,16 +129,19 @@ func (p *process) signalAll() []int {
 		cg.Signal()
 		return nil
 	}
+	// Once the command is gone its orphans belong to init and are no
+	// longer found through it: keep what each call found. Under the lock
+	// from the search to the signals: a Kill whose signal ends the command
+	// lets the reaper in, whose call must then see what this one found
+	// (it waited for none of them, and Wait returned while they ran on).
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	pid := p.cmd.Process.Pid
 	found := limits.Descendants(pid)
 	for _, d := range found {
 		_ = syscall.Kill(d, syscall.SIGKILL)
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL) // the session leader's group
-	// Once the command is gone its orphans belong to init and are no
-	// longer found through it: keep what each call found.
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.signalled = append(p.signalled, found...)
 	return slices.Clone(p.signalled)
 }
