@@ -279,6 +279,26 @@ type Backend interface {
 	Start(ctx context.Context, spec *Spec) (Process, error)
 }
 
+// Prestarter is a backend that can set a sandbox up whole before its
+// command is known, for a run to take later: namespaces, mounts, the
+// barrier and the limits are in place and the sandbox waits, with
+// nothing of it run, until Go hands it its command (the engine keeps
+// one-shot sandboxes ready this way). The spec is Start's, with no Argv.
+type Prestarter interface {
+	Prestart(ctx context.Context, spec *Spec) (Prestarted, error)
+}
+
+// Prestarted is a sandbox Prestart set up. It is the run's process, as
+// Start would return it; it ends when killed (a sandbox no run took is
+// given up with Kill and Wait) or when its command does.
+type Prestarted interface {
+	Process
+	// Go hands argv over: the command starts at once, with the spec's
+	// environment, and is looked up on its PATH as Start's would be. It
+	// may be called once.
+	Go(argv []string) error
+}
+
 // Terminals is implemented by backends that can give a run a terminal
 // (Spec.Terminal). A run on any other backend gets pipes, and its record
 // says so.

@@ -53,6 +53,10 @@ type FDs struct {
 	// Ports, when set, is the descriptor over which the engine binds the
 	// loopback ports below 1024 for the forwarder (netfwd.PortsHandoff).
 	Ports int
+	// Argv, when set, is the descriptor over which the sandbox gets its
+	// command once set up (Prestart): the forwarder waits on it in the
+	// command's place, and spec.Argv is empty.
+	Argv int
 }
 
 // Root is a system root as found on the host.
@@ -121,6 +125,10 @@ func Command(spec *backends.Spec, fds FDs) []string {
 	}
 	if spec.Net != nil {
 		h.Ports = fds.Ports
+	}
+	if fds.Argv > 0 {
+		h.Argv = fds.Argv
+		return netfwd.ArgvWith(spec.Net, h, nil)
 	}
 	if spec.Net != nil || h.TTY != nil || h.UnixGuard > 0 {
 		return netfwd.ArgvWith(spec.Net, h, spec.Argv)
@@ -245,8 +253,8 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 			"--ro-bind", spec.Net.Forwarder, netfwd.BinaryPath)
 	case spec.UnixGuard != nil && fds.UnixGuard > 0:
 		a = append(a, "--ro-bind", spec.UnixGuard.Forwarder, netfwd.BinaryPath)
-	case fds.Terminal > 0:
-		a = append(a, "--ro-bind", spec.Helper, netfwd.BinaryPath)
+	case fds.Terminal > 0 || fds.Argv > 0:
+		a = append(a, "--ro-bind", helperPath(spec), netfwd.BinaryPath)
 	}
 	a = append(a, masks(spec, host, exposed)...)
 	return append(a,
@@ -254,6 +262,15 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		"--info-fd", strconv.Itoa(fds.Info),
 		"--block-fd", strconv.Itoa(fds.Block),
 		"--chdir", w)
+}
+
+// helperPath is the host path of the forwarder a run without network
+// plumbing binds in: the Unix socket guard's, else spec.Helper.
+func helperPath(spec *backends.Spec) string {
+	if g := spec.UnixGuard; g != nil && g.Forwarder != "" {
+		return g.Forwarder
+	}
+	return spec.Helper
 }
 
 // protectedAt is where the protected path p appears in the sandbox: at

@@ -17,6 +17,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
@@ -44,23 +45,102 @@ const setupTimeout = 30 * time.Second
 // started process is stopped with Kill. Nothing runs if any part of the
 // barrier (namespaces, seccomp, cgroups, rlimits) cannot be set up.
 func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Process, error) {
-	if err := validate(spec); err != nil {
-		return nil, fmt.Errorf("starting bwrap: %w", err)
+	p, _, err := b.startSandbox(ctx, spec, false)
+	return p, err
+}
+
+// Prestart sets spec's sandbox up as Start does, everything of it but
+// the command: bwrap runs the forwarder in the command's place, under
+// the same barrier, limits and environment, and the forwarder waits for
+// the command on a pipe that only Go writes (netfwd's --argv-fd). The
+// sandbox then holds the forwarder (a small static program) and nothing
+// of the run until Go. A run that needs a terminal or a trace is not
+// made ahead.
+func (b *Backend) Prestart(ctx context.Context, spec *backends.Spec) (backends.Prestarted, error) {
+	switch {
+	case len(spec.Argv) > 0:
+		return nil, errors.New("starting bwrap ahead: the command is handed over later, not in the spec")
+	case spec.Terminal != nil || spec.Trace != nil:
+		return nil, errors.New("starting bwrap ahead: a run with a terminal or a trace is started with its command")
+	case helperPath(spec) == "":
+		return nil, errors.New("starting bwrap ahead: it needs the senclaw-netfwd helper (keep it next to senclaw)")
+	}
+	p, argv, err := b.startSandbox(ctx, spec, true)
+	if err != nil {
+		return nil, err
+	}
+	return &prestarted{Process: p, argv: argv}, nil
+}
+
+// prestarted is a sandbox Prestart set up, waiting for its command.
+type prestarted struct {
+	backends.Process
+	mu   sync.Mutex
+	argv *os.File // nil once handed
+}
+
+// Go writes argv to the forwarder and closes the pipe: the forwarder
+// reads to its end, then execs the command.
+func (p *prestarted) Go(argv []string) error {
+	b, err := netfwd.EncodeArgv(argv)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.argv == nil {
+		return errors.New("this sandbox was given its command already")
+	}
+	w := p.argv
+	p.argv = nil
+	_, err = w.Write(b)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("handing the command to the sandbox made ahead: %w", err)
+	}
+	return nil
+}
+
+// Kill ends the sandbox, and with the pipe closed a forwarder that had
+// no command yet runs none.
+func (p *prestarted) Kill() error {
+	p.mu.Lock()
+	if p.argv != nil {
+		p.argv.Close()
+		p.argv = nil
+	}
+	p.mu.Unlock()
+	return p.Process.Kill()
+}
+
+// startSandbox is Start; with ahead, the command is left out and
+// startSandbox also returns the pipe it is to be written to.
+func (b *Backend) startSandbox(ctx context.Context, spec *backends.Spec, ahead bool) (backends.Process, *os.File, error) {
+	checked := spec
+	if ahead {
+		c := *spec
+		c.Argv = []string{netfwd.BinaryPath}
+		checked = &c
+	}
+	if err := validate(checked); err != nil {
+		return nil, nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	cred, err := credential(spec.User)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	bin, err := b.binary()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	prog, err := b.seccomp()
 	if idmapped(spec) {
 		prog, err = b.noSetID()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("starting bwrap: %w", err)
+		return nil, nil, fmt.Errorf("starting bwrap: %w", err)
 	}
 	runID := spec.RunID
 	if runID == "" {
@@ -88,8 +168,21 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		plan = r.plan
 		return r.plan, r.err
 	})
-	p, err := b.launch(ctx, spec, bin, prog, cred, wait)
+	var argvR, argvW *os.File
+	if ahead {
+		if argvR, argvW, err = os.Pipe(); err != nil {
+			if plan, _ := wait(); plan != nil && plan.Cgroups != nil {
+				_ = plan.Cgroups.Remove()
+			}
+			return nil, nil, fmt.Errorf("starting bwrap: creating the command's pipe: %w", err)
+		}
+		defer argvR.Close() // bwrap has its copy once launched
+	}
+	p, err := b.launch(ctx, spec, bin, prog, cred, wait, argvR)
 	if err != nil {
+		if argvW != nil {
+			argvW.Close()
+		}
 		if plan == nil {
 			// launch failed before it waited for the plan.
 			plan, _ = wait()
@@ -98,15 +191,15 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 			_ = plan.Cgroups.KillAll()
 			_ = plan.Cgroups.Remove()
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, argvW, nil
 }
 
 // launch starts bwrap, waits for its child, applies the limits and lets it
 // go on.
 func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, prog []byte,
-	cred *syscall.Credential, limits func() (*limits.Plan, error)) (backends.Process, error) {
+	cred *syscall.Credential, limits func() (*limits.Plan, error), argv *os.File) (backends.Process, error) {
 	// The child's ends are closed here once bwrap has them (or on error).
 	var childEnds []*os.File
 	defer func() { closeAll(childEnds) }()
@@ -203,6 +296,15 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		defer ports.Close()
 		fds.Ports = 3 + len(childEnds)
 		childEnds = append(childEnds, ports.ChildEnd())
+	}
+	if argv != nil {
+		// The forwarder reads the command from it (Prestart).
+		d, err := dupCloexec(argv)
+		if err != nil {
+			return nil, fmt.Errorf("starting bwrap: passing the command's pipe: %w", err)
+		}
+		fds.Argv = 3 + len(childEnds)
+		childEnds = append(childEnds, d)
 	}
 	if err := closeOnExecInherited(); err != nil {
 		return nil, fmt.Errorf("protecting inherited file descriptors: %w", err)

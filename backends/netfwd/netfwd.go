@@ -14,12 +14,20 @@
 // size changes reach it as on any terminal. The master side stays with
 // the engine.
 //
+// Its third role is a sandbox made ahead of its command (--argv-fd): the
+// sandbox is set up whole and the forwarder waits on a descriptor for the
+// command, which the engine writes (EncodeArgv) when a run takes the
+// sandbox; then it execs it as it would one given after "--".
+//
 // Argv and ArgvWith build the wrapped command line (pure functions the
 // backends use); Run is the forwarder itself.
 package netfwd
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -93,6 +101,61 @@ type Handles struct {
 	// Ports is the descriptor over which the engine binds the loopback
 	// ports below 1024 (PortsHandoff).
 	Ports int
+	// Argv is the descriptor the command comes over (EncodeArgv); the
+	// argv given to ArgvWith is then empty.
+	Argv int
+}
+
+// MaxArgv bounds a command handed over Handles.Argv, encoded: what Linux
+// takes for a command line with its environment at the default 8 MiB
+// stack (a quarter of it).
+const MaxArgv = 2 << 20
+
+// EncodeArgv encodes argv for Handles.Argv: each argument ended by a NUL.
+// An argument holding a NUL would split in two, so it is refused, as are
+// an empty argv and one longer than MaxArgv.
+func EncodeArgv(argv []string) ([]byte, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("no command to hand over")
+	}
+	n := 0
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fmt.Errorf("refusing an argument that holds a NUL byte: %q", a)
+		}
+		n += len(a) + 1
+	}
+	if n > MaxArgv {
+		return nil, fmt.Errorf("the command is %d bytes, more than the %d a command line may have", n, MaxArgv)
+	}
+	b := make([]byte, 0, n)
+	for _, a := range argv {
+		b = append(append(b, a...), 0)
+	}
+	return b, nil
+}
+
+// ReadArgv reads a command encoded by EncodeArgv from r until its end
+// (the engine closes its side once written) and closes r.
+func ReadArgv(r io.ReadCloser) ([]string, error) {
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, MaxArgv+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading the command: %w", err)
+	case len(b) == 0:
+		return nil, errors.New("no command came: the engine gave the sandbox up")
+	case len(b) > MaxArgv:
+		return nil, fmt.Errorf("the command is longer than %d bytes", MaxArgv)
+	case b[len(b)-1] != 0 || b[0] == 0:
+		return nil, errors.New("the command came malformed")
+	}
+	parts := bytes.Split(b[:len(b)-1], []byte{0})
+	argv := make([]string, len(parts))
+	for i, p := range parts {
+		argv[i] = string(p)
+	}
+	return argv, nil
 }
 
 // ArgvWith wraps argv in the helper for what the run needs of it: the
@@ -100,6 +163,9 @@ type Handles struct {
 // function.
 func ArgvWith(net *backends.NetPlumbing, h Handles, argv []string) []string {
 	a := []string{BinaryPath}
+	if h.Argv > 0 {
+		a = append(a, "--argv-fd", strconv.Itoa(h.Argv))
+	}
 	if h.UnixGuard > 0 {
 		a = append(a, "--unix-guard", strconv.Itoa(h.UnixGuard))
 	}

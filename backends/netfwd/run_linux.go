@@ -35,6 +35,10 @@ type config struct {
 	// portsFD is the descriptor over which the engine binds the loopback
 	// ports below 1024 (ports_linux.go), or 0.
 	portsFD int
+	// argvFD is the descriptor the command comes over, or 0 (the command
+	// is after "--"): a sandbox made ahead gets its command only when a
+	// run takes it (ReadArgv).
+	argvFD int
 }
 
 // forwards reports whether the forwarder has anything to serve; when it
@@ -74,14 +78,24 @@ func Run(args []string, stderr io.Writer) int {
 			return exitSetup
 		}
 	}
-	if cfg.unixGuard >= 0 || cfg.ttyFD > 0 {
-		if !cfg.forwards() {
-			return execCommand(cfg.argv, stderr) // nothing to forward
+	if cfg.forwards() {
+		if err := cfg.start(); err != nil {
+			fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
+			return exitSetup
 		}
 	}
-	if err := cfg.start(); err != nil {
-		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
-		return exitSetup
+	if cfg.argvFD > 0 {
+		// Everything above is ready before the command is there: it
+		// starts as soon as it comes.
+		argv, err := ReadArgv(os.NewFile(uintptr(cfg.argvFD), "argv"))
+		if err != nil {
+			fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
+			return exitSetup
+		}
+		cfg.argv = argv
+	}
+	if !cfg.forwards() {
+		return execCommand(cfg.argv, stderr) // nothing to forward
 	}
 	return runChild(cfg.argv, cfg.ttyFD > 0, stderr)
 }
@@ -141,6 +155,12 @@ func parse(args []string) (*config, error) {
 				return nil, fmt.Errorf("--ports-fd %q: want an inherited descriptor", v)
 			}
 			c.portsFD = fd
+		case "--argv-fd":
+			fd, err := strconv.Atoi(v)
+			if err != nil || fd < 3 {
+				return nil, fmt.Errorf("--argv-fd %q: want an inherited descriptor", v)
+			}
+			c.argvFD = fd
 		case "--listen":
 			ps, sock, ok := strings.Cut(v, "=")
 			p, err := port(ps)
@@ -152,7 +172,10 @@ func parse(args []string) (*config, error) {
 			return nil, fmt.Errorf("unknown option %q", a)
 		}
 	}
-	if len(c.argv) == 0 {
+	switch {
+	case c.argvFD > 0 && len(c.argv) > 0:
+		return nil, errors.New("--argv-fd and a command after -- are both given")
+	case c.argvFD == 0 && len(c.argv) == 0:
 		return nil, errors.New("no command after --")
 	}
 	if c.proxySock == "" && (c.httpPort != 0 || c.socksPort != 0 || len(c.loopback) > 0) {

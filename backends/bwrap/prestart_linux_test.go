@@ -1,0 +1,159 @@
+package bwrap
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd"
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+)
+
+// prestartAndGo makes spec's sandbox ahead, waits a little (the sandbox
+// is whole and idle), hands it argv and waits for the end.
+func prestartAndGo(t *testing.T, b *Backend, spec *backends.Spec, argv ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	spec.Stdout, spec.Stderr = &out, &errb
+	spec.Argv = nil
+	p, err := b.Prestart(context.Background(), spec)
+	must(t, err)
+	time.Sleep(50 * time.Millisecond)
+	must(t, p.Go(argv))
+	done := make(chan struct{})
+	var st backends.ExitStatus
+	go func() { st, err = p.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		p.Kill()
+		<-done
+		t.Fatal("the command handed to the sandbox made ahead did not end")
+	}
+	return result{out.String(), errb.String(), st, err, p}
+}
+
+// A sandbox made ahead runs the command it is handed as Start would have
+// run it: the same user, environment, directory, descriptors, filter,
+// privileges and mounts (but for the forwarder's, which it waited in).
+func TestAPrestartedSandboxIsTheSandboxStartMakes(t *testing.T) {
+	requireBwrap(t)
+	fwd := netfwdtest.Path(t)
+	b := New(Options{})
+	probe := `id; pwd; env | sort; ls /proc/self/fd; grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs|Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status;` +
+		` awk '{print $5, $6}' /proc/self/mountinfo | sort; sed 's/[0-9a-f]*$//' /proc/self/cgroup; ulimit -a`
+	for _, u := range sandboxUsers(t) {
+		for _, guarded := range []bool{false, true} {
+			t.Run(u.Name+map[bool]string{false: "/plain", true: "/guarded"}[guarded], func(t *testing.T) {
+				mk := func() *backends.Spec {
+					ws := newTestDirs(t, u).ws
+					spec := newSpec(t, u, ws, "/bin/sh", "-c", probe)
+					spec.Helper = fwd
+					if guarded {
+						spec.UnixGuard = &backends.UnixGuard{Forwarder: fwd}
+					}
+					spec.Limits = backends.Limits{Pids: 64, MemoryMB: 256}
+					return spec
+				}
+				s1 := mk()
+				started := run(t, b, s1)
+				s2 := mk()
+				ahead := prestartAndGo(t, b, s2, "/bin/sh", "-c", probe)
+				if started.err != nil || ahead.err != nil || started.status.Code != 0 || ahead.status.Code != 0 {
+					t.Fatalf("start: %v %+v %s\nahead: %v %+v %s", started.err, started.status, started.stderr, ahead.err, ahead.status, ahead.stderr)
+				}
+				norm := func(s string, spec *backends.Spec) []string {
+					s = strings.ReplaceAll(s, spec.Workspace, "WS")
+					s = strings.ReplaceAll(s, spec.RunID, "RUN")
+					s = regexp.MustCompile(`net:\[\d+\]`).ReplaceAllString(s, "net:[N]")
+					var lines []string
+					for _, l := range strings.Split(s, "\n") {
+						if !strings.HasPrefix(l, netfwd.BinaryPath+" ") {
+							lines = append(lines, l)
+						}
+					}
+					return lines
+				}
+				a, c := norm(started.stdout, s1), norm(ahead.stdout, s2)
+				if !slices.Equal(a, c) {
+					t.Errorf("the sandbox made ahead differs from Start's:\nStart:\n%s\nahead:\n%s", strings.Join(a, "\n"), strings.Join(c, "\n"))
+				}
+				if !strings.Contains(ahead.stdout, "NoNewPrivs:\t1") || !strings.Contains(ahead.stdout, "Seccomp:\t2") {
+					t.Errorf("the command made ahead is not under the filter:\n%s", ahead.stdout)
+				}
+				if ahead.stderr != "" {
+					t.Errorf("stderr: %q", ahead.stderr)
+				}
+			})
+		}
+	}
+}
+
+// What the command says and how it ends reach the engine as Start's do:
+// its output, its exit code, and a missing command's 127.
+func TestAPrestartedSandboxReportsLikeStart(t *testing.T) {
+	requireBwrap(t)
+	fwd := netfwdtest.Path(t)
+	b := New(Options{})
+	u := sandboxUsers(t)[0]
+	spec := guardedSpec(t, u, fwd)
+	r := prestartAndGo(t, b, spec, "sh", "-c", `echo out; echo err >&2; echo "$SENCLAW_TEST"; exit 3`)
+	if r.err != nil || r.status.Code != 3 || r.stdout != "out\n1\n" || r.stderr != "err\n" {
+		t.Errorf("got %v %+v stdout %q stderr %q", r.err, r.status, r.stdout, r.stderr)
+	}
+	spec = guardedSpec(t, u, fwd)
+	r = prestartAndGo(t, b, spec, "no-such-command-here", "x")
+	if r.status.Code != 127 || r.stderr != "senclaw: not found in the sandbox: no-such-command-here\n" {
+		t.Errorf("a missing command: %+v %q", r.status, r.stderr)
+	}
+	spec = guardedSpec(t, u, fwd)
+	r = prestartAndGo(t, b, spec, "sh", "-c", "kill -9 $$")
+	if r.status.Signal == "" {
+		t.Errorf("a command killed by a signal: %+v", r.status)
+	}
+}
+
+// A sandbox no run takes is given up whole: Kill ends it at once, the
+// forwarder runs nothing, and no command can be handed afterwards; a
+// command with a NUL is refused before anything is written.
+func TestAPrestartedSandboxGivenUpRunsNothing(t *testing.T) {
+	requireBwrap(t)
+	fwd := netfwdtest.Path(t)
+	b := New(Options{})
+	u := sandboxUsers(t)[0]
+	spec := guardedSpec(t, u, fwd)
+	spec.Argv = nil
+	var errb bytes.Buffer
+	spec.Stderr = &errb
+	p, err := b.Prestart(context.Background(), spec)
+	must(t, err)
+	if err := p.Go([]string{"echo", "a\x00b"}); err == nil {
+		t.Error("a command holding a NUL was handed over")
+	}
+	start := time.Now()
+	must(t, p.Kill())
+	if _, err := p.Wait(); err != nil {
+		t.Log(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("giving the sandbox up took %v", d)
+	}
+	if err := p.Go([]string{"true"}); err == nil {
+		t.Error("a command was handed to a sandbox given up")
+	}
+	entries, _ := os.ReadDir(spec.Workspace)
+	if len(entries) != 0 {
+		t.Errorf("the workspace of a sandbox that ran nothing has %v", entries)
+	}
+	for _, bad := range []*backends.Spec{{Argv: []string{"true"}}, {Terminal: os.Stdin}} {
+		if _, err := b.Prestart(context.Background(), bad); err == nil {
+			t.Errorf("Prestart took %+v", bad)
+		}
+	}
+}
