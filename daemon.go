@@ -82,6 +82,22 @@ func serve(ctx context.Context, opts app.Options, sf serveFlags, logger *slog.Lo
 	return 0
 }
 
+// maxReadyOneShots bounds SENCLAW_READY_ONESHOTS.
+const maxReadyOneShots = 8
+
+// readyOneShots is how many one-shot sandboxes the engine keeps ready
+// (app.Options.ReadyOneShots): SENCLAW_READY_ONESHOTS when set.
+func readyOneShots(v string) (int, error) {
+	if v == "" {
+		return app.DefaultReadyOneShots, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxReadyOneShots {
+		return 0, fmt.Errorf("SENCLAW_READY_ONESHOTS=%q: want how many one-shot sandboxes to keep ready, from 0 (none) to %d", v, maxReadyOneShots)
+	}
+	return n, nil
+}
+
 // hostEngine does what every process hosting the engine does first: take
 // the per-user daemon lock, load the API token, open the engine (or keep
 // the reason it could not open, which the API then answers with 503) and
@@ -98,6 +114,11 @@ func hostEngine(ctx context.Context, cancel context.CancelFunc, opts app.Options
 		lock.Release()
 		fmt.Fprintln(stderr, "senclaw:", err)
 		return nil, nil, nil, cli.ExitFailure
+	}
+	if opts.ReadyOneShots, err = readyOneShots(os.Getenv("SENCLAW_READY_ONESHOTS")); err != nil {
+		lock.Release()
+		fmt.Fprintln(stderr, "senclaw:", err)
+		return nil, nil, nil, cli.ExitUsage
 	}
 	engine, engineErr := app.New(opts)
 	if errors.Is(engineErr, store.ErrLocked) {

@@ -64,6 +64,10 @@ type Options struct {
 	ProcessLister monitor.Lister
 	// SampleInterval is how often processes are sampled (default 1 s).
 	SampleInterval time.Duration
+	// ReadyOneShots is how many one-shot sandboxes of the default
+	// configuration the engine keeps set up ahead of their runs (ahead.go);
+	// 0 makes none. The daemon keeps DefaultReadyOneShots.
+	ReadyOneShots int
 	// Forwarder is the senclaw-netfwd binary bound into sandboxes: it
 	// loads the Unix socket guard of every bwrap sandbox and relays the
 	// network (main finds it next to the senclaw executable, else on
@@ -82,11 +86,13 @@ type Options struct {
 
 // Engine owns all state. Create it with New and release it with Close.
 type Engine struct {
-	opts   Options
-	log    *slog.Logger
-	store  *store.Store
-	paths  enginePaths
-	now    func() time.Time
+	opts  Options
+	log   *slog.Logger
+	store *store.Store
+	paths enginePaths
+	now   func() time.Time
+	// ahead are the one-shot sandboxes made ahead of their runs.
+	ahead  readyOneShots
 	probes *prober
 
 	mu       sync.Mutex // guards settings, policy
@@ -199,9 +205,17 @@ func New(opts Options) (*Engine, error) {
 		// directory until it does: say so, and go on.
 		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
+	e.reapAhead()
 	e.purgeOneShots()
+	e.ahead.want = opts.ReadyOneShots
+	go e.fillAhead()
 	return e, nil
 }
+
+// DefaultReadyOneShots is how many one-shot sandboxes the daemon keeps
+// ready (Options.ReadyOneShots): two, so that one is there while the one
+// after it is made.
+const DefaultReadyOneShots = 2
 
 // prepareDataDir creates the data dir and its workspaces dir. Both are
 // 0711: not listable by anyone else, but traversable, because a root
@@ -226,6 +240,7 @@ func (e *Engine) Close() error {
 		if e.stopBackground != nil {
 			e.stopBackground()
 		}
+		e.closeAhead()
 		e.live.killAll()
 		e.live.wait(5 * time.Second)
 		e.purgeMu.Lock()

@@ -45,7 +45,7 @@ type strayLister interface {
 // whether it went.
 func (e *Engine) Leftovers(ctx context.Context, remove bool) ([]Leftover, error) {
 	e.records.flush()
-	live := map[string]bool{}
+	live := e.aheadSandboxes() // made ahead, or being removed after their run
 	for _, lr := range e.live.all() {
 		live[lr.id], live[lr.sandboxID] = true, true
 	}
@@ -65,7 +65,7 @@ func (e *Engine) Leftovers(ctx context.Context, remove bool) ([]Leftover, error)
 		case end.After(settled):
 			live[r.SandboxID] = true // its clean-up may be going on now
 		case r.StartedAt.After(since):
-			ended[r.ID] = r.SandboxID
+			ended[r.place()] = r.SandboxID
 		}
 		return true
 	})

@@ -31,6 +31,14 @@ func newCappedBuffer(limit int, tee io.Writer) *cappedBuffer {
 	return &cappedBuffer{limit: limit, tee: tee}
 }
 
+// setTee gives the buffer the writer it copies to (a run's stream), when
+// it was made before the run had one (a sandbox made ahead).
+func (b *cappedBuffer) setTee(w io.Writer) {
+	b.mu.Lock()
+	b.tee = w
+	b.mu.Unlock()
+}
+
 func (b *cappedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

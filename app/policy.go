@@ -42,6 +42,7 @@ func (e *Engine) SetPolicy(p ExecPolicy) (ExecPolicy, error) {
 	e.policy = p
 	e.mu.Unlock()
 	e.log.Info("Exec policy changed.", "execShell", p.ExecShell, "runPython", p.RunPython, "runNode", p.RunNode, "schedulerScript", p.SchedulerScript)
+	e.aheadChanged()
 	return p, nil
 }
 
@@ -132,6 +133,7 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	e.mu.Unlock()
 	e.applyPoolSize(s.DockerPoolSize)
 	e.settingsChanged() // a raised concurrency lets waiting runs in
+	e.aheadChanged()
 	return s, nil
 }
 

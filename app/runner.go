@@ -115,6 +115,9 @@ func (e *Engine) Exec(ctx context.Context, id string, req RunRequest) (*RunResul
 // its files are removed afterwards (after the run ends, for a background
 // run); the run's record stays.
 func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest) (*RunResult, error) {
+	if res, err, ok := e.runAhead(ctx, cfg, req); ok {
+		return res, err
+	}
 	sb, err := e.newSandbox(cfg)
 	if err != nil {
 		return nil, err
@@ -235,8 +238,58 @@ const MaxTTLMs = 30 * 24 * 3600 * 1000
 // run is the single gate: every execution passes here. It applies the
 // policy, picks the backend (never a weaker one than asked), starts the
 // process, enforces the timeout and the disk quota, and records what
-// isolation the run really got, refusals included.
+// isolation the run really got, refusals included. (A one-shot the engine
+// has a sandbox ready for passes the same checks in runAhead.)
 func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
+	rec := e.newRecord(p)
+	if err := e.roomOnDisk(); err != nil {
+		return e.refuse(&rec, err)
+	}
+	release, err := e.admit(ctx, p.sb.ID, p.req.Background)
+	if err != nil {
+		return e.refuse(&rec, err)
+	}
+	// The slot goes back when the run is over (e.started), or now when it
+	// does not start.
+	owned := true
+	defer func() {
+		if owned {
+			release()
+		}
+	}()
+	// issue #15: the run is on disk as running before anything of it
+	// exists (workspace, cgroup, container, process): an engine that
+	// dies leaves its record, closed as killed at the next start, which
+	// also removes what it left.
+	if err := e.recordRunning(rec); err != nil {
+		return e.refuse(&rec, err)
+	}
+	if p.newWorkspace {
+		if err := e.makeWorkspace(p.sb); err != nil {
+			return e.refuse(&rec, err)
+		}
+	}
+	backend, isolation, err := e.choose(ctx, p)
+	if err != nil {
+		return e.refuse(&rec, err)
+	}
+	rec.Backend, rec.Isolation = backend.Name(), isolation
+	r, err := e.prepare(p, &rec, backend, isolation)
+	if err != nil {
+		return e.refuse(&rec, err)
+	}
+	start := time.Now()
+	proc, err := backend.Start(ctx, r.spec)
+	if err != nil {
+		r.abandon()
+		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
+	}
+	owned = false
+	return e.started(ctx, p, rec, r, proc, start, release), nil
+}
+
+// newRecord is the record of p's run, before it starts.
+func (e *Engine) newRecord(p *plan) RunRecord {
 	rec := RunRecord{
 		ID:          e.newRunID(),
 		SandboxID:   p.sb.ID,
@@ -257,110 +310,120 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if rec.Source == "" {
 		rec.Source = SourceCLI
 	}
-	if err := e.roomOnDisk(); err != nil {
-		return e.refuse(&rec, err)
-	}
-	release, err := e.admit(ctx, p.sb.ID, p.req.Background)
-	if err != nil {
-		return e.refuse(&rec, err)
-	}
-	// A background run gives its slot back when it ends, in its own
-	// goroutine; every other way out of here gives it back now.
-	background := false
-	defer func() {
-		if !background {
-			release()
-		}
-	}()
-	// issue #15: the run is on disk as running before anything of it
-	// exists (workspace, cgroup, container, process): an engine that
-	// dies leaves its record, closed as killed at the next start, which
-	// also removes what it left.
-	rec.State = "running"
-	err = e.records.saveNow(rec)
-	rec.State = "done"
-	if err != nil {
-		return e.refuse(&rec, fmt.Errorf("the run could not be recorded, so nothing was started: %w", err))
-	}
-	if p.newWorkspace {
-		if err := e.makeWorkspace(p.sb); err != nil {
-			return e.refuse(&rec, err)
-		}
-	}
-	backend, isolation, err := e.choose(ctx, p)
-	if err != nil {
-		return e.refuse(&rec, err)
-	}
-	rec.Backend, rec.Isolation = backend.Name(), isolation
+	return rec
+}
 
-	disk := e.prepareDisk(p.sb, backend)
-	spec, err := e.spec(p, &rec)
-	if err != nil {
-		return e.refuse(&rec, err)
+// recordRunning puts rec on disk as running, synced (issue #15).
+func (e *Engine) recordRunning(rec RunRecord) error {
+	rec.State = "running"
+	if err := e.records.saveNow(rec); err != nil {
+		return fmt.Errorf("the run could not be recorded, so nothing was started: %w", err)
 	}
+	return nil
+}
+
+// prepared is what a run holds from its spec to its start: what the
+// backend is to start, and what is let go once the run is over or did
+// not start.
+type prepared struct {
+	backend   backends.Backend
+	isolation string
+	spec      *backends.Spec
+	disk      diskQuota
+	tr        *runTrace
+	// unguarded and unprotected are what the Unix socket guard and the
+	// placeholders of autorun files could not do, for the record.
+	unguarded, unprotected string
+	releaseNet             func()
+	stdout, stderr         *cappedBuffer
+	logFile                *os.File
+	at                     *attached
+}
+
+// prepare builds the spec of p's run on backend and sets up what the run
+// needs around it (disk quota, trace, Unix socket guard, network,
+// output, attachment). rec has the run's id and backend.
+func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isolation string) (*prepared, error) {
+	r := &prepared{backend: backend, isolation: isolation}
+	r.disk = e.prepareDisk(p.sb, backend)
+	spec, err := e.spec(p, rec)
+	if err != nil {
+		return nil, err
+	}
+	r.spec = spec
 	releaseAutorun, unprotected, err := e.protectAutorun(p, rec.Backend, spec)
 	if err != nil {
-		return e.refuse(&rec, err)
+		return nil, err
 	}
-	tr := e.traceRun(p, &rec, backend, spec) // trace (issue #7)
+	r.unprotected = unprotected
+	r.tr = e.traceRun(p, rec, backend, spec) // trace (issue #7)
 	// issue #10: the Unix socket guard
-	unguarded, err := e.guardUnixSockets(backend, spec)
-	if err != nil {
+	if r.unguarded, err = e.guardUnixSockets(backend, spec); err != nil {
 		releaseAutorun()
-		tr.discard()
-		return e.refuse(&rec, err)
+		r.tr.discard()
+		return nil, err
 	}
 	releasePlumbing, err := e.plumbNetwork(p, backend, spec)
 	if err != nil {
 		releaseAutorun()
-		tr.discard()
-		return e.refuse(&rec, err)
+		r.tr.discard()
+		return nil, err
 	}
 	// What a run holds for its length (the network, the placeholders)
 	// goes with one call, once the run is over or did not start.
-	releaseNet := func() { releasePlumbing(); releaseAutorun() }
-	stdout := newCappedBuffer(OutputCap, p.req.Stdout)
-	stderr := newCappedBuffer(OutputCap, p.req.Stderr)
-	var logFile *os.File
+	r.releaseNet = func() { releasePlumbing(); releaseAutorun() }
+	r.stdout = newCappedBuffer(OutputCap, p.req.Stdout)
+	r.stderr = newCappedBuffer(OutputCap, p.req.Stderr)
 	if p.launch != nil {
 		spec.Stdout, spec.Stderr = p.launch.output, p.launch.output
 	} else if p.req.Background {
-		if logFile, err = e.openRunLog(p.sb, rec.ID); err != nil {
-			releaseNet()
-			return e.refuse(&rec, err)
+		if r.logFile, err = e.openRunLog(p.sb, rec.ID); err != nil {
+			r.releaseNet()
+			r.tr.discard()
+			return nil, err
 		}
-		spec.Stdout, spec.Stderr = logFile, logFile
-		rec.LogFile = logFile.Name()
+		spec.Stdout, spec.Stderr = r.logFile, r.logFile
+		rec.LogFile = r.logFile.Name()
 	} else {
-		spec.Stdout, spec.Stderr = stdout, stderr
+		spec.Stdout, spec.Stderr = r.stdout, r.stderr
 	}
-	at, err := e.attach(p, backend, spec, &rec, stdout, stderr)
-	if err != nil {
-		releaseNet()
-		tr.discard()
-		return e.refuse(&rec, err)
-	}
-	start := time.Now()
-	proc, err := backend.Start(ctx, spec)
-	if err != nil {
-		if logFile != nil {
-			logFile.Close()
+	if r.at, err = e.attach(p, backend, spec, rec, r.stdout, r.stderr); err != nil {
+		if r.logFile != nil {
+			r.logFile.Close()
 		}
-		at.finish()
-		releaseNet()
-		tr.discard() // trace (issue #7)
-		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
+		r.releaseNet()
+		r.tr.discard()
+		return nil, err
 	}
+	return r, nil
+}
+
+// abandon lets go of what a run that did not start held.
+func (r *prepared) abandon() {
+	if r.logFile != nil {
+		r.logFile.Close()
+	}
+	r.at.finish()
+	r.releaseNet()
+	r.tr.discard() // trace (issue #7)
+}
+
+// started records what the started run got, supervises it and records
+// its end: in the foreground before it returns, for a background run in
+// a goroutine of its own (it returns the record of the run going).
+// release gives the run's slot back; it is called once the run is over.
+func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepared, proc backends.Process, start time.Time, release func()) *RunResult {
+	backend, isolation := r.backend, r.isolation
 	enf := proc.Enforcement()
-	tr.started(enf) // trace (issue #7)
+	r.tr.started(enf) // trace (issue #7)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
-	if unguarded != "" {
-		rec.Missing = append(rec.Missing, unguarded)
+	if r.unguarded != "" {
+		rec.Missing = append(rec.Missing, r.unguarded)
 	}
-	if unprotected != "" {
-		rec.Missing = append(rec.Missing, unprotected)
+	if r.unprotected != "" {
+		rec.Missing = append(rec.Missing, r.unprotected)
 	}
-	disk = e.startedDisk(p, backend, disk)
+	disk := e.startedDisk(p, backend, r.disk)
 	if line := disk.line(p.sb); line != "" {
 		rec.Enforced = append(rec.Enforced, line)
 	}
@@ -372,23 +435,24 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	}
 	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{}), logFile: rec.LogFile, workspace: p.sb.Workspace}
 	e.live.add(lr)
-	at.started(proc, rec)
+	r.at.started(proc, rec)
 	if p.sb.Kind != "oneshot" {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr, e.watchDisk(p, disk, lr))
-		at.finish() // the terminal's last output, before the record
-		releaseNet()
+		r.at.finish() // the terminal's last output, before the record
+		r.releaseNet()
 		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()
-		e.complete(&rec, lr, status, waitErr, stdout, stderr)
+		e.complete(&rec, lr, status, waitErr, r.stdout, r.stderr)
 		// trace (issue #7): events after the record, so pruning finds them
-		e.records.save(rec, tr.finish)
-		return &RunResult{Record: rec, Stdout: stdout.String(), Stderr: stderr.String()}
+		e.records.save(rec, r.tr.finish)
+		return &RunResult{Record: rec, Stdout: r.stdout.String(), Stderr: r.stderr.String()}
 	}
 	if !p.req.Background {
-		return finish(), nil
+		defer release()
+		return finish()
 	}
 	rec.State = "running"
 	e.records.save(rec, nil)
@@ -396,14 +460,13 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	if p.launch != nil {
 		p.launch.started(lr, rec)
 	}
-	background = true
 	go func() {
 		defer release()
 		res := finish()
 		// A backend may copy output into the log after Start returned
 		// (bwrap does for stderr): the file is closed once the run is over.
-		if logFile != nil {
-			logFile.Close()
+		if r.logFile != nil {
+			r.logFile.Close()
 		}
 		if p.sb.Kind == "oneshot" {
 			_, _ = e.purgeWorkspace(p.sb)
@@ -412,7 +475,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 			p.launch.ended(res.Record)
 		}
 	}()
-	return &RunResult{Record: started}, nil
+	return &RunResult{Record: started}
 }
 
 // supervise waits for the run, killing it on timeout, on the caller's

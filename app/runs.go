@@ -49,7 +49,7 @@ func (e *Engine) reconcileRuns() error {
 			stale = append(stale, r)
 		}
 		if r.State == "running" || r.StartedAt.After(since) {
-			recent[r.ID] = r.SandboxID
+			recent[r.place()] = r.SandboxID
 		}
 		return true
 	})

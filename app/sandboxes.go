@@ -434,18 +434,24 @@ func (e *Engine) releaseDisk(sb *Sandbox, keep bool) error {
 // in the background: the caller has its answer without waiting for an
 // unmount and a directory removal that are no part of the run. Close
 // waits for them; once it has begun, they are done at once.
-func (e *Engine) purgeAfter(sb *Sandbox) {
+func (e *Engine) purgeAfter(sb *Sandbox, then ...func()) {
+	purge := func() {
+		_, _ = e.purgeWorkspace(sb)
+		for _, f := range then {
+			f()
+		}
+	}
 	e.purgeMu.Lock()
 	if e.purgesClosed {
 		e.purgeMu.Unlock()
-		_, _ = e.purgeWorkspace(sb)
+		purge()
 		return
 	}
 	e.purges.Add(1)
 	e.purgeMu.Unlock()
 	go func() {
 		defer e.purges.Done()
-		_, _ = e.purgeWorkspace(sb)
+		purge()
 	}()
 }
 

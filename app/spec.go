@@ -210,6 +210,10 @@ func (e *Engine) inWorkspace(sb *Sandbox, fn func(d *jailfs.Dir) error) error {
 // sandboxed code as an unprivileged user, and bubblewrap opens the
 // workspace and mounts as that user.
 func reachable(path string, user backends.Credential) error {
+	if !filepath.IsAbs(path) {
+		// Relative, the walk up would end at "." and never at "/".
+		return fmt.Errorf("checking %q: not an absolute path", path)
+	}
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		fi, err := os.Stat(dir)
 		if err != nil {

@@ -291,6 +291,20 @@ type RunRecord struct {
 	StartedAt  time.Time `json:"startedAt"`
 	// ScheduleID is the schedule that fired the run (source scheduler).
 	ScheduleID string `json:"scheduleId,omitempty"`
+	// AheadID is the id a one-shot's sandbox was made ahead under, when
+	// the run took one the engine had ready: its cgroups carry that id,
+	// not the run's (which is given when the run starts, so that runs
+	// sort by their start).
+	AheadID string `json:"aheadId,omitempty"`
+}
+
+// place is the id the run's cgroups and processes are known by to its
+// backend: AheadID when the run took a sandbox made ahead.
+func (r *RunRecord) place() string {
+	if r.AheadID != "" {
+		return r.AheadID
+	}
+	return r.ID
 }
 
 // OK reports whether the run exited 0 without timing out.

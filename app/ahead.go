@@ -1,0 +1,415 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+)
+
+// One-shot sandboxes made ahead (issue #14): most of a bwrap one-shot's
+// time is bwrap setting the sandbox up (namespaces, mounts, the barrier,
+// the limits), which needs nothing of the command. The engine keeps
+// Options.ReadyOneShots one-shot sandboxes of the default configuration
+// set up whole, each waiting for its command (backends.Prestarter), and
+// a plain one-shot run (the default sandbox, a command or argv, nothing
+// that changes the sandbox) takes one and hands it its command, after
+// the same checks and the same record as any run (runAhead). Each serves
+// one run and is removed after it, as any one-shot's is; a new one is made
+// when a run ends. A change of settings or policy gives the ready ones up.
+//
+// What the run gets is what run() would have given it: the sandbox is
+// made by the same code (prepare, from the same default sandbox and
+// plan), and a request whose sandbox would differ in anything but its
+// name and timeout is not given one. The sandbox holds the forwarder
+// (senclaw-netfwd) in the command's place until then, under the run's
+// barrier and limits; TestAPrestartedSandboxIsTheSandboxStartMakes holds
+// the bwrap side to Start's.
+//
+// Crashes (issue #15): each is on disk (store.PutAhead) before anything
+// of it exists and until it is gone, so the next start removes what an
+// engine that died left of it (reapAhead); a run that took one is
+// recorded as running before it is handed its command, with the id the
+// sandbox was made under (RunRecord.AheadID), which its cgroups carry.
+
+// readyOneShot is a one-shot sandbox made ahead.
+type readyOneShot struct {
+	gen  uint64
+	sb   Sandbox
+	plan *plan
+	id   string // what its cgroups are named after (RunRecord.AheadID)
+	r    *prepared
+	proc backends.Prestarted
+}
+
+// aheadEntry is what the store keeps of one (store.PutAhead).
+type aheadEntry struct {
+	RunID string    `json:"runId"`
+	Made  time.Time `json:"made"`
+}
+
+// readyOneShots is the engine's stock of one-shot sandboxes made ahead.
+type readyOneShots struct {
+	mu     sync.Mutex
+	want   int
+	ready  []*readyOneShot
+	making int
+	gen    uint64 // bumped when settings or policy change
+	closed bool
+	// failed is when making one last failed; none is tried again for
+	// aheadRetry after it.
+	failed time.Time
+	why    string
+	wg     sync.WaitGroup
+}
+
+// aheadRetry is how long the engine waits after a failure to make a
+// sandbox ahead before it tries again (the runs meanwhile start as usual).
+const aheadRetry = 30 * time.Second
+
+// aheadTimeout bounds the making of one.
+const aheadTimeout = 30 * time.Second
+
+// fillAhead starts making sandboxes until the stock is full.
+func (e *Engine) fillAhead() {
+	a := &e.ahead
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.want <= 0 || (!a.failed.IsZero() && time.Since(a.failed) < aheadRetry) {
+		return
+	}
+	for len(a.ready)+a.making < a.want {
+		a.making++
+		a.wg.Add(1)
+		go func(gen uint64) {
+			defer a.wg.Done()
+			ro, err := e.makeAhead(gen)
+			a.mu.Lock()
+			a.making--
+			switch {
+			case err != nil:
+				if a.why != err.Error() {
+					e.log.Info("A one-shot sandbox could not be made ahead; one-shot runs start as usual.", "reason", err)
+				}
+				a.failed, a.why = time.Now(), err.Error()
+			case a.closed || gen != a.gen:
+				defer e.giveUpAhead(ro)
+			default:
+				a.failed, a.why = time.Time{}, ""
+				a.ready = append(a.ready, ro)
+				ro = nil
+			}
+			a.mu.Unlock()
+		}(a.gen)
+	}
+}
+
+// makeAhead makes one one-shot sandbox of the default configuration,
+// set up whole and waiting for its command.
+func (e *Engine) makeAhead(gen uint64) (*readyOneShot, error) {
+	sb, err := e.newSandbox(SandboxConfig{})
+	if err != nil {
+		return nil, err
+	}
+	sb.Kind, sb.Name = "oneshot", "one-shot"
+	ro := &readyOneShot{gen: gen, sb: sb}
+	p, err := e.planFor(&ro.sb, RunRequest{Argv: []string{"true"}})
+	if err != nil {
+		return nil, err
+	}
+	ro.plan = p
+	p.kind, p.newWorkspace = "oneshot", true
+	ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
+	defer cancel()
+	backend, isolation, err := e.choose(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	pre, ok := backend.(backends.Prestarter)
+	if !ok {
+		return nil, fmt.Errorf("the %s backend, which one-shot runs get here, starts no sandbox ahead of its command", backend.Name())
+	}
+	ro.id = e.newRunID()
+	if err := e.store.PutAhead(sb.ID, aheadEntry{RunID: ro.id, Made: e.now().UTC()}); err != nil {
+		return nil, fmt.Errorf("recording a sandbox made ahead: %w", err)
+	}
+	fail := func(err error) (*readyOneShot, error) {
+		e.giveUpAhead(ro)
+		return nil, err
+	}
+	if err := e.makeWorkspace(&ro.sb); err != nil {
+		return fail(err)
+	}
+	rec := RunRecord{ID: ro.id, SandboxID: sb.ID, Backend: backend.Name(), Isolation: isolation}
+	r, err := e.prepare(p, &rec, backend, isolation)
+	if err != nil {
+		return fail(err)
+	}
+	ro.r = r
+	if r.spec.Helper == "" {
+		r.spec.Helper = e.opts.Forwarder
+	}
+	r.spec.Argv = nil
+	proc, err := pre.Prestart(ctx, r.spec)
+	if err != nil {
+		return fail(err)
+	}
+	ro.proc = proc
+	return ro, nil
+}
+
+// giveUpAhead removes a sandbox made ahead that no run takes, or what
+// there is of one that could not be made.
+func (e *Engine) giveUpAhead(ro *readyOneShot) {
+	if ro.proc != nil {
+		_ = ro.proc.Kill()
+		_, _ = ro.proc.Wait()
+	}
+	if ro.r != nil {
+		ro.r.abandon()
+	}
+	e.forgetAhead(&ro.sb)
+}
+
+// forgetAhead removes a made-ahead sandbox's workspace, then its entry
+// in the store.
+func (e *Engine) forgetAhead(sb *Sandbox) {
+	if sb.OwnWorkspace {
+		if _, err := e.purgeWorkspace(sb); err != nil {
+			e.log.Warn("The workspace of a sandbox made ahead could not be removed.", "sandbox", sb.ID, "err", err)
+			return // the next start tries again
+		}
+	}
+	if err := e.store.DeleteAhead(sb.ID); err != nil {
+		e.log.Warn("A sandbox made ahead could not be forgotten.", "sandbox", sb.ID, "err", err)
+	}
+}
+
+// takeAhead takes a ready sandbox of the current settings, if there is one.
+func (e *Engine) takeAhead() *readyOneShot {
+	a := &e.ahead
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for n := len(a.ready); n > 0; n = len(a.ready) {
+		ro := a.ready[n-1]
+		a.ready = a.ready[:n-1]
+		if ro.gen == a.gen {
+			return ro
+		}
+		go e.giveUpAhead(ro)
+	}
+	return nil
+}
+
+// putBackAhead returns a sandbox taken for a run that did not start.
+func (e *Engine) putBackAhead(ro *readyOneShot) {
+	a := &e.ahead
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || ro.gen != a.gen || len(a.ready) >= a.want {
+		go e.giveUpAhead(ro)
+		return
+	}
+	a.ready = append(a.ready, ro)
+}
+
+// aheadChanged gives up the ready sandboxes after a change of settings
+// or policy, and makes new ones.
+func (e *Engine) aheadChanged() {
+	a := &e.ahead
+	a.mu.Lock()
+	a.gen++
+	stale := a.ready
+	a.ready = nil
+	a.failed, a.why = time.Time{}, ""
+	a.mu.Unlock()
+	for _, ro := range stale {
+		go e.giveUpAhead(ro)
+	}
+	e.fillAhead()
+}
+
+// closeAhead gives up every ready sandbox and waits for those being made.
+func (e *Engine) closeAhead() {
+	a := &e.ahead
+	a.mu.Lock()
+	a.closed = true
+	stale := a.ready
+	a.ready = nil
+	a.mu.Unlock()
+	for _, ro := range stale {
+		e.giveUpAhead(ro)
+	}
+	// One being made is given up as it is done (fillAhead); the engine
+	// waits for that a while, not for ever.
+	made := make(chan struct{})
+	go func() { a.wg.Wait(); close(made) }()
+	select {
+	case <-made:
+	case <-time.After(closeAheadWait):
+		e.log.Warn("A sandbox being made ahead did not finish before the engine closed; the next start removes it.")
+	}
+}
+
+// closeAheadWait bounds how long Close waits for a sandbox being made.
+const closeAheadWait = 5 * time.Second
+
+// aheadSandboxes lists the ids of the sandboxes made ahead that are still
+// there (Leftovers counts them as live).
+func (e *Engine) aheadSandboxes() map[string]bool {
+	ids := map[string]bool{}
+	_ = e.store.EachAhead(func(id string, _ []byte) error {
+		ids[id] = true
+		return nil
+	})
+	return ids
+}
+
+// reapAhead runs at engine start: it removes what an earlier engine left
+// of the sandboxes it made ahead (their processes died with it).
+func (e *Engine) reapAhead() {
+	runs := map[string]string{} // made-ahead id -> sandbox id
+	_ = e.store.EachAhead(func(id string, data []byte) error {
+		var ent aheadEntry
+		if json.Unmarshal(data, &ent) == nil && ent.RunID != "" {
+			runs[ent.RunID] = id
+		} else {
+			runs[""] = id
+		}
+		return nil
+	})
+	if len(runs) == 0 {
+		return
+	}
+	if id, ok := runs[""]; ok {
+		delete(runs, "")
+		e.forgetLeftAhead(id)
+	}
+	e.reapRuns(runs)
+	for _, id := range runs {
+		e.forgetLeftAhead(id)
+	}
+	e.log.Info("Sandboxes an earlier engine made ahead were removed.", "count", len(runs))
+}
+
+// forgetLeftAhead removes the workspace of sandbox id, made ahead by an
+// earlier engine, and forgets it.
+func (e *Engine) forgetLeftAhead(id string) {
+	sb := &Sandbox{ID: id, Kind: "oneshot", OwnWorkspace: true, Workspace: filepath.Join(e.workspacesDir(), id)}
+	if err := e.purgeLeftWorkspace(sb); err != nil {
+		e.log.Warn("The workspace of a sandbox made ahead could not be removed.", "sandbox", id, "err", err)
+		return
+	}
+	_ = e.store.DeleteAhead(id)
+}
+
+// aheadRequest reports whether a one-shot of cfg and req may take a
+// sandbox made ahead: the default sandbox (a name and a timeout change
+// nothing of it) and a plain foreground command.
+func aheadRequest(cfg SandboxConfig, req RunRequest) bool {
+	cfg.Name, cfg.TimeoutMs = nil, nil
+	if !reflect.ValueOf(cfg).IsZero() {
+		return false
+	}
+	return req.Language == "" && req.Code == "" && len(req.Env) == 0 && !req.Background &&
+		!req.Trace && req.Attach == nil && req.TTLMs == 0 && req.IdleTTLMs == 0
+}
+
+// sameSandbox reports whether want, the sandbox a run would get, is the
+// one made ahead but for what a request may change (its name, timeout)
+// and what makes each one-shot its own (id, workspace, times).
+func sameSandbox(want, made Sandbox) bool {
+	want.ID, want.Name, want.TimeoutMs = made.ID, made.Name, made.TimeoutMs
+	want.Kind, want.Workspace, want.OwnWorkspace = made.Kind, made.Workspace, made.OwnWorkspace
+	want.CreatedAt, want.UpdatedAt, want.LastUsedAt = made.CreatedAt, made.UpdatedAt, made.LastUsedAt
+	return reflect.DeepEqual(want, made)
+}
+
+// runAhead runs a one-shot in a sandbox made ahead when the request may
+// take one and one is ready (ok), through the gate every run passes: the
+// plan, the policy and the backend's choice, admission and the record
+// on disk as running, all before the command is handed over. ok is false
+// when the run is to start as usual.
+func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest) (res *RunResult, err error, ok bool) {
+	if !aheadRequest(cfg, req) {
+		return nil, nil, false
+	}
+	want, err := e.newSandbox(cfg)
+	if err != nil {
+		return nil, err, true // as RunOnce would say it
+	}
+	ro := e.takeAhead()
+	if ro == nil {
+		e.fillAhead()
+		return nil, nil, false
+	}
+	if !sameSandbox(want, ro.sb) {
+		e.putBackAhead(ro)
+		return nil, nil, false
+	}
+	sb := ro.sb
+	sb.Name, sb.TimeoutMs = want.Name, want.TimeoutMs
+	if cfg.Name == nil {
+		sb.Name = "one-shot"
+	}
+	p, err := e.planFor(&sb, req)
+	if err != nil {
+		e.putBackAhead(ro)
+		return nil, err, true
+	}
+	p.kind = "oneshot"
+	rec := e.newRecord(p)
+	backend, isolation, err := e.choose(ctx, p)
+	if err == nil && (backend != ro.r.backend || isolation != ro.r.isolation) {
+		// The machine changed under it (a backend came or went).
+		e.putBackAhead(ro)
+		e.aheadChanged()
+		return nil, nil, false
+	}
+	if err == nil {
+		err = e.roomOnDisk()
+	}
+	if err != nil {
+		e.putBackAhead(ro)
+		return e.refuseAhead(&rec, err)
+	}
+	release, err := e.admit(ctx, sb.ID, false)
+	if err != nil {
+		e.putBackAhead(ro)
+		return e.refuseAhead(&rec, err)
+	}
+	rec.Backend, rec.Isolation, rec.AheadID = backend.Name(), isolation, ro.id
+	if err := e.recordRunning(rec); err != nil {
+		release()
+		e.putBackAhead(ro)
+		return e.refuseAhead(&rec, err)
+	}
+	ro.r.stdout.setTee(req.Stdout)
+	ro.r.stderr.setTee(req.Stderr)
+	start := time.Now()
+	if err := ro.proc.Go(p.argv); err != nil {
+		release()
+		e.giveUpAhead(ro)
+		e.fillAhead()
+		return e.refuseAhead(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
+	}
+	res = e.started(ctx, p, rec, ro.r, ro.proc, start, release)
+	e.purgeAfter(&sb, func() {
+		if err := e.store.DeleteAhead(sb.ID); err != nil {
+			e.log.Warn("A sandbox made ahead could not be forgotten.", "sandbox", sb.ID, "err", err)
+		}
+		e.fillAhead()
+	})
+	return res, nil, true
+}
+
+// refuseAhead is refuse, for runAhead.
+func (e *Engine) refuseAhead(rec *RunRecord, err error) (*RunResult, error, bool) {
+	res, err := e.refuse(rec, err)
+	return res, err, true
+}

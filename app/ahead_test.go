@@ -1,0 +1,205 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/direct"
+)
+
+// readyEngine is a bwrap engine that keeps n one-shot sandboxes ready,
+// and waits until they are.
+func readyEngine(t *testing.T, n int, opts ...engineOpt) *Engine {
+	t.Helper()
+	e := bwrapEngine(t, append(opts, func(o *Options) { o.ReadyOneShots = n })...)
+	waitReady(t, e, n)
+	return e
+}
+
+// waitReady waits until e has n sandboxes ready.
+func waitReady(t *testing.T, e *Engine, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e.ahead.mu.Lock()
+		got, making, why := len(e.ahead.ready), e.ahead.making, e.ahead.why
+		e.ahead.mu.Unlock()
+		if got == n && making == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d sandboxes ready (%d being made): %s", got, n, making, why)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A plain one-shot takes a sandbox made ahead and gets what any run gets:
+// its output, exit code, a record with the isolation and limits, its own
+// workspace removed after it; a missing command still says so with 127.
+func TestAOneShotRunsInASandboxMadeAhead(t *testing.T) {
+	e := readyEngine(t, 1)
+	plain := bwrapEngine(t)
+	ctx := context.Background()
+	req := RunRequest{Argv: []string{"sh", "-c", "echo out; echo err >&2; pwd; exit 3"}}
+	res, err := e.RunOnce(ctx, SandboxConfig{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := res.Record
+	if rec.AheadID == "" {
+		t.Fatalf("the run did not take the sandbox made ahead: %+v", rec)
+	}
+	ws := strings.TrimSpace(strings.Split(res.Stdout, "\n")[1])
+	if rec.ExitCode == nil || *rec.ExitCode != 3 || !strings.HasPrefix(res.Stdout, "out\n") || res.Stderr != "err\n" {
+		t.Errorf("result: %+v stdout %q stderr %q", rec, res.Stdout, res.Stderr)
+	}
+	if rec.ID == rec.AheadID || rec.Kind != "oneshot" || rec.SandboxName != "one-shot" || rec.Backend != "bwrap" {
+		t.Errorf("record: %+v", rec)
+	}
+	// The same run without a sandbox made ahead says the same of itself.
+	want, err := plain.RunOnce(ctx, SandboxConfig{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Record.Isolation != rec.Isolation || strings.Join(want.Record.Enforced, "|") != strings.Join(rec.Enforced, "|") ||
+		strings.Join(want.Record.Missing, "|") != strings.Join(rec.Missing, "|") {
+		t.Errorf("made ahead:\n%q\n%q\n%q\nas usual:\n%q\n%q\n%q", rec.Isolation, rec.Enforced, rec.Missing,
+			want.Record.Isolation, want.Record.Enforced, want.Record.Missing)
+	}
+	stored, err := e.Run(rec.ID)
+	if err != nil || stored.AheadID != rec.AheadID || stored.State != "done" {
+		t.Errorf("stored record: %+v %v", stored, err)
+	}
+	waitGone(t, ws)
+	waitReady(t, e, 1) // made again after the run
+	res, err = e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"no-such-command-here"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.AheadID == "" || res.Record.ExitCode == nil || *res.Record.ExitCode != 127 ||
+		res.Stderr != "senclaw: not found in the sandbox: no-such-command-here\n" {
+		t.Errorf("a missing command: %+v %q", res.Record, res.Stderr)
+	}
+}
+
+func waitGone(t *testing.T, path string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%s is still there", path)
+}
+
+// The switches govern a run in a sandbox made ahead as any other: one
+// made before Run Python was switched off is given up, Python is refused
+// at the gate, and the interpreter is masked in the sandbox that replaces
+// it.
+func TestSandboxesMadeAheadFollowTheSwitches(t *testing.T) {
+	e := readyEngine(t, 1)
+	ctx := context.Background()
+	pol := e.Policy()
+	pol.RunPython = false
+	if _, err := e.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"python3", "-c", "print(1)"}})
+	if err == nil || res == nil || res.Record.AheadID != "" || !strings.HasPrefix(res.Record.Isolation, "refused: ") {
+		t.Fatalf("Python with Run Python off: %+v %v", res, err)
+	}
+	waitReady(t, e, 1)
+	res, err = e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"sh", "-c", "exec /usr/bin/python3 -c 'print(1)'"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.AheadID == "" || res.Record.ExitCode == nil || *res.Record.ExitCode == 0 || strings.Contains(res.Stdout, "1") {
+		t.Errorf("the interpreter ran in a sandbox made ahead with Run Python off: %+v %q %q", res.Record, res.Stdout, res.Stderr)
+	}
+}
+
+// Only a run whose sandbox would be the one made ahead takes it: a name
+// and a timeout are the run's own; network, mounts, environment, limits,
+// code and background runs start as usual.
+func TestOnlyAPlainOneShotTakesASandboxMadeAhead(t *testing.T) {
+	e := readyEngine(t, 1)
+	ctx := context.Background()
+	mounted := testDir(t)
+	e.chownToSandbox(mounted)
+	for _, c := range []struct {
+		name string
+		cfg  SandboxConfig
+		req  RunRequest
+	}{
+		{"network", SandboxConfig{Network: ptr(true)}, RunRequest{Argv: []string{"true"}}},
+		{"a mount", SandboxConfig{Mounts: []backends.Mount{{Source: mounted, Target: "m", ReadOnly: true}}}, RunRequest{Argv: []string{"true"}}},
+		{"the sandbox's env", SandboxConfig{Env: map[string]string{"A": "1"}}, RunRequest{Argv: []string{"true"}}},
+		{"the run's env", SandboxConfig{}, RunRequest{Argv: []string{"true"}, Env: map[string]string{"A": "1"}}},
+		{"a limit", SandboxConfig{MemoryMB: ptr(300)}, RunRequest{Argv: []string{"true"}}},
+		{"code", SandboxConfig{}, RunRequest{Language: "bash", Code: "true"}},
+		{"a trace", SandboxConfig{}, RunRequest{Argv: []string{"true"}, Trace: true}},
+	} {
+		res, err := e.RunOnce(ctx, c.cfg, c.req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Record.AheadID != "" || res.Record.ExitCode == nil || *res.Record.ExitCode != 0 {
+			t.Errorf("%s: %+v %q", c.name, res.Record, res.Stderr)
+		}
+	}
+	res, err := e.RunOnce(ctx, SandboxConfig{Name: ptr("named"), TimeoutMs: ptr(1000)}, RunRequest{Argv: []string{"sleep", "30"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Record; r.AheadID == "" || r.SandboxName != "named" || !r.TimedOut || r.DurationMs > 10000 {
+		t.Errorf("a named one-shot with a timeout: %+v", r)
+	}
+	// A bad name is refused as it is without one made ahead, and the
+	// sandbox stays ready.
+	if _, err := e.RunOnce(ctx, SandboxConfig{Name: ptr("   ")}, RunRequest{Argv: []string{"true"}}); err == nil {
+		t.Error("a bad name was taken")
+	}
+	waitReady(t, e, 1)
+	left, err := e.Leftovers(ctx, false)
+	if err != nil || len(left) > 0 {
+		t.Errorf("the sandbox made ahead counts as left: %+v %v", left, err)
+	}
+}
+
+// A start removes what an engine that died left of a sandbox made ahead:
+// its workspace and its entry.
+func TestAStartRemovesSandboxesMadeAheadThatAreLeft(t *testing.T) {
+	root := testDir(t)
+	opts := Options{DataDir: filepath.Join(root, "data"), Backends: []backends.Backend{direct.New()}, EUID: os.Geteuid()}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := randomHex(6)
+	ws := filepath.Join(e.workspacesDir(), id)
+	if err := e.store.PutAhead(id, aheadEntry{RunID: e.newRunID()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e, err = New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Errorf("the workspace of a sandbox made ahead by the engine before is left: %v", err)
+	}
+	if left := e.aheadSandboxes(); len(left) > 0 {
+		t.Errorf("still recorded: %v", left)
+	}
+}
