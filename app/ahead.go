@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -31,11 +32,14 @@ import (
 // barrier and limits; TestAPrestartedSandboxIsTheSandboxStartMakes holds
 // the bwrap side to Start's.
 //
-// Crashes (issue #15): each is on disk (store.PutAhead) before anything
-// of it exists and until it is gone, so the next start removes what an
-// engine that died left of it (reapAhead); a run that took one is
-// recorded as running before it is handed its command, with the id the
-// sandbox was made under (RunRecord.AheadID), which its cgroups carry.
+// Crashes (issue #15): each is on disk (the store's ahead bucket) before
+// anything of it exists, so the next start removes what an engine that
+// died left of it (reapAhead). A run that took one is recorded as running
+// before it is handed its command, with the id the sandbox was made under
+// (RunRecord.AheadID), which its cgroups carry; from then on the record
+// answers for it as for any one-shot. That commit also drops the
+// sandbox's entry and puts the entry of the one that replaces it
+// (reserved), so the stock costs no commit of its own as runs go.
 
 // readyOneShot is a one-shot sandbox made ahead.
 type readyOneShot struct {
@@ -53,14 +57,29 @@ type aheadEntry struct {
 	Made  time.Time `json:"made"`
 }
 
+// aheadIdent names a sandbox to be made ahead: its id and the id its
+// cgroups are to carry.
+type aheadIdent struct{ sandbox, run string }
+
+func (e *Engine) newAheadIdent() aheadIdent {
+	return aheadIdent{sandbox: randomHex(6), run: e.newRunID()}
+}
+
+// edit is the store's entry for it.
+func (id aheadIdent) edit(e *Engine) store.AheadEdit {
+	return store.AheadEdit{ID: id.sandbox, Value: aheadEntry{RunID: id.run, Made: e.now().UTC()}}
+}
+
 // readyOneShots is the engine's stock of one-shot sandboxes made ahead.
 type readyOneShots struct {
 	mu     sync.Mutex
 	want   int
 	ready  []*readyOneShot
 	making int
-	gen    uint64 // bumped when settings or policy change
-	closed bool
+	// reserved are on disk already, to be made next.
+	reserved []aheadIdent
+	gen      uint64 // bumped when settings or policy change
+	closed   bool
 	// failed is when making one last failed; none is tried again for
 	// aheadRetry after it.
 	failed time.Time
@@ -86,9 +105,14 @@ func (e *Engine) fillAhead() {
 	for len(a.ready)+a.making < a.want {
 		a.making++
 		a.wg.Add(1)
+		var ident *aheadIdent
+		if n := len(a.reserved); n > 0 {
+			ident = &a.reserved[n-1]
+			a.reserved = a.reserved[:n-1]
+		}
 		go func(gen uint64) {
 			defer a.wg.Done()
-			ro, err := e.makeAhead(gen)
+			ro, err := e.makeAhead(gen, ident)
 			a.mu.Lock()
 			a.making--
 			switch {
@@ -110,17 +134,32 @@ func (e *Engine) fillAhead() {
 }
 
 // makeAhead makes one one-shot sandbox of the default configuration,
-// set up whole and waiting for its command.
-func (e *Engine) makeAhead(gen uint64) (*readyOneShot, error) {
+// set up whole and waiting for its command: ident's when it is reserved,
+// else one recorded now.
+func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*readyOneShot, error) {
 	sb, err := e.newSandbox(SandboxConfig{})
 	if err != nil {
 		return nil, err
 	}
 	sb.Kind, sb.Name = "oneshot", "one-shot"
-	ro := &readyOneShot{gen: gen, sb: sb}
+	if ident == nil {
+		id := e.newAheadIdent()
+		ed := id.edit(e)
+		if err := e.store.PutAhead(ed.ID, ed.Value); err != nil {
+			return nil, fmt.Errorf("recording a sandbox made ahead: %w", err)
+		}
+		ident = &id
+	}
+	sb.ID = ident.sandbox
+	ro := &readyOneShot{gen: gen, sb: sb, id: ident.run}
+	// What fails from here gives its entry up with it.
+	fail := func(err error) (*readyOneShot, error) {
+		e.giveUpAhead(ro)
+		return nil, err
+	}
 	p, err := e.planFor(&ro.sb, RunRequest{Argv: []string{"true"}})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	ro.plan = p
 	p.kind, p.newWorkspace = "oneshot", true
@@ -128,19 +167,11 @@ func (e *Engine) makeAhead(gen uint64) (*readyOneShot, error) {
 	defer cancel()
 	backend, isolation, err := e.choose(ctx, p)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	pre, ok := backend.(backends.Prestarter)
 	if !ok {
-		return nil, fmt.Errorf("the %s backend, which one-shot runs get here, starts no sandbox ahead of its command", backend.Name())
-	}
-	ro.id = e.newRunID()
-	if err := e.store.PutAhead(sb.ID, aheadEntry{RunID: ro.id, Made: e.now().UTC()}); err != nil {
-		return nil, fmt.Errorf("recording a sandbox made ahead: %w", err)
-	}
-	fail := func(err error) (*readyOneShot, error) {
-		e.giveUpAhead(ro)
-		return nil, err
+		return fail(fmt.Errorf("the %s backend, which one-shot runs get here, starts no sandbox ahead of its command", backend.Name()))
 	}
 	if err := e.makeWorkspace(&ro.sb); err != nil {
 		return fail(err)
@@ -206,6 +237,18 @@ func (e *Engine) takeAhead() *readyOneShot {
 	return nil
 }
 
+// reserveAhead keeps a sandbox recorded ahead of its making.
+func (e *Engine) reserveAhead(id aheadIdent) {
+	a := &e.ahead
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		go func() { _ = e.store.DeleteAhead(id.sandbox) }()
+		return
+	}
+	a.reserved = append(a.reserved, id)
+}
+
 // putBackAhead returns a sandbox taken for a run that did not start.
 func (e *Engine) putBackAhead(ro *readyOneShot) {
 	a := &e.ahead
@@ -239,9 +282,12 @@ func (e *Engine) closeAhead() {
 	a := &e.ahead
 	a.mu.Lock()
 	a.closed = true
-	stale := a.ready
-	a.ready = nil
+	stale, reserved := a.ready, a.reserved
+	a.ready, a.reserved = nil, nil
 	a.mu.Unlock()
+	for _, id := range reserved {
+		_ = e.store.DeleteAhead(id.sandbox)
+	}
 	for _, ro := range stale {
 		e.giveUpAhead(ro)
 	}
@@ -384,11 +430,15 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 		return e.refuseAhead(&rec, err)
 	}
 	rec.Backend, rec.Isolation, rec.AheadID = backend.Name(), isolation, ro.id
-	if err := e.recordRunning(rec); err != nil {
+	// The record answers for the sandbox from here; the one to replace it
+	// is reserved in the same commit.
+	next := e.newAheadIdent()
+	if err := e.recordRunning(rec, store.AheadEdit{ID: sb.ID}, next.edit(e)); err != nil {
 		release()
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
+	e.reserveAhead(next)
 	ro.r.stdout.setTee(req.Stdout)
 	ro.r.stderr.setTee(req.Stderr)
 	start := time.Now()
@@ -399,12 +449,7 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 		return e.refuseAhead(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	res = e.started(ctx, p, rec, ro.r, ro.proc, start, release)
-	e.purgeAfter(&sb, func() {
-		if err := e.store.DeleteAhead(sb.ID); err != nil {
-			e.log.Warn("A sandbox made ahead could not be forgotten.", "sandbox", sb.ID, "err", err)
-		}
-		e.fillAhead()
-	})
+	e.purgeAfter(&sb, e.fillAhead)
 	return res, nil, true
 }
 

@@ -78,6 +78,13 @@ func TestAOneShotRunsInASandboxMadeAhead(t *testing.T) {
 	}
 	waitGone(t, ws)
 	waitReady(t, e, 1) // made again after the run
+	// The store knows exactly the sandboxes there are ahead of their runs.
+	e.ahead.mu.Lock()
+	readyID := e.ahead.ready[0].sb.ID
+	e.ahead.mu.Unlock()
+	if got := e.aheadSandboxes(); len(got) != 1 || !got[readyID] || got[rec.SandboxID] {
+		t.Errorf("the store's sandboxes made ahead are %v, want only %s", got, readyID)
+	}
 	res, err = e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"no-such-command-here"}})
 	if err != nil {
 		t.Fatal(err)

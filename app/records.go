@@ -33,6 +33,8 @@ type queuedRecord struct {
 	after func() // runs once the record is stored (trace events)
 	// stored, when set, hears whether the record reached the disk.
 	stored chan error
+	// ahead goes in the same commit (store.WriteWith).
+	ahead []store.AheadEdit
 }
 
 func newRecordWriter(e *Engine) *recordWriter {
@@ -57,9 +59,15 @@ func (w *recordWriter) save(rec RunRecord, after func()) {
 // starts anything, so that an engine that dies leaves a record of it
 // (issue #15).
 func (w *recordWriter) saveNow(rec RunRecord) error {
+	return w.saveNowWith(rec, nil)
+}
+
+// saveNowWith is saveNow, with edits of the sandboxes made ahead in the
+// same commit.
+func (w *recordWriter) saveNowWith(rec RunRecord, ahead []store.AheadEdit) error {
 	stored := make(chan error, 1)
 	w.mu.Lock()
-	w.queue = append(w.queue, queuedRecord{rec: rec, stored: stored})
+	w.queue = append(w.queue, queuedRecord{rec: rec, stored: stored, ahead: ahead})
 	w.mu.Unlock()
 	w.poke()
 	select {
@@ -120,8 +128,10 @@ func (w *recordWriter) write(queue []queuedRecord, touches map[string]time.Time)
 		return
 	}
 	items := make([]store.RunItem, len(queue))
+	var ahead []store.AheadEdit
 	for i, q := range queue {
 		items[i] = store.RunItem{ID: q.rec.ID, SandboxID: q.rec.SandboxID, Value: q.rec}
+		ahead = append(ahead, q.ahead...)
 	}
 	edits := make(map[string]store.SandboxEdit, len(touches))
 	for id, at := range touches {
@@ -136,7 +146,7 @@ func (w *recordWriter) write(queue []queuedRecord, touches map[string]time.Time)
 			return json.Marshal(sb)
 		}
 	}
-	err := w.e.store.Write(items, edits)
+	err := w.e.store.WriteWith(items, edits, ahead)
 	if err != nil {
 		w.e.log.Error("Run records could not be saved.", "runs", len(items), "err", err)
 	}

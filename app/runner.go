@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
 )
@@ -313,10 +314,11 @@ func (e *Engine) newRecord(p *plan) RunRecord {
 	return rec
 }
 
-// recordRunning puts rec on disk as running, synced (issue #15).
-func (e *Engine) recordRunning(rec RunRecord) error {
+// recordRunning puts rec on disk as running, synced (issue #15), with
+// edits of the sandboxes made ahead in the same commit.
+func (e *Engine) recordRunning(rec RunRecord, ahead ...store.AheadEdit) error {
 	rec.State = "running"
-	if err := e.records.saveNow(rec); err != nil {
+	if err := e.records.saveNowWith(rec, ahead); err != nil {
 		return fmt.Errorf("the run could not be recorded, so nothing was started: %w", err)
 	}
 	return nil

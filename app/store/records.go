@@ -61,6 +61,31 @@ type SandboxEdit func(data []byte) ([]byte, error)
 // one commit, one fsync, however many runs ended together. Edits of
 // sandboxes that no longer exist are skipped.
 func (s *Store) Write(runs []RunItem, edits map[string]SandboxEdit) error {
+	return s.WriteWith(runs, edits, nil)
+}
+
+// AheadEdit records (Value) or forgets (nil) a sandbox made ahead
+// (PutAhead, DeleteAhead), in the commit of WriteWith.
+type AheadEdit struct {
+	ID    string
+	Value any
+}
+
+// WriteWith is Write, with the edits of the sandboxes made ahead in the
+// same commit: a run that takes one and the one that replaces it cost
+// the commit that records the run and nothing more.
+func (s *Store) WriteWith(runs []RunItem, edits map[string]SandboxEdit, ahead []AheadEdit) error {
+	aheadData := make([][]byte, len(ahead))
+	for i, a := range ahead {
+		if a.Value == nil {
+			continue
+		}
+		data, err := json.Marshal(a.Value)
+		if err != nil {
+			return fmt.Errorf("encoding %q: %w", a.ID, err)
+		}
+		aheadData[i] = data
+	}
 	encoded := make([][]byte, len(runs))
 	for i, r := range runs {
 		data, err := json.Marshal(r.Value)
@@ -70,6 +95,22 @@ func (s *Store) Write(runs []RunItem, edits map[string]SandboxEdit) error {
 		encoded[i] = data
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
+		if len(ahead) > 0 {
+			b, err := tx.CreateBucketIfNotExists(bucketAhead)
+			if err != nil {
+				return err
+			}
+			for i, a := range ahead {
+				if aheadData[i] == nil {
+					err = b.Delete([]byte(a.ID))
+				} else {
+					err = b.Put([]byte(a.ID), aheadData[i])
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
 		sandboxes := tx.Bucket(bucketSandboxes)
 		for id, edit := range edits {
 			old := sandboxes.Get([]byte(id))
