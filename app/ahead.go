@@ -107,7 +107,8 @@ func (e *Engine) fillAhead() {
 		a.wg.Add(1)
 		var ident *aheadIdent
 		if n := len(a.reserved); n > 0 {
-			ident = &a.reserved[n-1]
+			id := a.reserved[n-1] // a copy: the slot is reused by the next reserve
+			ident = &id
 			a.reserved = a.reserved[:n-1]
 		}
 		go func(gen uint64) {
@@ -237,6 +238,14 @@ func (e *Engine) takeAhead() *readyOneShot {
 	return nil
 }
 
+// aheadCurrent reports whether ro was made under the settings and policy
+// in force.
+func (e *Engine) aheadCurrent(ro *readyOneShot) bool {
+	e.ahead.mu.Lock()
+	defer e.ahead.mu.Unlock()
+	return ro.gen == e.ahead.gen
+}
+
 // reserveAhead keeps a sandbox recorded ahead of its making.
 func (e *Engine) reserveAhead(id aheadIdent) {
 	a := &e.ahead
@@ -320,27 +329,27 @@ func (e *Engine) aheadSandboxes() map[string]bool {
 // of the sandboxes it made ahead (their processes died with it).
 func (e *Engine) reapAhead() {
 	runs := map[string]string{} // made-ahead id -> sandbox id
+	var unreadable []string
 	_ = e.store.EachAhead(func(id string, data []byte) error {
 		var ent aheadEntry
 		if json.Unmarshal(data, &ent) == nil && ent.RunID != "" {
 			runs[ent.RunID] = id
 		} else {
-			runs[""] = id
+			unreadable = append(unreadable, id)
 		}
 		return nil
 	})
-	if len(runs) == 0 {
+	if len(runs)+len(unreadable) == 0 {
 		return
-	}
-	if id, ok := runs[""]; ok {
-		delete(runs, "")
-		e.forgetLeftAhead(id)
 	}
 	e.reapRuns(runs)
 	for _, id := range runs {
 		e.forgetLeftAhead(id)
 	}
-	e.log.Info("Sandboxes an earlier engine made ahead were removed.", "count", len(runs))
+	for _, id := range unreadable {
+		e.forgetLeftAhead(id) // its cgroups, if any, go with the sweep of empty ones
+	}
+	e.log.Info("Sandboxes an earlier engine made ahead were removed.", "count", len(runs)+len(unreadable))
 }
 
 // forgetLeftAhead removes the workspace of sandbox id, made ahead by an
@@ -428,6 +437,12 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	if err != nil {
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
+	}
+	if !e.aheadCurrent(ro) {
+		// The settings or the policy changed since it was taken.
+		release()
+		e.putBackAhead(ro)
+		return nil, nil, false
 	}
 	rec.Backend, rec.Isolation, rec.AheadID = backend.Name(), isolation, ro.id
 	// The record answers for the sandbox from here; the one to replace it
