@@ -251,7 +251,8 @@ func (e *Engine) reserveAhead(id aheadIdent) {
 	a := &e.ahead
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed {
+	if a.closed || len(a.reserved) >= a.want {
+		// More than the stock needs (runs that raced its refill).
 		go func() { _ = e.store.DeleteAhead(id.sandbox) }()
 		return
 	}

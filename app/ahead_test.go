@@ -210,3 +210,71 @@ func TestAStartRemovesSandboxesMadeAheadThatAreLeft(t *testing.T) {
 		t.Errorf("still recorded: %v", left)
 	}
 }
+
+// More one-shots at once than there are sandboxes ready: each runs, in
+// one made ahead or as usual, and what is left afterwards is the stock.
+func TestManyOneShotsAtOnceWithASmallStock(t *testing.T) {
+	e := readyEngine(t, 2)
+	ctx := context.Background()
+	const n = 8
+	type result struct {
+		res *RunResult
+		err error
+	}
+	results := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"sh", "-c", "echo $$ > f; cat f >/dev/null; sleep 0.2"}})
+			results <- result{res, err}
+		}()
+	}
+	ahead := 0
+	for i := 0; i < n; i++ {
+		r := <-results
+		if r.err != nil || r.res.Record.ExitCode == nil || *r.res.Record.ExitCode != 0 {
+			t.Fatalf("run: %+v %v", r.res, r.err)
+		}
+		if r.res.Record.AheadID != "" {
+			ahead++
+		}
+	}
+	if ahead == 0 || ahead == n {
+		t.Errorf("%d of %d runs took a sandbox made ahead, with 2 ready", ahead, n)
+	}
+	waitReady(t, e, 2)
+	e.ahead.mu.Lock()
+	ready := map[string]bool{}
+	for _, ro := range e.ahead.ready {
+		ready[ro.sb.ID] = true
+	}
+	e.ahead.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		entries, _ := os.ReadDir(e.workspacesDir())
+		var left []string
+		for _, ent := range entries {
+			if !ready[ent.Name()] {
+				left = append(left, ent.Name())
+			}
+		}
+		if len(left) == 0 && len(entries) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workspaces left: %v (ready: %v)", left, ready)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The store has the ready ones, and those reserved to be made next
+	// (no more than the stock).
+	e.ahead.mu.Lock()
+	reserved := len(e.ahead.reserved)
+	e.ahead.mu.Unlock()
+	deadline = time.Now().Add(5 * time.Second)
+	for got := e.aheadSandboxes(); len(got) != 2+reserved || reserved > 2; got = e.aheadSandboxes() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the store has %d sandboxes made ahead, want the 2 ready and %d reserved", len(got), reserved)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

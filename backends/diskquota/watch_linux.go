@@ -168,7 +168,7 @@ func (wd *Watchdog) init() {
 		return
 	}
 	wd.fd, wd.file = fd, os.NewFile(uintptr(fd), "inotify")
-	go wd.read()
+	go wd.read(wd.file) // its own copy: Close clears wd.file
 }
 
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
@@ -290,10 +290,10 @@ func (wd *Watchdog) restat(n *dirNode, name string) {
 }
 
 // read applies inotify events as they come.
-func (wd *Watchdog) read() {
+func (wd *Watchdog) read(f *os.File) {
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := wd.file.Read(buf)
+		n, err := f.Read(buf)
 		if err != nil || n <= 0 {
 			return
 		}
