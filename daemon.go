@@ -277,8 +277,12 @@ func asUnavailable(err error) *engineUnavailable {
 // to the runtime dir.
 func spawnDaemon(runtimeDir, dataDir string) error {
 	// What would stop the daemon's engine from starting (SENCLAW_BACKENDS
-	// naming no backend) is said here, not only in its log.
+	// naming no backend, a bad SENCLAW_READY_ONESHOTS) is said here, not
+	// only in its log.
 	if _, err := engineOptions(dataDir, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	if _, err := readyOneShots(os.Getenv("SENCLAW_READY_ONESHOTS")); err != nil {
 		return err
 	}
 	self, err := os.Executable()

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
@@ -38,5 +40,19 @@ func TestOfferedBackends(t *testing.T) {
 				t.Fatalf("got %v %v, want %s", names, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestReadyOneShotsComesFromTheEnvironment(t *testing.T) {
+	for v, want := range map[string]int{"": app.DefaultReadyOneShots, "0": 0, "8": 8} {
+		if n, err := readyOneShots(v); err != nil || n != want {
+			t.Errorf("%q: %d %v, want %d", v, n, err, want)
+		}
+	}
+	for _, v := range []string{"9", "-1", "two", " 2"} {
+		_, err := readyOneShots(v)
+		if err == nil || !strings.Contains(err.Error(), "SENCLAW_READY_ONESHOTS="+strconv.Quote(v)) || !strings.Contains(err.Error(), "from 0 (none) to 8") {
+			t.Errorf("%q: %v", v, err)
+		}
 	}
 }
