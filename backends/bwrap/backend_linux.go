@@ -317,7 +317,8 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	if direct != nil {
 		// A fresh namespace made ahead, which the thread that forks bwrap
 		// joins (directGuard.fork), else bwrap's own.
-		if direct.netns = netns.take(); direct.netns != nil {
+		direct.pool = netns
+		if direct.netns = direct.pool.take(); direct.netns != nil {
 			host.JoinedNetwork = true
 		}
 	}

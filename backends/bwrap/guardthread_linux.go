@@ -28,6 +28,8 @@ type directGuard struct {
 	// netns, when set, is the fresh network namespace the thread joins
 	// before it forks bwrap (netnsPool), which then makes none.
 	netns *os.File
+	// pool is where netns came from, which the run's end refills.
+	pool *netnsPool
 	// cmds takes the command to fork, started tells how it went, left is
 	// closed once the thread is out of the run's cgroups (prepare).
 	cmds    chan *exec.Cmd
@@ -223,7 +225,7 @@ func (d *directGuard) run(plan func() (*limits.Plan, error)) {
 		unix.Close(pidfd)
 	}
 	if d.netns != nil {
-		netns.refill() // the run is over: the next one's, meanwhile
+		d.pool.refill() // the run is over: the next one's, meanwhile
 	}
 }
 

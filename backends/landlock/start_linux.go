@@ -93,7 +93,10 @@ type prepared struct {
 	// door's address and the listen ports on loopback: Landlock's TCP
 	// rules name ports, not addresses. sup serves it once the run started.
 	guard *unixguard.Handoff
-	sup   *unixguard.Supervisor
+	// sup, under supMu, with closed once the run is over.
+	supMu  sync.Mutex
+	sup    *unixguard.Supervisor
+	closed bool
 	// prog is the seccomp filter.
 	prog []byte
 }
@@ -191,8 +194,26 @@ func (r *prepared) close() {
 	if r.guard != nil {
 		r.guard.Close()
 	}
-	if r.sup != nil {
-		r.sup.Close()
+	r.supMu.Lock()
+	r.closed = true
+	sup := r.sup
+	r.supMu.Unlock()
+	if sup != nil {
+		sup.Close()
+	}
+}
+
+// setSup keeps the guard's supervisor, or closes it when the run's end
+// came first (the reaper may close r while the guard is being accepted).
+func (r *prepared) setSup(sup *unixguard.Supervisor) {
+	r.supMu.Lock()
+	closed := r.closed
+	if !closed {
+		r.sup = sup
+	}
+	r.supMu.Unlock()
+	if closed && sup != nil {
+		sup.Close()
 	}
 }
 
@@ -309,7 +330,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	if r.guard != nil && err == nil {
 		go func() {
 			sup, err := r.guard.Accept(ctx, helperPid, p.done)
-			r.sup = sup
+			r.setSup(sup)
 			accepted <- err
 		}()
 	} else {
