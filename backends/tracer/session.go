@@ -35,13 +35,19 @@ func Available() (bool, string) {
 // /proc/<pid>/fd path, with close-on-exec, so no traced process inherits
 // it, and nothing of it exists in the sandbox's view.
 type Session struct {
-	r, w     *os.File
-	env      *os.File // the launcher's environment, until strace has it
-	closeW   sync.Once
-	started  chan struct{} // closed when strace's first line arrives
-	root     int           // the pid of strace's child, once started
-	done     chan struct{} // closed when strace's output is read to its end
-	untraced string        // why the run is not traced, when it is not
+	r, w    *os.File
+	env     *os.File // the launcher's environment, until strace has it
+	closeW  sync.Once
+	started chan struct{} // closed when strace's first line arrives
+	// launched is closed by Process, once the backend's start is over:
+	// the early Release (firstRead) waits for it, so that it never closes
+	// a file the start may still be handing on.
+	launched     chan struct{}
+	launchedOnce sync.Once
+	earlyOnce    sync.Once
+	root         int           // the pid of strace's child, once started
+	done         chan struct{} // closed when strace's output is read to its end
+	untraced     string        // why the run is not traced, when it is not
 }
 
 // WaitDrain bounds how long Wait waits for the last trace lines after
@@ -104,11 +110,11 @@ func Wrap(cmd *exec.Cmd, emit func(backends.TraceEvent), skipExecs int, launcher
 	c.Output = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.Fd())
 	cmd.Path = straceBin
 	cmd.Args = append([]string{straceBin}, StraceArgs(c)...)
-	s := &Session{r: r, w: w, env: envFile, started: make(chan struct{}), done: make(chan struct{})}
+	s := &Session{r: r, w: w, env: envFile, started: make(chan struct{}), done: make(chan struct{}), launched: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer r.Close()
-		_ = follow(firstRead{r, s.Release}, skipExecs, emit, func(pid int) {
+		_ = follow(firstRead{r, s.releaseOnceLaunched}, skipExecs, emit, func(pid int) {
 			s.root = pid
 			close(s.started)
 		})
@@ -163,12 +169,30 @@ func (s *Session) Release() {
 	})
 }
 
+// releaseOnceLaunched releases the engine's ends once the backend's start
+// is over (Process), or not at all if the start failed (the backend
+// releases them itself then).
+func (s *Session) releaseOnceLaunched() {
+	s.earlyOnce.Do(func() {
+		go func() {
+			select {
+			case <-s.launched:
+				s.Release()
+			case <-s.done:
+			}
+		}()
+	})
+}
+
 // Process wraps p so that Wait returns only once the trace is read to its
 // end, and Enforcement says when the run is not traced. A nil Session
 // returns p.
 func (s *Session) Process(p backends.Process) backends.Process {
 	if s == nil {
 		return p
+	}
+	if s.launched != nil {
+		s.launchedOnce.Do(func() { close(s.launched) })
 	}
 	return &tracedProcess{Process: p, s: s}
 }
