@@ -79,20 +79,28 @@ type prestarted struct {
 	argv *os.File // nil once handed
 }
 
+// argvTimeout bounds the handing over of a command: the forwarder reads
+// it as it comes, so only a sandbox that is stuck takes longer.
+const argvTimeout = setupTimeout
+
 // Go writes argv to the forwarder and closes the pipe: the forwarder
-// reads to its end, then execs the command.
+// reads to its end, then execs the command. The write holds no lock:
+// Kill ends a sandbox that does not read (the write then fails), and a
+// command cut short by that, or by the deadline, is refused whole by
+// the forwarder (netfwd.ReadArgv).
 func (p *prestarted) Go(argv []string) error {
 	b, err := netfwd.EncodeArgv(argv)
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.argv == nil {
-		return errors.New("this sandbox was given its command already")
-	}
 	w := p.argv
 	p.argv = nil
+	p.mu.Unlock()
+	if w == nil {
+		return errors.New("this sandbox was given its command already, or given up")
+	}
+	_ = w.SetWriteDeadline(time.Now().Add(argvTimeout))
 	_, err = w.Write(b)
 	if cerr := w.Close(); err == nil {
 		err = cerr

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"golang.org/x/sys/unix"
 )
 
 // prestartAndGo makes spec's sandbox ahead, waits a little (the sandbox
@@ -156,4 +158,66 @@ func TestAPrestartedSandboxGivenUpRunsNothing(t *testing.T) {
 			t.Errorf("Prestart took %+v", bad)
 		}
 	}
+}
+
+// forwarderOf finds the pid of the forwarder waiting in p's sandbox.
+func forwarderOf(t *testing.T, p backends.Process) int {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		for _, pid := range p.Pids() {
+			comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+			if strings.TrimSpace(string(comm)) == "senclaw-netfwd" {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no forwarder among %v", p.Pids())
+	return 0
+}
+
+// A sandbox that does not read its command (stopped, or stuck) is still
+// given up at once: Kill does not wait for a Go that blocks on a command
+// larger than the pipe holds, and that Go then fails.
+func TestKillEndsAPrestartedSandboxThatDoesNotRead(t *testing.T) {
+	requireBwrap(t)
+	fwd := netfwdtest.Path(t)
+	b := New(Options{})
+	spec := guardedSpec(t, sandboxUsers(t)[0], fwd)
+	spec.Argv = nil
+	p, err := b.Prestart(context.Background(), spec)
+	must(t, err)
+	// Held by a pidfd, so that the clean-up (should Kill hang) can never
+	// signal a pid reused meanwhile.
+	fwdFD, err := unix.PidfdOpen(forwarderOf(t, p), 0)
+	must(t, err)
+	t.Cleanup(func() {
+		_ = unix.PidfdSendSignal(fwdFD, unix.SIGKILL, nil, 0)
+		unix.Close(fwdFD)
+	})
+	must(t, unix.PidfdSendSignal(fwdFD, unix.SIGSTOP, nil, 0))
+	went := make(chan error, 1)
+	go func() { went <- p.Go([]string{"echo", strings.Repeat("x", 1<<20)}) }()
+	select {
+	case err := <-went:
+		t.Fatalf("Go returned while the forwarder was stopped: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	killed := make(chan error, 1)
+	go func() { killed <- p.Kill() }()
+	select {
+	case err := <-killed:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Kill waited for a Go that blocks")
+	}
+	select {
+	case err := <-went:
+		if err == nil {
+			t.Error("a command was handed to a sandbox that was killed before it read it")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Go still blocks after Kill")
+	}
+	p.Wait()
 }
