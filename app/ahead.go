@@ -206,6 +206,17 @@ func (e *Engine) takeAhead() *readyOneShot {
 	return nil
 }
 
+// aheadFresh reports whether ro, taken for a run, is still what a run
+// would get if it were made now: made under the settings and the policy
+// in force (none changed while the run waited for its place).
+func (e *Engine) aheadFresh(ro *readyOneShot) bool {
+	a := &e.ahead
+	a.mu.Lock()
+	gen := a.gen
+	a.mu.Unlock()
+	return ro.gen == gen
+}
+
 // putBackAhead returns a sandbox taken for a run that did not start.
 func (e *Engine) putBackAhead(ro *readyOneShot) {
 	a := &e.ahead
@@ -331,10 +342,12 @@ func sameSandbox(want, made Sandbox) bool {
 }
 
 // runAhead runs a one-shot in a sandbox made ahead when the request may
-// take one and one is ready (ok), through the gate every run passes: the
-// plan, the policy and the backend's choice, admission and the record
-// on disk as running, all before the command is handed over. ok is false
-// when the run is to start as usual.
+// take one and one is ready (ok), through the gate every run passes, in
+// run()'s order: the plan, admission, the policy and the backend's
+// choice, and the record on disk as running, all before the command is
+// handed over. A sandbox that is no longer what run() would make once the
+// run has its place is given up, and the run gets one made as usual in
+// that place. ok is false when the run is to start as usual.
 func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest) (res *RunResult, err error, ok bool) {
 	if !aheadRequest(cfg, req) {
 		return nil, nil, false
@@ -364,17 +377,10 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	}
 	p.kind = "oneshot"
 	rec := e.newRecord(p)
-	backend, isolation, err := e.choose(ctx, p)
-	if err == nil && (backend != ro.r.backend || isolation != ro.r.isolation) {
-		// The machine changed under it (a backend came or went).
-		e.putBackAhead(ro)
-		e.aheadChanged()
-		return nil, nil, false
-	}
-	if err == nil {
-		err = e.roomOnDisk()
-	}
-	if err != nil {
+	// In run()'s order: the disk, a place in the runner, then the policy
+	// and the backend, which may have changed while the run waited for
+	// its place.
+	if err := e.roomOnDisk(); err != nil {
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
@@ -382,6 +388,24 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	if err != nil {
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
+	}
+	backend, isolation, err := e.choose(ctx, p)
+	if err != nil {
+		release()
+		e.putBackAhead(ro)
+		return e.refuseAhead(&rec, err)
+	}
+	moved := backend != ro.r.backend || isolation != ro.r.isolation // a backend came or went
+	if moved || !e.aheadFresh(ro) {
+		// The sandbox is not the one run() would make now (the settings or
+		// the policy changed while the run waited): the run gets one made
+		// now, in the place it holds.
+		go e.giveUpAhead(ro)
+		if moved {
+			e.aheadChanged()
+		}
+		res, err := e.oneShot(ctx, cfg, req, release)
+		return res, err, true
 	}
 	rec.Backend, rec.Isolation, rec.AheadID = backend.Name(), isolation, ro.id
 	if err := e.recordRunning(rec); err != nil {

@@ -203,3 +203,144 @@ func TestAStartRemovesSandboxesMadeAheadThatAreLeft(t *testing.T) {
 		t.Errorf("still recorded: %v", left)
 	}
 }
+
+// waitQueued waits until n runs wait in e's queue for a place.
+func waitQueued(t *testing.T, e *Engine, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e.slots.mu.Lock()
+		got := len(e.slots.queue)
+		e.slots.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs wait in the queue, want %d", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A one-shot that took a sandbox made ahead and then waits for a place
+// gets the switches as they are when it starts, as run() gives them (it
+// builds the spec once admitted): Run Python switched off while it waits
+// masks the interpreter in its sandbox too.
+func TestASandboxMadeAheadWaitingForAPlaceFollowsTheSwitches(t *testing.T) {
+	e := readyEngine(t, 1)
+	s := e.Settings()
+	s.Concurrency = 1
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, e, 1)
+	ctx := context.Background()
+	blocker, stop := context.WithCancel(ctx)
+	defer stop()
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		// Not one to take a sandbox made ahead (its env): it holds the place.
+		_, _ = e.RunOnce(blocker, SandboxConfig{}, RunRequest{Argv: []string{"sleep", "60"}, Env: map[string]string{"A": "1"}})
+	}()
+	waitLive(t, e, 1)
+	type result struct {
+		res *RunResult
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"sh", "-c", "exec /usr/bin/python3 -c 'print(1)'"}})
+		got <- result{res, err}
+	}()
+	waitQueued(t, e, 1)
+	pol := e.Policy()
+	pol.RunPython = false
+	if _, err := e.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	<-blocked
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if rec := r.res.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.res.Stdout, "1") {
+		t.Errorf("the interpreter ran with Run Python off (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.res.Stdout, r.res.Stderr)
+	}
+}
+
+// waitLive waits until n runs are going in e.
+func waitLive(t *testing.T, e *Engine, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(e.live.all()) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs going, want %d", len(e.live.all()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A run that took a sandbox made ahead and that new settings let in (a
+// raised concurrency) gets those settings, as run() gives them: a path
+// taken off the allowlist by the same change is not readable in it.
+func TestASandboxMadeAheadLetInByNewSettingsGetsThem(t *testing.T) {
+	e := readyEngine(t, 1)
+	// Not under /tmp, which is the one-shot's own.
+	shared, err := os.MkdirTemp("/var/tmp", "senclaw-allowlist-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	if err := os.Chmod(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(shared, "secret")
+	if err := os.WriteFile(secret, []byte("hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := e.Settings()
+	s.DefaultFsMode, s.Allowlist, s.Concurrency = backends.FsAllowlist, []string{shared}, 1
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, e, 1)
+	ctx := context.Background()
+	// Allowlisted, the file is read, in a sandbox made ahead too.
+	if res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"cat", secret}}); err != nil || res.Stdout != "hunter2\n" || res.Record.AheadID == "" {
+		t.Fatalf("the allowlisted file: %v %+v %q", err, res.Record, res.Stderr)
+	}
+	waitReady(t, e, 1)
+	blocker, stop := context.WithCancel(ctx)
+	defer stop()
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		_, _ = e.RunOnce(blocker, SandboxConfig{}, RunRequest{Argv: []string{"sleep", "60"}, Env: map[string]string{"A": "1"}})
+	}()
+	waitLive(t, e, 1)
+	type result struct {
+		res *RunResult
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"cat", secret}})
+		got <- result{res, err}
+	}()
+	waitQueued(t, e, 1)
+	s.Allowlist, s.Concurrency = nil, 2
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	stop()
+	<-blocked
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if rec := r.res.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.res.Stdout, "hunter2") {
+		t.Errorf("a path taken off the allowlist was read (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.res.Stdout, r.res.Stderr)
+	}
+}
