@@ -198,23 +198,24 @@ func (e *Engine) takeAhead() *readyOneShot {
 	for n := len(a.ready); n > 0; n = len(a.ready) {
 		ro := a.ready[n-1]
 		a.ready = a.ready[:n-1]
-		if ro.gen == a.gen {
+		if ro.gen == a.gen && ro.proc.Waiting() {
 			return ro
 		}
-		go e.giveUpAhead(ro)
+		go e.giveUpAhead(ro) // of old settings, or it died while it waited
 	}
 	return nil
 }
 
 // aheadFresh reports whether ro, taken for a run, is still what a run
 // would get if it were made now: made under the settings and the policy
-// in force (none changed while the run waited for its place).
+// in force (none changed while the run waited for its place), and still
+// waiting for its command (it did not die meanwhile).
 func (e *Engine) aheadFresh(ro *readyOneShot) bool {
 	a := &e.ahead
 	a.mu.Lock()
 	gen := a.gen
 	a.mu.Unlock()
-	return ro.gen == gen
+	return ro.gen == gen && ro.proc.Waiting()
 }
 
 // putBackAhead returns a sandbox taken for a run that did not start.
@@ -398,8 +399,8 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	moved := backend != ro.r.backend || isolation != ro.r.isolation // a backend came or went
 	if moved || !e.aheadFresh(ro) {
 		// The sandbox is not the one run() would make now (the settings or
-		// the policy changed while the run waited): the run gets one made
-		// now, in the place it holds.
+		// the policy changed while the run waited, or it died): the run
+		// gets one made now, in the place it holds.
 		go e.giveUpAhead(ro)
 		if moved {
 			e.aheadChanged()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -279,6 +280,32 @@ func waitLive(t *testing.T, e *Engine, n int) {
 			t.Fatalf("%d runs going, want %d", len(e.live.all()), n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A sandbox made ahead that died while it waited (killed from outside,
+// by the OOM killer or a person) is not what a run gets: the run starts
+// as it would without one, and its record says it ran.
+func TestASandboxMadeAheadThatDiedIsNotTaken(t *testing.T) {
+	e := readyEngine(t, 1)
+	e.ahead.mu.Lock()
+	ro := e.ahead.ready[0]
+	e.ahead.mu.Unlock()
+	pid := ro.proc.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(ro.proc.Pids()) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox made ahead is still there: %v", ro.proc.Pids())
+		}
+	}
+	res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"echo", "ran"}})
+	if err != nil {
+		t.Fatalf("the run was refused: %v (%+v)", err, res)
+	}
+	if rec := res.Record; rec.ExitCode == nil || *rec.ExitCode != 0 || res.Stdout != "ran\n" || rec.AheadID == ro.id {
+		t.Errorf("%+v %q %q", rec, res.Stdout, res.Stderr)
 	}
 }
 

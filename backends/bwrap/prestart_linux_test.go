@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,6 +188,9 @@ func TestKillEndsAPrestartedSandboxThatDoesNotRead(t *testing.T) {
 	spec.Argv = nil
 	p, err := b.Prestart(context.Background(), spec)
 	must(t, err)
+	if !p.Waiting() {
+		t.Fatal("a sandbox just made ahead does not wait")
+	}
 	// Held by a pidfd, so that the clean-up (should Kill hang) can never
 	// signal a pid reused meanwhile.
 	fwdFD, err := unix.PidfdOpen(forwarderOf(t, p), 0)
@@ -220,4 +224,27 @@ func TestKillEndsAPrestartedSandboxThatDoesNotRead(t *testing.T) {
 		t.Fatal("Go still blocks after Kill")
 	}
 	p.Wait()
+	if p.Waiting() {
+		t.Error("a sandbox given up still waits")
+	}
+}
+
+// A sandbox made ahead that dies while it waits (killed from outside)
+// says so: it is no longer Waiting, and Go fails.
+func TestAPrestartedSandboxThatDiedIsNotWaiting(t *testing.T) {
+	requireBwrap(t)
+	fwd := netfwdtest.Path(t)
+	b := New(Options{})
+	spec := guardedSpec(t, sandboxUsers(t)[0], fwd)
+	spec.Argv = nil
+	p, err := b.Prestart(context.Background(), spec)
+	must(t, err)
+	must(t, syscall.Kill(p.Pid(), syscall.SIGKILL))
+	p.Wait()
+	if p.Waiting() {
+		t.Error("a sandbox that died still waits")
+	}
+	if err := p.Go([]string{"true"}); err == nil {
+		t.Error("a command was handed to a sandbox that died")
+	}
 }
