@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -369,5 +370,40 @@ func TestASandboxMadeAheadLetInByNewSettingsGetsThem(t *testing.T) {
 	}
 	if rec := r.res.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.res.Stdout, "hunter2") {
 		t.Errorf("a path taken off the allowlist was read (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.res.Stdout, r.res.Stderr)
+	}
+}
+
+// A command no program can be started with is bad input, named by its
+// field, before anything happens: no run is recorded and the sandbox
+// made ahead stays ready for the next run.
+func TestACommandNoProgramCanStartIsBadInput(t *testing.T) {
+	e := readyEngine(t, 1)
+	e.ahead.mu.Lock()
+	ready := e.ahead.ready[0].id
+	e.ahead.mu.Unlock()
+	ctx := context.Background()
+	for _, c := range []struct {
+		field string
+		req   RunRequest
+	}{
+		{"argv[1]", RunRequest{Argv: []string{"echo", "a\x00b"}}},
+		{"argv[0]", RunRequest{Argv: []string{"", "x"}}},
+		{"command", RunRequest{Command: "echo a\x00b"}},
+	} {
+		res, err := e.RunOnce(ctx, SandboxConfig{}, c.req)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: %v (%+v)", c.field, err, res)
+		}
+	}
+	page, err := e.RunsPage("", ListQuery{})
+	if err != nil || len(page.Runs) > 0 {
+		t.Errorf("bad input left runs: %+v %v", page.Runs, err)
+	}
+	e.ahead.mu.Lock()
+	still := len(e.ahead.ready) == 1 && e.ahead.ready[0].id == ready
+	e.ahead.mu.Unlock()
+	if !still {
+		t.Error("bad input used up the sandbox made ahead")
 	}
 }

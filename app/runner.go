@@ -181,6 +181,9 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 	case given > 1:
 		return nil, badField("command", p.display, "give only one of command, argv, or language and code")
 	}
+	if err := checkCommand(req); err != nil {
+		return nil, err
+	}
 	if err := checkEnv("env", req.Env); err != nil {
 		return nil, err
 	}
