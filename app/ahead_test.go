@@ -12,6 +12,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // readyEngine is a bwrap engine that keeps n one-shot sandboxes ready,
@@ -405,5 +406,43 @@ func TestACommandNoProgramCanStartIsBadInput(t *testing.T) {
 	e.ahead.mu.Unlock()
 	if !still {
 		t.Error("bad input used up the sandbox made ahead")
+	}
+}
+
+// The Unix socket guard holds in a sandbox made ahead as in any other,
+// long after the setup it was handed over in (whose context ended): a
+// socket the allowlist shows is refused, one the settings name is
+// reached.
+func TestTheUnixSocketGuardHoldsInASandboxMadeAhead(t *testing.T) {
+	e := readyEngine(t, 1)
+	if ok, why := unixguard.Available(); !ok {
+		t.Skipf("this kernel cannot run the guard: %s", why)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "senclaw-unix-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	outside, named := filepath.Join(dir, "out.sock"), filepath.Join(dir, "named.sock")
+	accepted := unixServer(t, outside)
+	unixServer(t, named)
+	s := e.Settings()
+	s.DefaultFsMode, s.Allowlist, s.AllowedSockets = backends.FsAllowlist, []string{dir}, []string{named}
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, e, 1)
+	time.Sleep(100 * time.Millisecond) // the sandbox waits a while
+	res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"python3", "-c", connectAll, outside, named}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.AheadID == "" || !res.Record.OK() {
+		t.Fatalf("run %+v\n%s", res.Record, res.Stderr)
+	}
+	wantLines(t, strings.TrimSpace(res.Stdout), outside+" 13", named+" ok hello")
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("the socket outside the sandbox accepted %d connections", n)
 	}
 }
