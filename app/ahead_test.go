@@ -237,40 +237,47 @@ func TestASandboxMadeAheadWaitingForAPlaceFollowsTheSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReady(t, e, 1)
-	ctx := context.Background()
-	blocker, stop := context.WithCancel(ctx)
-	defer stop()
+	got, free := queuedBehind(t, e, RunRequest{Argv: []string{"sh", "-c", "exec /usr/bin/python3 -c 'print(1)'"}})
+	pol := e.Policy()
+	pol.RunPython = false
+	if _, err := e.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+	free()
+	r := <-got
+	if r == nil {
+		t.FailNow()
+	}
+	if rec := r.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.Stdout, "1") {
+		t.Errorf("the interpreter ran with Run Python off (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.Stdout, r.Stderr)
+	}
+}
+
+// queuedBehind starts req as a one-shot that waits in e's queue (its
+// concurrency 1) behind a run that holds the place; it returns where its
+// result comes, and lets the place go with free (or at the test's end).
+func queuedBehind(t *testing.T, e *Engine, req RunRequest) (result <-chan *RunResult, free func()) {
+	t.Helper()
+	blocker, stop := context.WithCancel(context.Background())
 	blocked := make(chan struct{})
 	go func() {
 		defer close(blocked)
 		// Not one to take a sandbox made ahead (its env): it holds the place.
 		_, _ = e.RunOnce(blocker, SandboxConfig{}, RunRequest{Argv: []string{"sleep", "60"}, Env: map[string]string{"A": "1"}})
 	}()
+	free = func() { stop(); <-blocked }
+	t.Cleanup(free)
 	waitLive(t, e, 1)
-	type result struct {
-		res *RunResult
-		err error
-	}
-	got := make(chan result, 1)
+	got := make(chan *RunResult, 1)
 	go func() {
-		res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"sh", "-c", "exec /usr/bin/python3 -c 'print(1)'"}})
-		got <- result{res, err}
+		res, err := e.RunOnce(context.Background(), SandboxConfig{}, req)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- res
 	}()
 	waitQueued(t, e, 1)
-	pol := e.Policy()
-	pol.RunPython = false
-	if _, err := e.SetPolicy(pol); err != nil {
-		t.Fatal(err)
-	}
-	stop()
-	<-blocked
-	r := <-got
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if rec := r.res.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.res.Stdout, "1") {
-		t.Errorf("the interpreter ran with Run Python off (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.res.Stdout, r.res.Stderr)
-	}
+	return got, free
 }
 
 // waitLive waits until n runs are going in e.
@@ -341,36 +348,17 @@ func TestASandboxMadeAheadLetInByNewSettingsGetsThem(t *testing.T) {
 		t.Fatalf("the allowlisted file: %v %+v %q", err, res.Record, res.Stderr)
 	}
 	waitReady(t, e, 1)
-	blocker, stop := context.WithCancel(ctx)
-	defer stop()
-	blocked := make(chan struct{})
-	go func() {
-		defer close(blocked)
-		_, _ = e.RunOnce(blocker, SandboxConfig{}, RunRequest{Argv: []string{"sleep", "60"}, Env: map[string]string{"A": "1"}})
-	}()
-	waitLive(t, e, 1)
-	type result struct {
-		res *RunResult
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"cat", secret}})
-		got <- result{res, err}
-	}()
-	waitQueued(t, e, 1)
+	got, _ := queuedBehind(t, e, RunRequest{Argv: []string{"cat", secret}})
 	s.Allowlist, s.Concurrency = nil, 2
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
 	r := <-got
-	stop()
-	<-blocked
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r == nil {
+		t.FailNow()
 	}
-	if rec := r.res.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.res.Stdout, "hunter2") {
-		t.Errorf("a path taken off the allowlist was read (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.res.Stdout, r.res.Stderr)
+	if rec := r.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.Stdout, "hunter2") {
+		t.Errorf("a path taken off the allowlist was read (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.Stdout, r.Stderr)
 	}
 }
 
@@ -418,15 +406,7 @@ func TestTheUnixSocketGuardHoldsInASandboxMadeAhead(t *testing.T) {
 	if ok, why := unixguard.Available(); !ok {
 		t.Skipf("this kernel cannot run the guard: %s", why)
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "senclaw-unix-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	outside, named := filepath.Join(dir, "out.sock"), filepath.Join(dir, "named.sock")
-	accepted := unixServer(t, outside)
-	unixServer(t, named)
+	dir, outside, named, accepted := twoUnixServers(t)
 	s := e.Settings()
 	s.DefaultFsMode, s.Allowlist, s.AllowedSockets = backends.FsAllowlist, []string{dir}, []string{named}
 	if _, err := e.SetSettings(s); err != nil {

@@ -161,6 +161,17 @@ func TestAPrestartedSandboxGivenUpRunsNothing(t *testing.T) {
 	}
 }
 
+// prestartWaiting makes a guarded sandbox ahead, waiting for its command.
+func prestartWaiting(t *testing.T) backends.Prestarted {
+	t.Helper()
+	requireBwrap(t)
+	spec := guardedSpec(t, sandboxUsers(t)[0], netfwdtest.Path(t))
+	spec.Argv = nil
+	p, err := New(Options{}).Prestart(context.Background(), spec)
+	must(t, err)
+	return p
+}
+
 // forwarderOf finds the pid of the forwarder waiting in p's sandbox.
 func forwarderOf(t *testing.T, p backends.Process) int {
 	t.Helper()
@@ -181,13 +192,7 @@ func forwarderOf(t *testing.T, p backends.Process) int {
 // given up at once: Kill does not wait for a Go that blocks on a command
 // larger than the pipe holds, and that Go then fails.
 func TestKillEndsAPrestartedSandboxThatDoesNotRead(t *testing.T) {
-	requireBwrap(t)
-	fwd := netfwdtest.Path(t)
-	b := New(Options{})
-	spec := guardedSpec(t, sandboxUsers(t)[0], fwd)
-	spec.Argv = nil
-	p, err := b.Prestart(context.Background(), spec)
-	must(t, err)
+	p := prestartWaiting(t)
 	if !p.Waiting() {
 		t.Fatal("a sandbox just made ahead does not wait")
 	}
@@ -232,13 +237,7 @@ func TestKillEndsAPrestartedSandboxThatDoesNotRead(t *testing.T) {
 // A sandbox made ahead that dies while it waits (killed from outside)
 // says so: it is no longer Waiting, and Go fails.
 func TestAPrestartedSandboxThatDiedIsNotWaiting(t *testing.T) {
-	requireBwrap(t)
-	fwd := netfwdtest.Path(t)
-	b := New(Options{})
-	spec := guardedSpec(t, sandboxUsers(t)[0], fwd)
-	spec.Argv = nil
-	p, err := b.Prestart(context.Background(), spec)
-	must(t, err)
+	p := prestartWaiting(t)
 	must(t, syscall.Kill(p.Pid(), syscall.SIGKILL))
 	p.Wait()
 	if p.Waiting() {
