@@ -230,20 +230,24 @@ func (e *Engine) takeAhead() *readyOneShot {
 	for n := len(a.ready); n > 0; n = len(a.ready) {
 		ro := a.ready[n-1]
 		a.ready = a.ready[:n-1]
-		if ro.gen == a.gen {
+		if ro.gen == a.gen && ro.proc.Waiting() {
 			return ro
 		}
-		go e.giveUpAhead(ro)
+		go e.giveUpAhead(ro) // of old settings, or it died while it waited
 	}
 	return nil
 }
 
-// aheadCurrent reports whether ro was made under the settings and policy
-// in force.
-func (e *Engine) aheadCurrent(ro *readyOneShot) bool {
-	e.ahead.mu.Lock()
-	defer e.ahead.mu.Unlock()
-	return ro.gen == e.ahead.gen
+// aheadFresh reports whether ro, taken for a run, is still what a run
+// would get if it were made now: made under the settings and the policy
+// in force (none changed while the run waited for its place), and still
+// waiting for its command (it did not die meanwhile).
+func (e *Engine) aheadFresh(ro *readyOneShot) bool {
+	a := &e.ahead
+	a.mu.Lock()
+	gen := a.gen
+	a.mu.Unlock()
+	return ro.gen == gen && ro.proc.Waiting()
 }
 
 // reserveAhead keeps a sandbox recorded ahead of its making.
@@ -387,10 +391,12 @@ func sameSandbox(want, made Sandbox) bool {
 }
 
 // runAhead runs a one-shot in a sandbox made ahead when the request may
-// take one and one is ready (ok), through the gate every run passes: the
-// plan, the policy and the backend's choice, admission and the record
-// on disk as running, all before the command is handed over. ok is false
-// when the run is to start as usual.
+// take one and one is ready (ok), through the gate every run passes, in
+// run()'s order: the plan, admission, the policy and the backend's
+// choice, and the record on disk as running, all before the command is
+// handed over. A sandbox that is no longer what run() would make once the
+// run has its place is given up, and the run gets one made as usual in
+// that place. ok is false when the run is to start as usual.
 func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest) (res *RunResult, err error, ok bool) {
 	if !aheadRequest(cfg, req) {
 		return nil, nil, false
@@ -420,17 +426,10 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	}
 	p.kind = "oneshot"
 	rec := e.newRecord(p)
-	backend, isolation, err := e.choose(ctx, p)
-	if err == nil && (backend != ro.r.backend || isolation != ro.r.isolation) {
-		// The machine changed under it (a backend came or went).
-		e.putBackAhead(ro)
-		e.aheadChanged()
-		return nil, nil, false
-	}
-	if err == nil {
-		err = e.roomOnDisk()
-	}
-	if err != nil {
+	// In run()'s order: the disk, a place in the runner, then the policy
+	// and the backend, which may have changed while the run waited for
+	// its place.
+	if err := e.roomOnDisk(); err != nil {
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
@@ -439,11 +438,23 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
-	if !e.aheadCurrent(ro) {
-		// The settings or the policy changed since it was taken.
+	backend, isolation, err := e.choose(ctx, p)
+	if err != nil {
 		release()
 		e.putBackAhead(ro)
-		return nil, nil, false
+		return e.refuseAhead(&rec, err)
+	}
+	moved := backend != ro.r.backend || isolation != ro.r.isolation // a backend came or went
+	if moved || !e.aheadFresh(ro) {
+		// The sandbox is not the one run() would make now (the settings or
+		// the policy changed while the run waited, or it died): the run
+		// gets one made now, in the place it holds.
+		go e.giveUpAhead(ro)
+		if moved {
+			e.aheadChanged()
+		}
+		res, err := e.oneShot(ctx, cfg, req, release)
+		return res, err, true
 	}
 	rec.Backend, rec.Isolation, rec.AheadID = backend.Name(), isolation, ro.id
 	// The record answers for the sandbox from here; the one to replace it
@@ -469,8 +480,13 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	return res, nil, true
 }
 
-// refuseAhead is refuse, for runAhead.
+// refuseAhead is refuse, for runAhead. The refused run names a sandbox
+// that never was, as run()'s refusals of one-shots do: the one it took
+// goes back to the stock for the next run.
 func (e *Engine) refuseAhead(rec *RunRecord, err error) (*RunResult, error, bool) {
+	if rec.AheadID == "" {
+		rec.SandboxID = randomHex(6)
+	}
 	res, err := e.refuse(rec, err)
 	return res, err, true
 }

@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // readyEngine is a bwrap engine that keeps n one-shot sandboxes ready,
@@ -118,9 +121,15 @@ func TestSandboxesMadeAheadFollowTheSwitches(t *testing.T) {
 	if _, err := e.SetPolicy(pol); err != nil {
 		t.Fatal(err)
 	}
+	waitReady(t, e, 1)
 	res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"python3", "-c", "print(1)"}})
 	if err == nil || res == nil || res.Record.AheadID != "" || !strings.HasPrefix(res.Record.Isolation, "refused: ") {
 		t.Fatalf("Python with Run Python off: %+v %v", res, err)
+	}
+	// The refusal names a sandbox that never was, as run()'s do; the one
+	// it took is back for the next run.
+	if stock := e.aheadSandboxes(); stock[res.Record.SandboxID] || len(stock) != 1 {
+		t.Errorf("the refused run names sandbox %s; made ahead: %v", res.Record.SandboxID, stock)
 	}
 	waitReady(t, e, 1)
 	res, err = e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"sh", "-c", "exec /usr/bin/python3 -c 'print(1)'"}})
@@ -276,5 +285,225 @@ func TestManyOneShotsAtOnceWithASmallStock(t *testing.T) {
 			t.Fatalf("the store has %d sandboxes made ahead, want the 2 ready and %d reserved", len(got), reserved)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitQueued waits until n runs wait in e's queue for a place.
+func waitQueued(t *testing.T, e *Engine, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e.slots.mu.Lock()
+		got := len(e.slots.queue)
+		e.slots.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs wait in the queue, want %d", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A one-shot that took a sandbox made ahead and then waits for a place
+// gets the switches as they are when it starts, as run() gives them (it
+// builds the spec once admitted): Run Python switched off while it waits
+// masks the interpreter in its sandbox too.
+func TestASandboxMadeAheadWaitingForAPlaceFollowsTheSwitches(t *testing.T) {
+	e := readyEngine(t, 1)
+	s := e.Settings()
+	s.Concurrency = 1
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, e, 1)
+	got, free := queuedBehind(t, e, RunRequest{Argv: []string{"sh", "-c", "exec /usr/bin/python3 -c 'print(1)'"}})
+	pol := e.Policy()
+	pol.RunPython = false
+	if _, err := e.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+	free()
+	r := <-got
+	if r == nil {
+		t.FailNow()
+	}
+	if rec := r.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.Stdout, "1") {
+		t.Errorf("the interpreter ran with Run Python off (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.Stdout, r.Stderr)
+	}
+}
+
+// queuedBehind starts req as a one-shot that waits in e's queue (its
+// concurrency 1) behind a run that holds the place; it returns where its
+// result comes, and lets the place go with free (or at the test's end).
+func queuedBehind(t *testing.T, e *Engine, req RunRequest) (result <-chan *RunResult, free func()) {
+	t.Helper()
+	blocker, stop := context.WithCancel(context.Background())
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		// Not one to take a sandbox made ahead (its env): it holds the place.
+		_, _ = e.RunOnce(blocker, SandboxConfig{}, RunRequest{Argv: []string{"sleep", "60"}, Env: map[string]string{"A": "1"}})
+	}()
+	free = func() { stop(); <-blocked }
+	t.Cleanup(free)
+	waitLive(t, e, 1)
+	got := make(chan *RunResult, 1)
+	go func() {
+		res, err := e.RunOnce(context.Background(), SandboxConfig{}, req)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- res
+	}()
+	waitQueued(t, e, 1)
+	return got, free
+}
+
+// waitLive waits until n runs are going in e.
+func waitLive(t *testing.T, e *Engine, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(e.live.all()) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs going, want %d", len(e.live.all()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A sandbox made ahead that died while it waited (killed from outside,
+// by the OOM killer or a person) is not what a run gets: the run starts
+// as it would without one, and its record says it ran.
+func TestASandboxMadeAheadThatDiedIsNotTaken(t *testing.T) {
+	e := readyEngine(t, 1)
+	e.ahead.mu.Lock()
+	ro := e.ahead.ready[0]
+	e.ahead.mu.Unlock()
+	pid := ro.proc.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(ro.proc.Pids()) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox made ahead is still there: %v", ro.proc.Pids())
+		}
+	}
+	res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"echo", "ran"}})
+	if err != nil {
+		t.Fatalf("the run was refused: %v (%+v)", err, res)
+	}
+	if rec := res.Record; rec.ExitCode == nil || *rec.ExitCode != 0 || res.Stdout != "ran\n" || rec.AheadID == ro.id {
+		t.Errorf("%+v %q %q", rec, res.Stdout, res.Stderr)
+	}
+}
+
+// A run that took a sandbox made ahead and that new settings let in (a
+// raised concurrency) gets those settings, as run() gives them: a path
+// taken off the allowlist by the same change is not readable in it.
+func TestASandboxMadeAheadLetInByNewSettingsGetsThem(t *testing.T) {
+	e := readyEngine(t, 1)
+	// Not under /tmp, which is the one-shot's own.
+	shared, err := os.MkdirTemp("/var/tmp", "senclaw-allowlist-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	if err := os.Chmod(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(shared, "secret")
+	if err := os.WriteFile(secret, []byte("hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := e.Settings()
+	s.DefaultFsMode, s.Allowlist, s.Concurrency = backends.FsAllowlist, []string{shared}, 1
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, e, 1)
+	ctx := context.Background()
+	// Allowlisted, the file is read, in a sandbox made ahead too.
+	if res, err := e.RunOnce(ctx, SandboxConfig{}, RunRequest{Argv: []string{"cat", secret}}); err != nil || res.Stdout != "hunter2\n" || res.Record.AheadID == "" {
+		t.Fatalf("the allowlisted file: %v %+v %q", err, res.Record, res.Stderr)
+	}
+	waitReady(t, e, 1)
+	got, _ := queuedBehind(t, e, RunRequest{Argv: []string{"cat", secret}})
+	s.Allowlist, s.Concurrency = nil, 2
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r == nil {
+		t.FailNow()
+	}
+	if rec := r.Record; rec.ExitCode == nil || *rec.ExitCode == 0 || strings.Contains(r.Stdout, "hunter2") {
+		t.Errorf("a path taken off the allowlist was read (made ahead: %q): %+v %q %q", rec.AheadID, rec, r.Stdout, r.Stderr)
+	}
+}
+
+// A command no program can be started with is bad input, named by its
+// field, before anything happens: no run is recorded and the sandbox
+// made ahead stays ready for the next run.
+func TestACommandNoProgramCanStartIsBadInput(t *testing.T) {
+	e := readyEngine(t, 1)
+	e.ahead.mu.Lock()
+	ready := e.ahead.ready[0].id
+	e.ahead.mu.Unlock()
+	ctx := context.Background()
+	for _, c := range []struct {
+		field string
+		req   RunRequest
+	}{
+		{"argv[1]", RunRequest{Argv: []string{"echo", "a\x00b"}}},
+		{"argv[0]", RunRequest{Argv: []string{"", "x"}}},
+		{"command", RunRequest{Command: "echo a\x00b"}},
+	} {
+		res, err := e.RunOnce(ctx, SandboxConfig{}, c.req)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: %v (%+v)", c.field, err, res)
+		}
+	}
+	page, err := e.RunsPage("", ListQuery{})
+	if err != nil || len(page.Runs) > 0 {
+		t.Errorf("bad input left runs: %+v %v", page.Runs, err)
+	}
+	e.ahead.mu.Lock()
+	still := len(e.ahead.ready) == 1 && e.ahead.ready[0].id == ready
+	e.ahead.mu.Unlock()
+	if !still {
+		t.Error("bad input used up the sandbox made ahead")
+	}
+}
+
+// The Unix socket guard holds in a sandbox made ahead as in any other,
+// long after the setup it was handed over in (whose context ended): a
+// socket the allowlist shows is refused, one the settings name is
+// reached.
+func TestTheUnixSocketGuardHoldsInASandboxMadeAhead(t *testing.T) {
+	e := readyEngine(t, 1)
+	if ok, why := unixguard.Available(); !ok {
+		t.Skipf("this kernel cannot run the guard: %s", why)
+	}
+	dir, outside, named, accepted := twoUnixServers(t)
+	s := e.Settings()
+	s.DefaultFsMode, s.Allowlist, s.AllowedSockets = backends.FsAllowlist, []string{dir}, []string{named}
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, e, 1)
+	time.Sleep(100 * time.Millisecond) // the sandbox waits a while
+	res, err := e.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"python3", "-c", connectAll, outside, named}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.AheadID == "" || !res.Record.OK() {
+		t.Fatalf("run %+v\n%s", res.Record, res.Stderr)
+	}
+	wantLines(t, strings.TrimSpace(res.Stdout), outside+" 13", named+" ok hello")
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("the socket outside the sandbox accepted %d connections", n)
 	}
 }

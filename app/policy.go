@@ -132,8 +132,10 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	e.settings = s
 	e.mu.Unlock()
 	e.applyPoolSize(s.DockerPoolSize)
-	e.settingsChanged() // a raised concurrency lets waiting runs in
+	// The sandboxes made ahead go first: a run that a raised concurrency
+	// lets in finds those it took made under the old settings.
 	e.aheadChanged()
+	e.settingsChanged() // a raised concurrency lets waiting runs in
 	return s, nil
 }
 

@@ -97,6 +97,9 @@ type plan struct {
 	// once the run is on disk as running, so that a crash leaves nothing
 	// the next start does not know of.
 	newWorkspace bool
+	// admitted, when set, is the run's place in the runner, taken already
+	// (with the disk checked): the gate does not wait for another.
+	admitted func()
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -119,6 +122,19 @@ func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest)
 	if res, err, ok := e.runAhead(ctx, cfg, req); ok {
 		return res, err
 	}
+	return e.oneShot(ctx, cfg, req, nil)
+}
+
+// oneShot is RunOnce in a sandbox made for the run. admitted, when set,
+// is the place in the runner the run holds already (runAhead's, which
+// gave up the sandbox made ahead it had taken); it is given back once
+// the run is over, or now if it does not start.
+func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest, admitted func()) (*RunResult, error) {
+	defer func() {
+		if admitted != nil {
+			admitted()
+		}
+	}()
 	sb, err := e.newSandbox(cfg)
 	if err != nil {
 		return nil, err
@@ -132,6 +148,7 @@ func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest)
 		return nil, err
 	}
 	p.kind, p.newWorkspace = "oneshot", true
+	p.admitted, admitted = admitted, nil // run gives it back
 	res, err := e.run(ctx, p)
 	if res == nil || res.Record.State != "running" {
 		e.purgeAfter(&sb)
@@ -164,6 +181,9 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 		return nil, badField("command", "", "nothing to run: give a command, an argv, or language and code")
 	case given > 1:
 		return nil, badField("command", p.display, "give only one of command, argv, or language and code")
+	}
+	if err := checkCommand(req); err != nil {
+		return nil, err
 	}
 	if err := checkEnv("env", req.Env); err != nil {
 		return nil, err
@@ -243,12 +263,15 @@ const MaxTTLMs = 30 * 24 * 3600 * 1000
 // has a sandbox ready for passes the same checks in runAhead.)
 func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	rec := e.newRecord(p)
-	if err := e.roomOnDisk(); err != nil {
-		return e.refuse(&rec, err)
-	}
-	release, err := e.admit(ctx, p.sb.ID, p.req.Background)
-	if err != nil {
-		return e.refuse(&rec, err)
+	release := p.admitted
+	if release == nil {
+		if err := e.roomOnDisk(); err != nil {
+			return e.refuse(&rec, err)
+		}
+		var err error
+		if release, err = e.admit(ctx, p.sb.ID, p.req.Background); err != nil {
+			return e.refuse(&rec, err)
+		}
 	}
 	// The slot goes back when the run is over (e.started), or now when it
 	// does not start.

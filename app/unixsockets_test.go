@@ -42,6 +42,23 @@ func unixServer(t *testing.T, path string) *atomic.Int64 {
 	return &n
 }
 
+// twoUnixServers makes two sockets that any sandbox user may connect to,
+// under /var/tmp (not in a one-shot's own /tmp): outside, whose accepted
+// connections it counts, and named, for the settings' allowedSockets.
+func twoUnixServers(t *testing.T) (dir, outside, named string, accepted *atomic.Int64) {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "senclaw-unix-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	outside, named = filepath.Join(dir, "out.sock"), filepath.Join(dir, "named.sock")
+	accepted = unixServer(t, outside)
+	unixServer(t, named)
+	return dir, outside, named, accepted
+}
+
 // connectAll is a Python program that connects to each path it is given
 // and prints "PATH ok" or "PATH ERRNO".
 const connectAll = `
@@ -67,15 +84,7 @@ func TestUnixSocketsOutsideTheSandboxAreUnreachable(t *testing.T) {
 	if ok, why := unixguard.Available(); !ok {
 		t.Skipf("this kernel cannot run the guard: %s", why)
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "senclaw-unix-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	outside, named := filepath.Join(dir, "out.sock"), filepath.Join(dir, "named.sock")
-	accepted := unixServer(t, outside)
-	unixServer(t, named)
+	dir, outside, named, accepted := twoUnixServers(t)
 	s := e.Settings()
 	s.Allowlist = []string{dir}
 	s.AllowedSockets = []string{named}

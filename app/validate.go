@@ -124,6 +124,25 @@ func checkEnv(field string, env map[string]string) error {
 	return nil
 }
 
+// checkCommand refuses what no program can be started with: an argv
+// whose program is empty, and a command line or an argument holding a
+// NUL byte, which would end it early.
+func checkCommand(req RunRequest) error {
+	if strings.ContainsRune(req.Command, 0) {
+		return badField("command", nil, "contains a NUL byte, which would cut the command short; remove it")
+	}
+	for i, a := range req.Argv {
+		field := fmt.Sprintf("argv[%d]", i)
+		switch {
+		case i == 0 && strings.TrimSpace(a) == "":
+			return badField(field, a, "names no program; give the program to run first")
+		case strings.ContainsRune(a, 0):
+			return badField(field, nil, "contains a NUL byte, which would cut the argument short; remove it")
+		}
+	}
+	return nil
+}
+
 // checkText applies the one character policy for stored strings that
 // people will see (safetext.Printable) to v: a name, an image, a mount
 // target shows in terminals and lists, where a control or bidi character

@@ -297,6 +297,10 @@ type Prestarted interface {
 	// environment, and is looked up on its PATH as Start's would be. It
 	// may be called once.
 	Go(argv []string) error
+	// Waiting reports whether the sandbox is still there, waiting for its
+	// command: false once Go handed it one, once it was given up, and once
+	// it ended (killed from outside), when a run must not take it.
+	Waiting() bool
 }
 
 // Terminals is implemented by backends that can give a run a terminal

@@ -69,30 +69,44 @@ func (b *Backend) Prestart(ctx context.Context, spec *backends.Spec) (backends.P
 	if err != nil {
 		return nil, err
 	}
-	return &prestarted{Process: p, argv: argv}, nil
+	pre := &prestarted{Process: p, argv: argv}
+	if bp, ok := p.(*process); ok { // always: a run made ahead has no trace
+		pre.ended = bp.done
+	}
+	return pre, nil
 }
 
 // prestarted is a sandbox Prestart set up, waiting for its command.
 type prestarted struct {
 	backends.Process
-	mu   sync.Mutex
-	argv *os.File // nil once handed
+	// ended is closed once bwrap and everything of the sandbox are gone.
+	ended <-chan struct{}
+	mu    sync.Mutex
+	argv  *os.File // nil once handed
 }
 
+// argvTimeout bounds the handing over of a command: the forwarder reads
+// it as it comes, so only a sandbox that is stuck takes longer.
+const argvTimeout = setupTimeout
+
 // Go writes argv to the forwarder and closes the pipe: the forwarder
-// reads to its end, then execs the command.
+// reads to its end, then execs the command. The write holds no lock:
+// Kill ends a sandbox that does not read (the write then fails), and a
+// command cut short by that, or by the deadline, is refused whole by
+// the forwarder (netfwd.ReadArgv).
 func (p *prestarted) Go(argv []string) error {
 	b, err := netfwd.EncodeArgv(argv)
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.argv == nil {
-		return errors.New("this sandbox was given its command already")
-	}
 	w := p.argv
 	p.argv = nil
+	p.mu.Unlock()
+	if w == nil {
+		return errors.New("this sandbox was given its command already, or given up")
+	}
+	_ = w.SetWriteDeadline(time.Now().Add(argvTimeout))
 	_, err = w.Write(b)
 	if cerr := w.Close(); err == nil {
 		err = cerr
@@ -101,6 +115,23 @@ func (p *prestarted) Go(argv []string) error {
 		return fmt.Errorf("handing the command to the sandbox made ahead: %w", err)
 	}
 	return nil
+}
+
+// Waiting reports whether the sandbox is there and still waits for its
+// command: not once Go handed it one, Kill gave it up, or it ended.
+func (p *prestarted) Waiting() bool {
+	p.mu.Lock()
+	waiting := p.argv != nil
+	p.mu.Unlock()
+	if !waiting {
+		return false
+	}
+	select {
+	case <-p.ended:
+		return false
+	default:
+		return true
+	}
 }
 
 // Kill ends the sandbox, and with the pipe closed a forwarder that had

@@ -6,13 +6,16 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"golang.org/x/sys/unix"
 )
 
 // prestartAndGo makes spec's sandbox ahead, waits a little (the sandbox
@@ -155,5 +158,92 @@ func TestAPrestartedSandboxGivenUpRunsNothing(t *testing.T) {
 		if _, err := b.Prestart(context.Background(), bad); err == nil {
 			t.Errorf("Prestart took %+v", bad)
 		}
+	}
+}
+
+// prestartWaiting makes a guarded sandbox ahead, waiting for its command.
+func prestartWaiting(t *testing.T) backends.Prestarted {
+	t.Helper()
+	requireBwrap(t)
+	spec := guardedSpec(t, sandboxUsers(t)[0], netfwdtest.Path(t))
+	spec.Argv = nil
+	p, err := New(Options{}).Prestart(context.Background(), spec)
+	must(t, err)
+	return p
+}
+
+// forwarderOf finds the pid of the forwarder waiting in p's sandbox.
+func forwarderOf(t *testing.T, p backends.Process) int {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		for _, pid := range p.Pids() {
+			comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+			if strings.TrimSpace(string(comm)) == "senclaw-netfwd" {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no forwarder among %v", p.Pids())
+	return 0
+}
+
+// A sandbox that does not read its command (stopped, or stuck) is still
+// given up at once: Kill does not wait for a Go that blocks on a command
+// larger than the pipe holds, and that Go then fails.
+func TestKillEndsAPrestartedSandboxThatDoesNotRead(t *testing.T) {
+	p := prestartWaiting(t)
+	if !p.Waiting() {
+		t.Fatal("a sandbox just made ahead does not wait")
+	}
+	// Held by a pidfd, so that the clean-up (should Kill hang) can never
+	// signal a pid reused meanwhile.
+	fwdFD, err := unix.PidfdOpen(forwarderOf(t, p), 0)
+	must(t, err)
+	t.Cleanup(func() {
+		_ = unix.PidfdSendSignal(fwdFD, unix.SIGKILL, nil, 0)
+		unix.Close(fwdFD)
+	})
+	must(t, unix.PidfdSendSignal(fwdFD, unix.SIGSTOP, nil, 0))
+	went := make(chan error, 1)
+	go func() { went <- p.Go([]string{"echo", strings.Repeat("x", 1<<20)}) }()
+	select {
+	case err := <-went:
+		t.Fatalf("Go returned while the forwarder was stopped: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	killed := make(chan error, 1)
+	go func() { killed <- p.Kill() }()
+	select {
+	case err := <-killed:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Kill waited for a Go that blocks")
+	}
+	select {
+	case err := <-went:
+		if err == nil {
+			t.Error("a command was handed to a sandbox that was killed before it read it")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Go still blocks after Kill")
+	}
+	p.Wait()
+	if p.Waiting() {
+		t.Error("a sandbox given up still waits")
+	}
+}
+
+// A sandbox made ahead that dies while it waits (killed from outside)
+// says so: it is no longer Waiting, and Go fails.
+func TestAPrestartedSandboxThatDiedIsNotWaiting(t *testing.T) {
+	p := prestartWaiting(t)
+	must(t, syscall.Kill(p.Pid(), syscall.SIGKILL))
+	p.Wait()
+	if p.Waiting() {
+		t.Error("a sandbox that died still waits")
+	}
+	if err := p.Go([]string{"true"}); err == nil {
+		t.Error("a command was handed to a sandbox that died")
 	}
 }

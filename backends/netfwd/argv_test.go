@@ -53,3 +53,19 @@ func TestParseArgvFD(t *testing.T) {
 		t.Errorf("ArgvWith: %q", got)
 	}
 }
+
+// A command cut short (the engine died while it wrote it) is refused
+// whole: no prefix of one, not even one that ends where an argument
+// does, reads as a shorter command.
+func TestArgvCutShortIsRefused(t *testing.T) {
+	argv := []string{"rm", "-rf", "--", "build", "--no-preserve-root-is-not-here"}
+	b, err := EncodeArgv(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < len(b); n++ {
+		if got, err := ReadArgv(io.NopCloser(bytes.NewReader(b[:n]))); err == nil {
+			t.Errorf("the first %d of %d bytes were read as %q", n, len(b), got)
+		}
+	}
+}

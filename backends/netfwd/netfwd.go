@@ -111,14 +111,18 @@ type Handles struct {
 // stack (a quarter of it).
 const MaxArgv = 2 << 20
 
-// EncodeArgv encodes argv for Handles.Argv: each argument ended by a NUL.
-// An argument holding a NUL would split in two, so it is refused, as are
-// an empty argv and one longer than MaxArgv.
+// EncodeArgv encodes argv for Handles.Argv: the number of arguments,
+// then each argument, each ended by a NUL. The count makes a command cut
+// short (the engine died while it wrote) a malformed one, never a
+// shorter command that runs. An argument holding a NUL would split in
+// two, so it is refused, as are an empty argv and one longer than
+// MaxArgv.
 func EncodeArgv(argv []string) ([]byte, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("no command to hand over")
 	}
-	n := 0
+	count := strconv.Itoa(len(argv))
+	n := len(count) + 1
 	for _, a := range argv {
 		if strings.IndexByte(a, 0) >= 0 {
 			return nil, fmt.Errorf("refusing an argument that holds a NUL byte: %q", a)
@@ -129,6 +133,7 @@ func EncodeArgv(argv []string) ([]byte, error) {
 		return nil, fmt.Errorf("the command is %d bytes, more than the %d a command line may have", n, MaxArgv)
 	}
 	b := make([]byte, 0, n)
+	b = append(append(b, count...), 0)
 	for _, a := range argv {
 		b = append(append(b, a...), 0)
 	}
@@ -136,7 +141,8 @@ func EncodeArgv(argv []string) ([]byte, error) {
 }
 
 // ReadArgv reads a command encoded by EncodeArgv from r until its end
-// (the engine closes its side once written) and closes r.
+// (the engine closes its side once written) and closes r. What does not
+// hold exactly the arguments its count names is refused whole.
 func ReadArgv(r io.ReadCloser) ([]string, error) {
 	defer r.Close()
 	b, err := io.ReadAll(io.LimitReader(r, MaxArgv+1))
@@ -147,12 +153,21 @@ func ReadArgv(r io.ReadCloser) ([]string, error) {
 		return nil, errors.New("no command came: the engine gave the sandbox up")
 	case len(b) > MaxArgv:
 		return nil, fmt.Errorf("the command is longer than %d bytes", MaxArgv)
-	case b[len(b)-1] != 0 || b[0] == 0:
-		return nil, errors.New("the command came malformed")
+	case b[len(b)-1] != 0:
+		return nil, errors.New("the command came malformed (cut short)")
 	}
 	parts := bytes.Split(b[:len(b)-1], []byte{0})
-	argv := make([]string, len(parts))
-	for i, p := range parts {
+	count, err := strconv.Atoi(string(parts[0]))
+	switch {
+	case err != nil || count < 1 || strconv.Itoa(count) != string(parts[0]):
+		return nil, errors.New("the command came malformed (no count)")
+	case count != len(parts)-1:
+		return nil, fmt.Errorf("the command came malformed: %d of the %d arguments came", len(parts)-1, count)
+	case len(parts[1]) == 0:
+		return nil, errors.New("the command came malformed (an empty name)")
+	}
+	argv := make([]string, count)
+	for i, p := range parts[1:] {
 		argv[i] = string(p)
 	}
 	return argv, nil

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,29 +44,24 @@ func HoldAcrossRuns(t *testing.T, start Start) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sandboxID := "limits-" + limits.RandomID()
+			// Started one after another, to run together: a start is
+			// briefly more than its run (the Landlock helper's Go threads
+			// count in pids), and twelve at once could all find the budget
+			// full under load, which left nothing to measure.
 			var procs []backends.Process
-			var mu sync.Mutex
-			var wg sync.WaitGroup
 			for i := 0; i < tc.runs; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-					defer cancel()
-					p, err := start(ctx, tc.argv, func(s *backends.Spec) {
-						s.SandboxID = sandboxID
-						s.RunID = fmt.Sprintf("%s-%d", s.RunID, i)
-						s.Limits = tc.lim
-					})
-					if err != nil {
-						return // a run the sandbox's budget left no room for
-					}
-					mu.Lock()
-					procs = append(procs, p)
-					mu.Unlock()
-				}()
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				p, err := start(ctx, tc.argv, func(s *backends.Spec) {
+					s.SandboxID = sandboxID
+					s.RunID = fmt.Sprintf("%s-%d", s.RunID, i)
+					s.Limits = tc.lim
+				})
+				cancel()
+				if err != nil {
+					continue // a run the sandbox's budget left no room for
+				}
+				procs = append(procs, p)
 			}
-			wg.Wait()
 			t.Cleanup(func() {
 				for _, p := range procs {
 					_ = p.Kill()
