@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/senclaw/sandbox/app/store"
@@ -473,6 +475,11 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 		release()
 		e.giveUpAhead(ro)
 		e.fillAhead()
+		if errors.Is(err, syscall.EPIPE) {
+			// Killed from outside in the moment between the last look
+			// (Waiting) and the command.
+			err = errors.New("the sandbox made ahead for this run ended just before it got its command (was it killed?); nothing ran: run it again")
+		}
 		return e.refuseAhead(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	res = e.started(ctx, p, rec, ro.r, ro.proc, start, release)

@@ -121,17 +121,35 @@ func (p *prestarted) Go(argv []string) error {
 // command: not once Go handed it one, Kill gave it up, or it ended.
 func (p *prestarted) Waiting() bool {
 	p.mu.Lock()
-	waiting := p.argv != nil
+	w := p.argv
 	p.mu.Unlock()
-	if !waiting {
+	if w == nil {
 		return false
 	}
 	select {
 	case <-p.ended:
 		return false
 	default:
+	}
+	// The forwarder's end of the pipe closes as it dies, before bwrap is
+	// reaped: a pipe with no reader left polls POLLERR on its write end.
+	return !noReader(w)
+}
+
+// noReader reports whether the pipe w writes to has no reader left.
+func noReader(w *os.File) bool {
+	raw, err := w.SyscallConn()
+	if err != nil {
 		return true
 	}
+	gone := false
+	_ = raw.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+			gone = fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
+		}
+	})
+	return gone
 }
 
 // Kill ends the sandbox, and with the pipe closed a forwarder that had
