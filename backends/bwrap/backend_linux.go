@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -166,7 +167,40 @@ func (p *prestarted) Kill() error {
 
 // startSandbox is Start; with ahead, the command is left out and
 // startSandbox also returns the pipe it is to be written to.
+//
+// A start whose copy of the host's mounts met one going away (another
+// run's tmpfs workspace unmounted while bwrap made its read-only view of
+// the root) is made again, whole, up to setupTries times: nothing of the
+// sandbox ran, and bwrap's message stayed out of the run's output.
 func (b *Backend) startSandbox(ctx context.Context, spec *backends.Spec, ahead bool) (backends.Process, *os.File, error) {
+	for try := 1; ; try++ {
+		p, argv, err := b.startOnce(ctx, spec, ahead)
+		if err == nil || try == setupTries || !mountWentAway(err) || ctx.Err() != nil {
+			return p, argv, err
+		}
+		b.log.Info("A mount went away while bwrap copied the host's; the sandbox is made again.", "run", spec.RunID, "try", try, "err", err)
+	}
+}
+
+// setupTries bounds the starts of one sandbox (startSandbox).
+const setupTries = 3
+
+// mountWentAway reports whether err is bwrap failing on a mount of the
+// host that disappeared while it remounted the copy of a tree read-only
+// ("Can't bind mount /oldroot/ on /newroot/: Unable to apply mount
+// flags: remount ...: Invalid argument", or No such file or directory).
+func mountWentAway(err error) bool {
+	var se *SetupError
+	if !errors.As(err, &se) {
+		return false
+	}
+	m := se.Message
+	return strings.Contains(m, "Unable to apply mount flags: remount") &&
+		(strings.HasSuffix(m, "Invalid argument") || strings.HasSuffix(m, "No such file or directory"))
+}
+
+// startOnce is one try of startSandbox.
+func (b *Backend) startOnce(ctx context.Context, spec *backends.Spec, ahead bool) (backends.Process, *os.File, error) {
 	checked := spec
 	if ahead {
 		c := *spec
@@ -376,7 +410,10 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		return nil, err
 	}
 	childEnds = append(childEnds, argsFD)
-	stderr := &headWriter{w: spec.Stderr}
+	// bwrap's own messages come before the command runs: held until the
+	// setup is known to have gone well, so that a failed one (told by the
+	// start's error, and perhaps tried again) is not in the run's output.
+	stderr := newHeldWriter(spec.Stderr)
 	cmd := exec.Command(bin, append([]string{"--args", strconv.Itoa(2 + len(childEnds)), "--"}, Command(spec, fds)...)...)
 	// bwrap runs on the host, outside every namespace it makes: it starts
 	// with the fixed helper environment (also what pid 1 inside shows in
@@ -399,6 +436,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	// end trace
 	inside, err := b.start(cmd, spec, limits, direct)
 	if err != nil {
+		stderr.release(false)
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -413,6 +451,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	}
 	if err != nil {
 		// bwrap is blocked before the sandbox runs anything: end it.
+		stderr.release(false)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("starting bwrap: %w", err)
@@ -456,6 +495,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		err = bindPrivilegedPorts(ctx, ports, childPid, p)
 	}
 	if err != nil {
+		stderr.release(false)
 		if exiting(err) {
 			// bwrap failed during setup and is on its way out: let it say
 			// why (exit 1 with "bwrap: ...") rather than kill it first.
@@ -472,6 +512,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		}
 		return nil, fmt.Errorf("starting bwrap: %w", err)
 	}
+	stderr.release(true)
 	return tr.Process(p), nil // trace (issue #7): Wait drains the trace
 }
 

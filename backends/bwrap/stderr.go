@@ -31,12 +31,68 @@ type headWriter struct {
 	// execFailed is the exit code a failed execvp stands for (127: not
 	// found, 126: not executable), 0 when the command was executed.
 	execFailed int
+	// While holding (newHeldWriter), bwrap is still setting the sandbox
+	// up and what comes is kept in held, not passed on: release says
+	// whether it goes on (setup went well: it is the run's) or not (it is
+	// bwrap's own failure, which the start's error tells, and a start
+	// made again does not repeat it in the run's output). Past holdCap a
+	// write waits for release.
+	holding bool
+	held    []byte
+	freed   chan struct{}
+	dropped bool // released without forward: nothing more goes on
+}
+
+// holdCap bounds what a headWriter keeps while holding.
+const holdCap = 64 << 10
+
+// newHeldWriter is a headWriter for w that holds until release.
+func newHeldWriter(w io.Writer) *headWriter {
+	return &headWriter{w: w, holding: true, freed: make(chan struct{})}
+}
+
+// release ends the holding: what was held goes on with forward, and is
+// dropped without. Only the first call counts.
+func (h *headWriter) release(forward bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.holding {
+		return
+	}
+	held := h.held
+	h.holding, h.held, h.dropped = false, nil, !forward
+	if forward && len(held) > 0 {
+		out := held
+		if !h.decided {
+			h.pending = append(h.pending, held...)
+			out = h.decide(false)
+		}
+		if h.w != nil && len(out) > 0 {
+			_, _ = h.w.Write(out) // under the lock: before any write after it
+		}
+	}
+	close(h.freed)
 }
 
 func (h *headWriter) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	if n := headSize - len(h.b); n > 0 {
 		h.b = append(h.b, p[:min(n, len(p))]...)
+	}
+	for h.holding {
+		if len(h.held)+len(p) <= holdCap {
+			h.held = append(h.held, p...)
+			h.mu.Unlock()
+			return len(p), nil
+		}
+		freed := h.freed
+		h.mu.Unlock()
+		<-freed
+		h.mu.Lock()
+	}
+	if h.dropped {
+		h.mu.Unlock()
+		return len(p), nil
 	}
 	out := p
 	if !h.decided {
