@@ -105,7 +105,9 @@ func waitMadeAhead(t *testing.T, d *daemonProcess, n int) []int {
 		var found []int
 		for _, pid := range childrenOf(d.cmd.Process.Pid) {
 			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-			if strings.Contains(string(cmdline), "\x00--argv-fd\x00") {
+			// Made once bwrap's own child and the forwarder inside are
+			// there too (a second one may still be starting).
+			if strings.Contains(string(cmdline), "\x00--argv-fd\x00") && len(descendantsOf(pid)) >= 2 {
 				found = append(found, pid)
 			}
 		}
