@@ -13,6 +13,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // One-shot sandboxes made ahead (issue #14): most of a bwrap one-shot's
@@ -232,7 +233,7 @@ func (e *Engine) takeAhead() *readyOneShot {
 	for n := len(a.ready); n > 0; n = len(a.ready) {
 		ro := a.ready[n-1]
 		a.ready = a.ready[:n-1]
-		if ro.gen == a.gen && ro.proc.Waiting() {
+		if a.fresh(ro) {
 			return ro
 		}
 		go e.giveUpAhead(ro) // of old settings, or it died while it waited
@@ -247,9 +248,13 @@ func (e *Engine) takeAhead() *readyOneShot {
 func (e *Engine) aheadFresh(ro *readyOneShot) bool {
 	a := &e.ahead
 	a.mu.Lock()
-	gen := a.gen
-	a.mu.Unlock()
-	return ro.gen == gen && ro.proc.Waiting()
+	defer a.mu.Unlock()
+	return a.fresh(ro)
+}
+
+// fresh is aheadFresh, with a.mu held.
+func (a *readyOneShots) fresh(ro *readyOneShot) bool {
+	return ro.gen == a.gen && ro.proc.Waiting()
 }
 
 // reserveAhead keeps a sandbox recorded ahead of its making.
@@ -363,11 +368,9 @@ func (e *Engine) reapAhead() {
 // earlier engine, and forgets it.
 func (e *Engine) forgetLeftAhead(id string) {
 	sb := &Sandbox{ID: id, Kind: "oneshot", OwnWorkspace: true, Workspace: filepath.Join(e.workspacesDir(), id)}
-	if err := e.purgeLeftWorkspace(sb); err != nil {
-		e.log.Warn("The workspace of a sandbox made ahead could not be removed.", "sandbox", id, "err", err)
-		return
-	}
-	_ = e.store.DeleteAhead(id)
+	// Its tmpfs, if any, is not among this engine's mounts to release.
+	_ = diskquota.Unmount(sb.Workspace)
+	e.forgetAhead(sb)
 }
 
 // aheadRequest reports whether a one-shot of cfg and req may take a
@@ -403,14 +406,15 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	if !aheadRequest(cfg, req) {
 		return nil, nil, false
 	}
-	want, err := e.newSandbox(cfg)
-	if err != nil {
-		return nil, err, true // as RunOnce would say it
-	}
 	ro := e.takeAhead()
 	if ro == nil {
 		e.fillAhead()
 		return nil, nil, false
+	}
+	want, err := e.newSandbox(cfg)
+	if err != nil {
+		e.putBackAhead(ro)
+		return nil, err, true // as RunOnce would say it
 	}
 	if !sameSandbox(want, ro.sb) {
 		e.putBackAhead(ro)

@@ -13,23 +13,12 @@ var bucketAhead = []byte("ahead")
 
 // PutAhead records v under a made-ahead sandbox's id.
 func (s *Store) PutAhead(id string, v any) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketAhead)
-		if err != nil {
-			return err
-		}
-		return putJSON(b, id, v)
-	})
+	return s.WriteWith(nil, nil, []AheadEdit{{ID: id, Value: v}})
 }
 
 // DeleteAhead forgets a made-ahead sandbox that is gone.
 func (s *Store) DeleteAhead(id string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketAhead); b != nil {
-			return b.Delete([]byte(id))
-		}
-		return nil
-	})
+	return s.WriteWith(nil, nil, []AheadEdit{{ID: id}})
 }
 
 // EachAhead calls fn with each made-ahead sandbox's id and record.

@@ -62,16 +62,22 @@ func (h *headWriter) release(forward bool) {
 	held := h.held
 	h.holding, h.held, h.dropped = false, nil, !forward
 	if forward && len(held) > 0 {
-		out := held
-		if !h.decided {
-			h.pending = append(h.pending, held...)
-			out = h.decide(false)
-		}
-		if h.w != nil && len(out) > 0 {
+		if out := h.pass(held); h.w != nil && len(out) > 0 {
 			_, _ = h.w.Write(out) // under the lock: before any write after it
 		}
 	}
 	close(h.freed)
+}
+
+// pass is what goes on now of p, the next bytes of the stream: all of
+// them once the start is decided, else what decide lets through. Called
+// with h.mu held.
+func (h *headWriter) pass(p []byte) []byte {
+	if h.decided {
+		return p
+	}
+	h.pending = append(h.pending, p...)
+	return h.decide(false)
 }
 
 func (h *headWriter) Write(p []byte) (int, error) {
@@ -94,11 +100,7 @@ func (h *headWriter) Write(p []byte) (int, error) {
 		h.mu.Unlock()
 		return len(p), nil
 	}
-	out := p
-	if !h.decided {
-		h.pending = append(h.pending, p...)
-		out = h.decide(false)
-	}
+	out := h.pass(p)
 	h.mu.Unlock()
 	if h.w == nil || len(out) == 0 {
 		return len(p), nil
