@@ -341,7 +341,7 @@ func (e *Engine) newRecord(p *plan) RunRecord {
 // edits of the sandboxes made ahead in the same commit.
 func (e *Engine) recordRunning(rec RunRecord, ahead ...store.AheadEdit) error {
 	rec.State = "running"
-	if err := e.records.saveNowWith(rec, ahead); err != nil {
+	if err := e.records.saveNow(rec, ahead...); err != nil {
 		return fmt.Errorf("the run could not be recorded, so nothing was started: %w", err)
 	}
 	return nil
