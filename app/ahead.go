@@ -48,7 +48,6 @@ import (
 type readyOneShot struct {
 	gen  uint64
 	sb   Sandbox
-	plan *plan
 	id   string // what its cgroups are named after (RunRecord.AheadID)
 	r    *prepared
 	proc backends.Prestarted
@@ -165,7 +164,6 @@ func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*readyOneShot, error)
 	if err != nil {
 		return fail(err)
 	}
-	ro.plan = p
 	p.kind, p.newWorkspace = "oneshot", true
 	ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
 	defer cancel()
