@@ -191,13 +191,20 @@ const setupTries = 3
 // flags: remount ...: Invalid argument", or No such file or directory).
 func mountWentAway(err error) bool {
 	var se *SetupError
-	if !errors.As(err, &se) {
+	var ran commandMayHaveRun
+	if !errors.As(err, &se) || errors.As(err, &ran) {
 		return false
 	}
 	m := se.Message
 	return strings.Contains(m, "Unable to apply mount flags: remount") &&
 		(strings.HasSuffix(m, "Invalid argument") || strings.HasSuffix(m, "No such file or directory"))
 }
+
+// commandMayHaveRun is a start that failed once the command could have
+// run (its setup was through): whatever its message, it is not made again.
+type commandMayHaveRun struct{ error }
+
+func (e commandMayHaveRun) Unwrap() error { return e.error }
 
 // startOnce is one try of startSandbox.
 func (b *Backend) startOnce(ctx context.Context, spec *backends.Spec, ahead bool) (backends.Process, *os.File, error) {
@@ -485,11 +492,15 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		// it: acceptUnixGuard says why.
 		err = waitConsumed(ctx, blockW, p.done)
 	}
+	// From here the command may have run, and what it wrote may be taken
+	// for bwrap's own message: a start failing now is never made again.
+	ran := err == nil && guard == nil
 	if err == nil && direct != nil {
 		err = superviseUnixGuard(direct, p) // issue #10
 	}
 	if err == nil && guard != nil {
 		err = acceptUnixGuard(ctx, guard, childPid, p) // issue #10
+		ran = err == nil
 	}
 	if err == nil && ports != nil {
 		err = bindPrivilegedPorts(ctx, ports, childPid, p)
@@ -506,11 +517,15 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		}
 		_ = p.Kill()
 		_, werr := p.Wait()
+		var failed error = fmt.Errorf("starting bwrap: %w", err)
 		var se *SetupError
 		if errors.As(werr, &se) {
-			return nil, se
+			failed = se
 		}
-		return nil, fmt.Errorf("starting bwrap: %w", err)
+		if ran {
+			failed = commandMayHaveRun{failed}
+		}
+		return nil, failed
 	}
 	stderr.release(true)
 	return tr.Process(p), nil // trace (issue #7): Wait drains the trace

@@ -1,6 +1,7 @@
 package bwrap
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,10 @@ func TestMountWentAway(t *testing.T) {
 	} {
 		if got := mountWentAway(&SetupError{Message: msg}); got != want {
 			t.Errorf("%q: %v, want %v", msg, got, want)
+		}
+		// Once the command may have run, the line may be its own.
+		if mountWentAway(commandMayHaveRun{fmt.Errorf("starting bwrap: %w", &SetupError{Message: msg})}) {
+			t.Errorf("%q after the setup was through was taken for a mount that went away", msg)
 		}
 	}
 }
