@@ -11,72 +11,94 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
-// One-shot sandboxes made ahead (issue #14): most of a bwrap one-shot's
+// One-shot sandboxes made ahead: most of a bwrap one-shot's
 // time is bwrap setting the sandbox up (namespaces, mounts, the barrier,
 // the limits), which needs nothing of the command. The engine keeps
-// Options.ReadyOneShots one-shot sandboxes of the default configuration
-// set up whole, each waiting for its command (backends.Prestarter), and
+// Options.AheadOneShots one-shot sandboxes of the default configuration
+// set up whole, each waiting for its command (backends.AheadStarter), and
 // a plain one-shot run (the default sandbox, a command or argv, nothing
 // that changes the sandbox) takes one and hands it its command, after
 // the same checks and the same record as any run (runAhead). Each serves
 // one run and is removed after it, as any one-shot's is; a new one is made
-// when a run ends. A change of settings or policy gives the ready ones up.
+// when a run ends. A change of settings or policy gives those made ahead up.
 //
 // What the run gets is what run() would have given it: the sandbox is
 // made by the same code (prepare, from the same default sandbox and
 // plan), and a request whose sandbox would differ in anything but its
 // name and timeout is not given one. The sandbox holds the forwarder
 // (senclaw-netfwd) in the command's place until then, under the run's
-// barrier and limits; TestAPrestartedSandboxIsTheSandboxStartMakes holds
+// barrier and limits; TestASandboxMadeAheadIsTheSandboxStartMakes holds
 // the bwrap side to Start's.
 //
-// Crashes (issue #15): each is on disk (the store's ahead bucket) before
+// Crashes: each is on disk (the store's ahead bucket) before
 // anything of it exists, so the next start removes what an engine that
 // died left of it (reapAhead). A run that took one is recorded as running
 // before it is handed its command, with the id the sandbox was made under
 // (RunRecord.AheadID), which its cgroups carry; from then on the record
 // answers for it as for any one-shot. That commit also drops the
 // sandbox's entry and puts the entry of the one that replaces it
-// (reserved), so the stock costs no commit of its own as runs go.
+// (reserved), so the sandboxes made ahead cost no commit of their own as
+// runs go.
 
-// readyOneShot is a one-shot sandbox made ahead.
-type readyOneShot struct {
+// aheadSandbox is a one-shot sandbox made ahead.
+type aheadSandbox struct {
 	gen  uint64
 	sb   Sandbox
 	id   string // what its cgroups are named after (RunRecord.AheadID)
 	r    *prepared
-	proc backends.Prestarted
+	proc backends.AheadProcess
 }
 
 // aheadEntry is what the store keeps of one (store.PutAhead).
 type aheadEntry struct {
 	RunID string    `json:"runId"`
 	Made  time.Time `json:"made"`
+	// UID is the sandbox's own uid under a root engine (Sandbox.UID).
+	UID uint32 `json:"uid,omitempty"`
 }
 
-// aheadIdent names a sandbox to be made ahead: its id and the id its
-// cgroups are to carry.
-type aheadIdent struct{ sandbox, run string }
+// aheadIdent names a sandbox to be made ahead: its id, the id its
+// cgroups are to carry and, under a root engine, its uid (taken with
+// the name, so that the store's entry keeps it).
+type aheadIdent struct {
+	sandbox, run string
+	uid          uint32
+}
 
-func (e *Engine) newAheadIdent() aheadIdent {
-	return aheadIdent{sandbox: randomHex(6), run: e.newRunID()}
+// newAheadIdent names the next sandbox made ahead; ok is false when a
+// root engine has no uid to give it (the sandbox is then not made).
+func (e *Engine) newAheadIdent() (aheadIdent, bool) {
+	id := aheadIdent{sandbox: randomHex(6), run: e.newRunID()}
+	sb := Sandbox{ID: id.sandbox}
+	if err := e.takeUID(&sb); err != nil {
+		return id, false
+	}
+	id.uid = sb.UID
+	return id, true
+}
+
+// release gives back the uid of a sandbox that is not to be made.
+func (id aheadIdent) release(e *Engine) {
+	e.releaseUID(&Sandbox{ID: id.sandbox, UID: id.uid})
 }
 
 // edit is the store's entry for it.
 func (id aheadIdent) edit(e *Engine) store.AheadEdit {
-	return store.AheadEdit{ID: id.sandbox, Value: aheadEntry{RunID: id.run, Made: e.now().UTC()}}
+	return store.AheadEdit{ID: id.sandbox, Value: aheadEntry{RunID: id.run, Made: e.now().UTC(), UID: id.uid}}
 }
 
-// readyOneShots is the engine's stock of one-shot sandboxes made ahead.
-type readyOneShots struct {
+// aheadState is the engine's one-shot sandboxes made ahead: those ready
+// (made, waiting for a run), those being made and those reserved.
+type aheadState struct {
 	mu     sync.Mutex
 	want   int
-	ready  []*readyOneShot
+	ready  []*aheadSandbox
 	making int
 	// reserved are on disk already, to be made next.
 	reserved []aheadIdent
@@ -96,7 +118,7 @@ const aheadRetry = 30 * time.Second
 // aheadTimeout bounds the making of one.
 const aheadTimeout = 30 * time.Second
 
-// fillAhead starts making sandboxes until the stock is full.
+// fillAhead starts making sandboxes until there are as many as wanted.
 func (e *Engine) fillAhead() {
 	a := &e.ahead
 	a.mu.Lock()
@@ -124,7 +146,9 @@ func (e *Engine) fillAhead() {
 					e.log.Info("A one-shot sandbox could not be made ahead; one-shot runs start as usual.", "reason", err)
 				}
 				a.failed, a.why = time.Now(), err.Error()
-			case a.closed || gen != a.gen:
+			case a.closed || gen != a.gen || len(a.ready) >= a.want:
+				// Stale, or one taken for a run that did not start was
+				// put back while this one was made: never more than wanted.
 				defer e.giveUpAhead(ro)
 			default:
 				a.failed, a.why = time.Time{}, ""
@@ -139,24 +163,32 @@ func (e *Engine) fillAhead() {
 // makeAhead makes one one-shot sandbox of the default configuration,
 // set up whole and waiting for its command: ident's when it is reserved,
 // else one recorded now.
-func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*readyOneShot, error) {
+func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*aheadSandbox, error) {
 	sb, err := e.newSandbox(SandboxConfig{})
 	if err != nil {
+		if ident != nil {
+			ident.release(e)
+		}
 		return nil, err
 	}
 	sb.Kind, sb.Name = "oneshot", "one-shot"
 	if ident == nil {
-		id := e.newAheadIdent()
+		id, ok := e.newAheadIdent()
+		if !ok {
+			return nil, errors.New("no sandbox uid is free to make a sandbox ahead with")
+		}
 		ed := id.edit(e)
 		if err := e.store.PutAhead(ed.ID, ed.Value); err != nil {
+			id.release(e)
 			return nil, fmt.Errorf("recording a sandbox made ahead: %w", err)
 		}
 		ident = &id
 	}
 	sb.ID = ident.sandbox
-	ro := &readyOneShot{gen: gen, sb: sb, id: ident.run}
+	sb.UID, sb.GID = ident.uid, ident.uid
+	ro := &aheadSandbox{gen: gen, sb: sb, id: ident.run}
 	// What fails from here gives its entry up with it.
-	fail := func(err error) (*readyOneShot, error) {
+	fail := func(err error) (*aheadSandbox, error) {
 		e.giveUpAhead(ro)
 		return nil, err
 	}
@@ -171,7 +203,7 @@ func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*readyOneShot, error)
 	if err != nil {
 		return fail(err)
 	}
-	pre, ok := backend.(backends.Prestarter)
+	pre, ok := backend.(backends.AheadStarter)
 	if !ok {
 		return fail(fmt.Errorf("the %s backend, which one-shot runs get here, starts no sandbox ahead of its command", backend.Name()))
 	}
@@ -188,7 +220,7 @@ func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*readyOneShot, error)
 		r.spec.Helper = e.opts.Forwarder
 	}
 	r.spec.Argv = nil
-	proc, err := pre.Prestart(ctx, r.spec)
+	proc, err := pre.StartAhead(ctx, r.spec)
 	if err != nil {
 		return fail(err)
 	}
@@ -198,7 +230,7 @@ func (e *Engine) makeAhead(gen uint64, ident *aheadIdent) (*readyOneShot, error)
 
 // giveUpAhead removes a sandbox made ahead that no run takes, or what
 // there is of one that could not be made.
-func (e *Engine) giveUpAhead(ro *readyOneShot) {
+func (e *Engine) giveUpAhead(ro *aheadSandbox) {
 	if ro.proc != nil {
 		_ = ro.proc.Kill()
 		_, _ = ro.proc.Wait()
@@ -221,10 +253,11 @@ func (e *Engine) forgetAhead(sb *Sandbox) {
 	if err := e.store.DeleteAhead(sb.ID); err != nil {
 		e.log.Warn("A sandbox made ahead could not be forgotten.", "sandbox", sb.ID, "err", err)
 	}
+	e.releaseUID(sb) // nothing of it is left
 }
 
 // takeAhead takes a ready sandbox of the current settings, if there is one.
-func (e *Engine) takeAhead() *readyOneShot {
+func (e *Engine) takeAhead() *aheadSandbox {
 	a := &e.ahead
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -243,7 +276,7 @@ func (e *Engine) takeAhead() *readyOneShot {
 // would get if it were made now: made under the settings and the policy
 // in force (none changed while the run waited for its place), and still
 // waiting for its command (it did not die meanwhile).
-func (e *Engine) aheadFresh(ro *readyOneShot) bool {
+func (e *Engine) aheadFresh(ro *aheadSandbox) bool {
 	a := &e.ahead
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -251,7 +284,7 @@ func (e *Engine) aheadFresh(ro *readyOneShot) bool {
 }
 
 // fresh is aheadFresh, with a.mu held.
-func (a *readyOneShots) fresh(ro *readyOneShot) bool {
+func (a *aheadState) fresh(ro *aheadSandbox) bool {
 	return ro.gen == a.gen && ro.proc.Waiting()
 }
 
@@ -261,15 +294,18 @@ func (e *Engine) reserveAhead(id aheadIdent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed || len(a.reserved) >= a.want {
-		// More than the stock needs (runs that raced its refill).
-		go func() { _ = e.store.DeleteAhead(id.sandbox) }()
+		// More than are wanted (runs that raced the refill).
+		go func() {
+			_ = e.store.DeleteAhead(id.sandbox)
+			id.release(e)
+		}()
 		return
 	}
 	a.reserved = append(a.reserved, id)
 }
 
 // putBackAhead returns a sandbox taken for a run that did not start.
-func (e *Engine) putBackAhead(ro *readyOneShot) {
+func (e *Engine) putBackAhead(ro *aheadSandbox) {
 	a := &e.ahead
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -306,6 +342,7 @@ func (e *Engine) closeAhead() {
 	a.mu.Unlock()
 	for _, id := range reserved {
 		_ = e.store.DeleteAhead(id.sandbox)
+		id.release(e)
 	}
 	for _, ro := range stale {
 		e.giveUpAhead(ro)
@@ -385,10 +422,11 @@ func aheadRequest(cfg SandboxConfig, req RunRequest) bool {
 
 // sameSandbox reports whether want, the sandbox a run would get, is the
 // one made ahead but for what a request may change (its name, timeout)
-// and what makes each one-shot its own (id, workspace, times).
+// and what makes each one-shot its own (id, uid, workspace, times).
 func sameSandbox(want, made Sandbox) bool {
 	want.ID, want.Name, want.TimeoutMs = made.ID, made.Name, made.TimeoutMs
 	want.Kind, want.Workspace, want.OwnWorkspace = made.Kind, made.Workspace, made.OwnWorkspace
+	want.UID, want.GID = made.UID, made.GID
 	want.CreatedAt, want.UpdatedAt, want.LastUsedAt = made.CreatedAt, made.UpdatedAt, made.LastUsedAt
 	return reflect.DeepEqual(want, made)
 }
@@ -401,7 +439,9 @@ func sameSandbox(want, made Sandbox) bool {
 // run has its place is given up, and the run gets one made as usual in
 // that place. ok is false when the run is to start as usual.
 func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest) (res *RunResult, err error, ok bool) {
-	if !aheadRequest(cfg, req) {
+	if !aheadRequest(cfg, req) || principal.Of(ctx).Tenant != "" {
+		// A tenant's one-shot has the tenant's runtime/ and quotas: it
+		// is made for its run.
 		return nil, nil, false
 	}
 	ro := e.takeAhead()
@@ -429,7 +469,7 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 		return nil, err, true
 	}
 	p.kind = "oneshot"
-	rec := e.newRecord(p)
+	rec := e.newRecord(ctx, p)
 	// In run()'s order: the disk, a place in the runner, then the policy
 	// and the backend, which may have changed while the run waited for
 	// its place.
@@ -442,12 +482,14 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
+	p.runID = rec.ID
 	backend, isolation, err := e.choose(ctx, p)
 	if err != nil {
 		release()
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
+	rec.Guard = p.guarded
 	moved := backend != ro.r.backend || isolation != ro.r.isolation // a backend came or went
 	if moved || !e.aheadFresh(ro) {
 		// The sandbox is not the one run() would make now (the settings or
@@ -463,15 +505,24 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 	rec.Backend, rec.Isolation, rec.AheadID = backend.Name(), isolation, ro.id
 	// The record answers for the sandbox from here; the one to replace it
 	// is reserved in the same commit.
-	next := e.newAheadIdent()
-	if err := e.recordRunning(rec, store.AheadEdit{ID: sb.ID}, next.edit(e)); err != nil {
+	edits := []store.AheadEdit{{ID: sb.ID}}
+	next, replaced := e.newAheadIdent()
+	if replaced {
+		edits = append(edits, next.edit(e))
+	}
+	if err := e.recordRunning(rec, edits...); err != nil {
 		release()
+		if replaced {
+			next.release(e)
+		}
 		e.putBackAhead(ro)
 		return e.refuseAhead(&rec, err)
 	}
-	e.reserveAhead(next)
-	ro.r.stdout.setTee(req.Stdout)
-	ro.r.stderr.setTee(req.Stderr)
+	if replaced {
+		e.reserveAhead(next)
+	}
+	ro.r.stdout.setTee(teeTo(req.Stdout, ro.r.output))
+	ro.r.stderr.setTee(teeTo(req.Stderr, ro.r.output))
 	start := time.Now()
 	if err := ro.proc.Go(p.argv); err != nil {
 		release()
@@ -491,7 +542,7 @@ func (e *Engine) runAhead(ctx context.Context, cfg SandboxConfig, req RunRequest
 
 // refuseAhead is refuse, for runAhead. The refused run names a sandbox
 // that never was, as run()'s refusals of one-shots do: the one it took
-// goes back to the stock for the next run.
+// goes back to those made ahead, for the next run.
 func (e *Engine) refuseAhead(rec *RunRecord, err error) (*RunResult, error, bool) {
 	if rec.AheadID == "" {
 		rec.SandboxID = randomHex(6)

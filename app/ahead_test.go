@@ -15,11 +15,11 @@ import (
 	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
-// readyEngine is a bwrap engine that keeps n one-shot sandboxes ready,
+// aheadEngine is a bwrap engine that keeps n one-shot sandboxes ready,
 // and waits until they are.
-func readyEngine(t *testing.T, n int, opts ...engineOpt) *Engine {
+func aheadEngine(t *testing.T, n int, opts ...engineOpt) *Engine {
 	t.Helper()
-	e := bwrapEngine(t, append(opts, func(o *Options) { o.ReadyOneShots = n })...)
+	e := bwrapEngine(t, append(opts, func(o *Options) { o.AheadOneShots = n })...)
 	waitReady(t, e, n)
 	return e
 }
@@ -46,7 +46,7 @@ func waitReady(t *testing.T, e *Engine, n int) {
 // its output, exit code, a record with the isolation and limits, its own
 // workspace removed after it; a missing command still says so with 127.
 func TestAOneShotRunsInASandboxMadeAhead(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	plain := bwrapEngine(t)
 	ctx := context.Background()
 	req := RunRequest{Argv: []string{"sh", "-c", "echo out; echo err >&2; pwd; exit 3"}}
@@ -114,7 +114,7 @@ func waitGone(t *testing.T, path string) {
 // at the gate, and the interpreter is masked in the sandbox that replaces
 // it.
 func TestSandboxesMadeAheadFollowTheSwitches(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	ctx := context.Background()
 	pol := e.Policy()
 	pol.RunPython = false
@@ -145,10 +145,10 @@ func TestSandboxesMadeAheadFollowTheSwitches(t *testing.T) {
 // and a timeout are the run's own; network, mounts, environment, limits,
 // code and background runs start as usual.
 func TestOnlyAPlainOneShotTakesASandboxMadeAhead(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	ctx := context.Background()
 	mounted := testDir(t)
-	e.chownToSandbox(mounted)
+	os.Chmod(mounted, 0o755) // read-only: any sandbox's user reads it
 	for _, c := range []struct {
 		name string
 		cfg  SandboxConfig
@@ -223,7 +223,7 @@ func TestAStartRemovesSandboxesMadeAheadThatAreLeft(t *testing.T) {
 // More one-shots at once than there are sandboxes ready: each runs, in
 // one made ahead or as usual, and what is left afterwards is the stock.
 func TestManyOneShotsAtOnceWithASmallStock(t *testing.T) {
-	e := readyEngine(t, 2)
+	e := aheadEngine(t, 2)
 	ctx := context.Background()
 	const n = 8
 	type result struct {
@@ -311,7 +311,7 @@ func waitQueued(t *testing.T, e *Engine, n int) {
 // builds the spec once admitted): Run Python switched off while it waits
 // masks the interpreter in its sandbox too.
 func TestASandboxMadeAheadWaitingForAPlaceFollowsTheSwitches(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	s := e.Settings()
 	s.Concurrency = 1
 	if _, err := e.SetSettings(s); err != nil {
@@ -377,7 +377,7 @@ func waitLive(t *testing.T, e *Engine, n int) {
 // by the OOM killer or a person) is not what a run gets: the run starts
 // as it would without one, and its record says it ran.
 func TestASandboxMadeAheadThatDiedIsNotTaken(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	e.ahead.mu.Lock()
 	ro := e.ahead.ready[0]
 	e.ahead.mu.Unlock()
@@ -403,7 +403,7 @@ func TestASandboxMadeAheadThatDiedIsNotTaken(t *testing.T) {
 // raised concurrency) gets those settings, as run() gives them: a path
 // taken off the allowlist by the same change is not readable in it.
 func TestASandboxMadeAheadLetInByNewSettingsGetsThem(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	// Not under /tmp, which is the one-shot's own.
 	shared, err := os.MkdirTemp("/var/tmp", "senclaw-allowlist-")
 	if err != nil {
@@ -447,7 +447,7 @@ func TestASandboxMadeAheadLetInByNewSettingsGetsThem(t *testing.T) {
 // field, before anything happens: no run is recorded and the sandbox
 // made ahead stays ready for the next run.
 func TestACommandNoProgramCanStartIsBadInput(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	e.ahead.mu.Lock()
 	ready := e.ahead.ready[0].id
 	e.ahead.mu.Unlock()
@@ -483,7 +483,7 @@ func TestACommandNoProgramCanStartIsBadInput(t *testing.T) {
 // socket the allowlist shows is refused, one the settings name is
 // reached.
 func TestTheUnixSocketGuardHoldsInASandboxMadeAhead(t *testing.T) {
-	e := readyEngine(t, 1)
+	e := aheadEngine(t, 1)
 	if ok, why := unixguard.Available(); !ok {
 		t.Skipf("this kernel cannot run the guard: %s", why)
 	}

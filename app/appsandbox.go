@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -29,6 +30,8 @@ type AppSandbox struct {
 	// APIAccess adds the engine's API port to the loopback rules, which
 	// no other sandbox may name (a Space App with daemonApi).
 	APIAccess bool
+	// Tenant is the app's tenant: its sandbox is that tenant's.
+	Tenant string
 }
 
 // PutAppSandbox creates or replaces the app sandbox a.ID with a's rules.
@@ -50,6 +53,7 @@ func (e *Engine) PutAppSandbox(ctx context.Context, a AppSandbox) (*Sandbox, err
 		}
 		exists = true
 		base.CreatedAt, base.LastUsedAt = old.CreatedAt, old.LastUsedAt
+		base.UID, base.GID = old.UID, old.GID // the app keeps its uid
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	default:
@@ -62,6 +66,7 @@ func (e *Engine) PutAppSandbox(ctx context.Context, a AppSandbox) (*Sandbox, err
 		}
 	}
 	base.DiskMB = 0 // an app keeps its data in its directory: a quota would kill it
+	base.Tenant, base.Kind = a.Tenant, KindApp
 	sb, err := e.applyConfig(base, a.Config, true)
 	if err != nil {
 		return nil, err
@@ -88,7 +93,15 @@ func (e *Engine) PutAppSandbox(ctx context.Context, a AppSandbox) (*Sandbox, err
 			}
 		}
 	}
+	if !exists {
+		if err := e.takeUID(&sb); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
+		if !exists {
+			e.releaseUID(&sb)
+		}
 		return nil, fmt.Errorf("saving the app's sandbox: %w", err)
 	}
 	e.forgetStatus(sb.ID)
@@ -101,13 +114,16 @@ func (e *Engine) PutAppSandbox(ctx context.Context, a AppSandbox) (*Sandbox, err
 // existing, not a system root, not the home directory itself, not a
 // secret folder or the engine's own, nor one that contains them, and for
 // a writable one not a system tree. It returns the canonical path.
-func (e *Engine) CheckHostDir(field, path string, writable bool) (string, error) {
-	return checkHostDir(field, path, e.guard(), writable)
+//
+// For an app of tenant, the folder must lie in the tenant's directory or
+// a path the owner granted it.
+func (e *Engine) CheckHostDir(field, path, tenant string, writable bool) (string, error) {
+	return e.checkTenantDir(field, path, tenant, writable)
 }
 
 // CheckSandboxConfig validates cfg as Create would, storing nothing.
-func (e *Engine) CheckSandboxConfig(cfg SandboxConfig) error {
-	_, err := e.newSandbox(cfg)
+func (e *Engine) CheckSandboxConfig(cfg SandboxConfig, tenant string) error {
+	_, err := e.newSandboxFor(tenant, cfg)
 	return err
 }
 
@@ -145,13 +161,22 @@ func (e *Engine) HostStats(id string) (*Stats, error) {
 func (e *Engine) Reconciled() <-chan struct{} { return e.reconciled }
 
 // PutSpaceApp stores a Space App's document; app/spaceapps owns its shape.
-func (e *Engine) PutSpaceApp(id string, v any) error { return e.store.PutApp(id, v) }
+func (e *Engine) PutSpaceApp(id string, v any) error {
+	if err := e.store.PutApp(id, v); err != nil {
+		return err
+	}
+	if data, err := json.Marshal(v); err == nil {
+		e.hostRun.put(id, data)
+	}
+	return nil
+}
 
 // DeleteSpaceApp removes the Space App's document.
 func (e *Engine) DeleteSpaceApp(id string) error {
 	if err := e.store.DeleteApp(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
+	e.hostRun.put(id, nil)
 	return nil
 }
 

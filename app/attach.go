@@ -38,26 +38,6 @@ type Attachment struct {
 	Interactive bool
 }
 
-// TerminalRequest asks for a terminal of Cols x Rows on the standard
-// descriptors FDs: those of the caller that are terminals, a subset of 0,
-// 1 and 2 naming 1 or 2. The others stay pipes, as they would for sh -c.
-type TerminalRequest struct {
-	Cols uint16 `json:"cols"`
-	Rows uint16 `json:"rows"`
-	FDs  []int  `json:"fds"`
-}
-
-// Control is one message of an attached caller during its run: a new
-// terminal size, or a signal for the command.
-type Control struct {
-	// Cols and Rows, when not zero, are the terminal's new size.
-	Cols uint16 `json:"cols,omitempty"`
-	Rows uint16 `json:"rows,omitempty"`
-	// Signal names a signal to pass to the command, as kill(1) would to
-	// its pid: one of Signals.
-	Signal string `json:"signal,omitempty"`
-}
-
 // Signals are the signals an attached caller may pass to its command.
 var Signals = map[string]syscall.Signal{
 	"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT,

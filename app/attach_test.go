@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -46,11 +45,10 @@ func agentShellEngines(t *testing.T) map[string]*Engine {
 	return map[string]*Engine{"bwrap": on, "bwrap_network": onNet, "off": bwrapEngine(t)}
 }
 
-func projectDir(t *testing.T) string {
+// projectDir is a project e's agent sandbox may write.
+func projectDir(t *testing.T, e *Engine) string {
 	dir := testDir(t)
-	if os.Geteuid() == 0 {
-		os.Chown(dir, 65534, 65534)
-	}
+	e.giveToAgent(t, dir)
 	return dir
 }
 
@@ -82,7 +80,7 @@ trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done`
 			}()
 			att := &Attachment{Stdin: stdinR, Terminal: &TerminalRequest{Cols: 80, Rows: 24, FDs: []int{0, 1}}, Control: control,
 				Started: func(r RunRecord) { started <- r }}
-			res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: projectDir(t), Command: script, Attach: att, Agent: "shell", Stdout: out, Stderr: &errOut})
+			res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: projectDir(t, e), Command: script, Attach: att, Agent: "shell", Stdout: out, Stderr: &errOut})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +114,7 @@ try:
     print("injected")
 except OSError as e:
     print("refused", e.errno)'`
-	res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: projectDir(t), Command: script, Attach: att})
+	res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: projectDir(t, e), Command: script, Attach: att})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +142,7 @@ func TestAttachedRunPassesStdinAndSignals(t *testing.T) {
 			}()
 			att := &Attachment{Stdin: strings.NewReader("line one\nline two\n"), Control: control}
 			script := `wc -l; trap 'echo got TERM; exit 7' TERM; echo waiting; while :; do sleep 0.05; done`
-			res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: projectDir(t), Command: script, Attach: att, Stdout: out})
+			res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: projectDir(t, e), Command: script, Attach: att, Stdout: out})
 			if err != nil {
 				t.Fatal(err)
 			}

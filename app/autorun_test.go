@@ -36,7 +36,7 @@ func agentProject(t *testing.T, e *Engine) (string, map[string]string) {
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, []byte(text), 0o644))
 	}
-	_ = filepath.Walk(project, func(p string, _ os.FileInfo, _ error) error { e.chownToSandbox(p); return nil })
+	e.giveToAgent(t, project)
 	return project, files
 }
 
@@ -223,7 +223,7 @@ func TestGitWorksInAProtectedRepository(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	must(t, os.RemoveAll(filepath.Join(project, ".git", "hooks")))
-	_ = filepath.Walk(project, func(p string, _ os.FileInfo, _ error) error { e.chownToSandbox(p); return nil })
+	e.giveToAgent(t, project)
 	res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: project, Command: `export HOME=/tmp GIT_CONFIG_NOSYSTEM=1
 echo hi > a.txt && git add a.txt && git -c user.email=a@b -c user.name=a commit -q -m first && echo COMMITTED
 git config user.name someone 2>/dev/null && echo CONFIG_CHANGED

@@ -13,6 +13,16 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
+// Bounds of the walk for projects nested in a person's folder
+// (autorun.Nested): the settings nestedProjectDepth and
+// nestedProjectLimit.
+const (
+	DefaultNestedProjectDepth = 4
+	MaxNestedProjectDepth     = 16
+	DefaultNestedProjectLimit = 64
+	MaxNestedProjectLimit     = 4096
+)
+
 // personsFolders are the folders of the person's that sb's runs may
 // write: its workspace when it is not the engine's own (an agent's
 // project, a --here folder, the folder a Space App runs in place from)
@@ -20,6 +30,11 @@ import (
 // in them is kept read-only for the sandbox (app/autorun). What lies in
 // the engine's data dir (a Space App's copy) is no one else's.
 func (e *Engine) personsFolders(sb *Sandbox) []string {
+	if remoteSandbox(sb) {
+		// On another machine: its workspace is a path in its container,
+		// its mounts are copies; nothing of this machine is written.
+		return nil
+	}
 	var out []string
 	add := func(dir string) {
 		if !within(dir, e.opts.DataDir) && !within(dir, canonical(e.opts.DataDir)) && !slices.Contains(out, dir) {
@@ -51,10 +66,11 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 		return release, "", nil
 	}
 	folders := e.personsFolders(p.sb)
+	user := spec.User
 	held := map[string][]string{} // folder -> placeholders held in it
 	release = func() {
 		for folder, rels := range held {
-			_ = e.inFolder(folder, func(d *jailfs.Dir) error {
+			_ = e.inFolder(e.folderUser(user, folder, idmappedFolders(spec)), folder, func(d *jailfs.Dir) error {
 				for _, rel := range rels {
 					e.placeholders.Release(d, folder, rel)
 				}
@@ -64,8 +80,8 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 	}
 	var notMade []string
 	for _, folder := range folders {
-		err := e.inFolder(folder, func(d *jailfs.Dir) error {
-			entries, elsewhere, err := autorun.Find(d, folder)
+		err := e.inFolder(e.folderUser(user, folder, idmappedFolders(spec)), folder, func(d *jailfs.Dir) error {
+			entries, elsewhere, _, err := e.findAutorun(d, folder)
 			if err != nil {
 				return err
 			}
@@ -107,9 +123,30 @@ func (e *Engine) protectAutorun(p *plan, backend string, spec *backends.Spec) (r
 		}
 	}
 	if len(notMade) > 0 {
-		missing = fmt.Sprintf("agents' and git's files: %s do not exist and, on %s, are not kept from being made; a program on this machine would run code from them once made", strings.Join(notMade, ", "), backend)
+		const shown = 10
+		names := strings.Join(notMade, ", ")
+		if len(notMade) > shown {
+			// Nested projects can make it a long list.
+			names = fmt.Sprintf("%s and %d more", strings.Join(notMade[:shown], ", "), len(notMade)-shown)
+		}
+		missing = fmt.Sprintf("agents' and git's files: %s do not exist and, on %s, are not kept from being made; a program on this machine would run code from them once made", names, backend)
 	}
 	return release, missing, nil
+}
+
+// findAutorun is what must stay read-only in the person's folder d (at
+// folder) and in the projects nested in it (autorun.Nested, bounded by
+// the settings), and those projects. An error is an
+// autorun.RefusedError (past nestedProjectLimit, a link at one of the
+// names, ...) or a failure to read; projects are those found even then.
+func (e *Engine) findAutorun(d *jailfs.Dir, folder string) (entries []autorun.Entry, elsewhere, projects []string, err error) {
+	s := e.Settings()
+	projects, _, err = autorun.Nested(d, s.NestedProjectDepth, s.NestedProjectLimit)
+	if err != nil {
+		return nil, nil, projects, err
+	}
+	entries, elsewhere, err = autorun.FindNested(d, folder, projects)
+	return entries, elsewhere, projects, err
 }
 
 // writableFolder is the folder of folders that p lies in ("" for none).
@@ -122,9 +159,40 @@ func writableFolder(folders []string, p string) string {
 	return ""
 }
 
+// idmappedFolders are spec's mounts, with its workspace as one more, a
+// read-write one, when it is bound through an idmapped mount.
+func idmappedFolders(spec *backends.Spec) []backends.Mount {
+	if !spec.WorkspaceIDMap {
+		return spec.Mounts
+	}
+	return append(slices.Clone(spec.Mounts), backends.Mount{Source: spec.Workspace, IDMap: true})
+}
+
+// folderUser is who the run's sandbox is in the person's folder: the
+// sandbox user, or, in a read-write mount bound through an idmapped
+// mount, the folder's owner, whom the mount maps it to there (what it
+// may make there, it may make as that owner); nil, the engine itself,
+// for a folder of root's, which jailfs.As does not act as (the engine
+// then sees, and stands in for, more than the sandbox could: never
+// less).
+func (e *Engine) folderUser(user *backends.Credential, folder string, mounts []backends.Mount) *backends.Credential {
+	for _, m := range mounts {
+		if !m.IDMap || m.ReadOnly || m.Source != folder || user == nil {
+			continue
+		}
+		owner, err := mappingOf(folder, user)
+		if err != nil || owner.OwnerUID == 0 || owner.OwnerGID == 0 {
+			return nil
+		}
+		return &backends.Credential{UID: owner.OwnerUID, GID: owner.OwnerGID}
+	}
+	return user
+}
+
 // inFolder runs fn in the folder (a stored, canonical path) opened
-// without following a link on its way, as the sandbox user.
-func (e *Engine) inFolder(folder string, fn func(d *jailfs.Dir) error) error {
+// without following a link on its way, as user (a sandbox's: userOf;
+// nil: the engine itself).
+func (e *Engine) inFolder(user *backends.Credential, folder string, fn func(d *jailfs.Dir) error) error {
 	d, err := jailfs.OpenDir(folder)
 	if err != nil {
 		if errors.Is(err, jailfs.ErrLink) {
@@ -133,7 +201,7 @@ func (e *Engine) inFolder(folder string, fn func(d *jailfs.Dir) error) error {
 		return err
 	}
 	defer d.Close()
-	return jailfs.As(e.sandboxUser(), func() error { return fn(d) })
+	return jailfs.As(user, func() error { return fn(d) })
 }
 
 // sweepPlaceholders removes, before any run, the empty directories that
@@ -144,9 +212,21 @@ func (e *Engine) sweepPlaceholders() {
 		if err := json.Unmarshal(data, &sb); err != nil {
 			return nil
 		}
+		s := e.Settings()
+		// Placeholders are bwrap's, made as folderUser in the mounts as
+		// bwrap binds them.
+		user := e.userOf(&sb)
+		mounts, err := e.idmapMounts(sb.Mounts, user, "bwrap")
+		if err != nil {
+			mounts = sb.Mounts
+		}
+		if ws, err := e.idmapWorkspace(&sb, user, "bwrap"); err == nil && ws {
+			mounts = append(mounts, backends.Mount{Source: sb.Workspace, IDMap: true})
+		}
 		for _, f := range e.personsFolders(&sb) {
-			_ = e.inFolder(f, func(d *jailfs.Dir) error {
-				autorun.Sweep(d)
+			_ = e.inFolder(e.folderUser(user, f, mounts), f, func(d *jailfs.Dir) error {
+				projects, _, _ := autorun.Nested(d, s.NestedProjectDepth, s.NestedProjectLimit)
+				autorun.Sweep(d, projects...)
 				return nil
 			})
 		}
@@ -162,11 +242,17 @@ func (e *Engine) autorunWrite(sb *Sandbox, j jailed) error {
 		return nil
 	}
 	var entries []autorun.Entry
-	err := e.inFolder(j.root, func(d *jailfs.Dir) error {
+	var projects []string
+	err := e.inFolder(e.userOf(sb), j.root, func(d *jailfs.Dir) error {
 		var err error
-		entries, _, err = autorun.Find(d, j.root)
+		entries, _, projects, err = e.findAutorun(d, j.root)
 		var re *autorun.RefusedError
 		if errors.As(err, &re) {
+			if re.Bound {
+				// Past the limit no run may start, and the projects
+				// not counted are not known: nothing is written.
+				return badField("path", j.rel, "lies in %s, where %s %s; the file API writes nothing there", j.root, re.Rel, re.Reason)
+			}
 			err = nil // the fixed names still count
 		}
 		return err
@@ -174,7 +260,7 @@ func (e *Engine) autorunWrite(sb *Sandbox, j jailed) error {
 	if err != nil {
 		return err
 	}
-	if autorun.Covers(entries, j.name) {
+	if autorun.Covers(entries, j.name, projects...) {
 		return badField("path", j.rel, "is read-only for sandboxes: programs on this machine (agents, git, editors) run code from it, so a sandbox may read it but not change it; change it on the host yourself")
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestBackgroundRunsHaveNoDeadlineUnlessGiven: a background run outlives
@@ -75,7 +77,7 @@ func TestBackgroundRunsHaveNoDeadlineUnlessGiven(t *testing.T) {
 	if killed, err := e.KillRun(server.ID); err != nil || !killed {
 		t.Fatalf("KillRun: %v %v", killed, err)
 	}
-	waitFor(t, func() bool { return done(server.ID) != nil })
+	testutil.WaitFor(t, 10*time.Second, "the server run to be done", func() bool { return done(server.ID) != nil })
 	if r := done(server.ID); !strings.Contains(r.Killed, "killed by the owner") {
 		t.Errorf("the killed run: %q", r.Killed)
 	}
@@ -116,7 +118,7 @@ func TestRunLogReadsThroughTheWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.Record.ID
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "line 5 in the run's log", func() bool {
 		l, err := e.ReadRunLog(id, 0, 1000)
 		return err == nil && strings.Contains(l.Data, "line 5")
 	})
@@ -163,7 +165,7 @@ func TestARunsLogIsReadAsTheSandboxUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { r, _ := e.Run(res.Record.ID); return r != nil && r.State == "done" })
+		testutil.WaitFor(t, 10*time.Second, "the run to be done", func() bool { r, _ := e.Run(res.Record.ID); return r != nil && r.State == "done" })
 		rel, _ := filepath.Rel(sb.Workspace, res.Record.LogFile)
 		if _, err := e.Exec(ctx, sb.ID, RunRequest{Command: "log=" + rel + "; " + tc.swap}); err != nil {
 			t.Fatal(err)

@@ -69,7 +69,7 @@ func TestBenchEngineVersusRawBwrap(t *testing.T) {
 	}
 	// The daemon keeps one-shot sandboxes ready (ahead.go): the same
 	// one-shot on an engine that does, in the same turns.
-	ready := readyEngine(t, DefaultReadyOneShots)
+	ready := aheadEngine(t, DefaultAheadOneShots)
 	runAhead := func() error {
 		res, err := ready.RunOnce(context.Background(), SandboxConfig{}, RunRequest{Argv: []string{"true"}})
 		if err == nil && (!res.Record.OK() || res.Record.AheadID == "") {

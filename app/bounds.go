@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// The engine bounds what agents can make it hold (issue #15 made the run
-// bounds one model):
+// The engine bounds what agents can make it hold, with one model for all
+// of a run's bounds:
 //   - concurrency: foreground runs executing at once (one-shot, exec,
 //     code, install, scheduled, agent shell); more wait in the queue,
 //     first come first served;
@@ -38,8 +38,8 @@ const (
 // start and its own I/O.
 func defaultConcurrency() int { return 4 * runtime.NumCPU() }
 
-// defaultMaxBackgroundRuns is what maxRuns was before issue #15: 32 per
-// core.
+// defaultMaxBackgroundRuns is what maxRuns was before the run queue: 32
+// per core.
 func defaultMaxBackgroundRuns() int { return 32 * runtime.NumCPU() }
 
 // DefaultQueueLength is how many runs may wait for a place by default.
@@ -119,13 +119,6 @@ type runSlots struct {
 type waiter struct {
 	ready   chan struct{}
 	granted bool
-}
-
-// QueueStats says what the runner does now.
-type QueueStats struct {
-	Running    int `json:"running"`
-	Waiting    int `json:"waiting"`
-	Background int `json:"background"`
 }
 
 // Queue says how many runs execute, wait and go on in the background.

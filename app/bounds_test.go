@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestCreatingPastTheBoundIsRefused: past maxSandboxes a creation is
@@ -62,6 +65,8 @@ func TestCreatingPastTheBoundIsRefused(t *testing.T) {
 		{"queueLength", func(s *Settings) { s.QueueLength = -1 }},
 		{"maxBackgroundRuns", func(s *Settings) { s.MaxBackgroundRuns = MaxBackgroundRunsLimit + 1 }},
 		{"minFreeDiskMb", func(s *Settings) { s.MinFreeDiskMB = -1 }},
+		{"nestedProjectDepth", func(s *Settings) { s.NestedProjectDepth = MaxNestedProjectDepth + 1 }},
+		{"nestedProjectLimit", func(s *Settings) { s.NestedProjectLimit = 0 }},
 		{"maxRunsPerSandbox", func(s *Settings) { s.MaxRunsPerSandbox = MaxRunsPerSandboxLimit + 1 }},
 	} {
 		s := e.Settings()
@@ -122,7 +127,7 @@ func TestBackgroundRunsPastThePerSandboxBoundAreRefused(t *testing.T) {
 		t.Fatalf("stop: %d %v", n, err)
 	}
 	e.live.waitSandbox(sb.ID)
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "a run in the sandbox to succeed again", func() bool {
 		res, err := e.Exec(ctx, sb.ID, RunRequest{Command: "true"})
 		return err == nil && res.Record.OK()
 	})
@@ -147,7 +152,7 @@ func TestBackgroundRunsPastThePerSandboxBoundAreRefused(t *testing.T) {
 	e.StopAll(ctx)
 }
 
-// TestRunsWaitInABoundedQueue (issue #15): past the concurrency runs wait
+// TestRunsWaitInABoundedQueue: past the concurrency runs wait
 // for a place, first come first served; past the queue's length they are
 // refused (a *LimitError, 429 in the API) and recorded; a caller that
 // goes away while its run waits leaves a refused record and nothing else;
@@ -173,7 +178,7 @@ func TestRunsWaitInABoundedQueue(t *testing.T) {
 			results <- err
 		}()
 	}
-	waitFor(t, func() bool { q := e.Queue(); return q.Running == 2 && q.Waiting == 3 })
+	testutil.WaitFor(t, 10*time.Second, "2 runs running and 3 waiting", func() bool { q := e.Queue(); return q.Running == 2 && q.Waiting == 3 })
 	res, err := e.RunOnce(ctx, directConfig(), RunRequest{Command: "true"})
 	var le *LimitError
 	if !errors.As(err, &le) || le.Setting != "queueLength" || !IsRefused(err) || !strings.Contains(err.Error(), "queueLength 3") {
@@ -195,7 +200,7 @@ func TestRunsWaitInABoundedQueue(t *testing.T) {
 		}
 		left <- res
 	}()
-	waitFor(t, func() bool { return e.Queue().Waiting == 4 })
+	testutil.WaitFor(t, 10*time.Second, "4 runs waiting", func() bool { return e.Queue().Waiting == 4 })
 	cancel()
 	if res := <-left; res == nil || !strings.Contains(res.Record.Error, "went away while the run waited") {
 		t.Fatalf("the record of a run whose caller went away: %+v", res)
@@ -204,7 +209,7 @@ func TestRunsWaitInABoundedQueue(t *testing.T) {
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { q := e.Queue(); return q.Running == 5 && q.Waiting == 0 })
+	testutil.WaitFor(t, 10*time.Second, "5 runs running and none waiting", func() bool { q := e.Queue(); return q.Running == 5 && q.Waiting == 0 })
 	os.WriteFile(gate, nil, 0o644)
 	for i := 0; i < 5; i++ {
 		if err := <-results; err != nil {

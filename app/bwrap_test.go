@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,21 +16,9 @@ import (
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
-// requireBwrap skips without bubblewrap, except under CI, where a missing
-// sandbox tool must fail the run rather than let it pass by skipping.
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is not installed, and CI must not skip sandbox tests")
-		}
-		t.Skip("bwrap is not installed")
-	}
-}
-
 func bwrapEngine(t *testing.T, opts ...engineOpt) *Engine {
 	t.Helper()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	var user *backends.Credential
 	if os.Geteuid() == 0 {
 		user = &backends.Credential{UID: 65534, GID: 65534}
@@ -190,7 +177,7 @@ func checkStatsAndKill(t *testing.T, e *Engine) {
 	var st *Stats
 	// Both sleeps, each under its own name: the forked child is still
 	// "/bin/sh -c ..." for a moment before it execs sleep 300.
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "both sleeps in the stats", func() bool {
 		st, err = e.Stats(context.Background(), sb.ID)
 		return err == nil && len(st.Processes) >= 2 && slices.ContainsFunc(st.Processes, func(p ProcessInfo) bool {
 			return strings.HasPrefix(p.Command, "sleep 300")
@@ -214,7 +201,7 @@ func checkStatsAndKill(t *testing.T, e *Engine) {
 	if _, err := e.Kill(context.Background(), sb.ID, victim); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the killed process to leave the stats", func() bool {
 		st, _ = e.Stats(context.Background(), sb.ID)
 		for _, p := range st.Processes {
 			if p.Pid == victim {
@@ -226,7 +213,7 @@ func checkStatsAndKill(t *testing.T, e *Engine) {
 	if n, err := e.Stop(context.Background(), sb.ID); err != nil || n != 1 {
 		t.Fatalf("stop: %d %v", n, err)
 	}
-	waitFor(t, func() bool { s, _ := e.Get(sb.ID); return s.State == StateIdle })
+	testutil.WaitFor(t, 10*time.Second, "the sandbox to be idle", func() bool { s, _ := e.Get(sb.ID); return s.State == StateIdle })
 }
 
 func TestAgentShellOnWritesOnlyInTheProject(t *testing.T) {
@@ -235,8 +222,8 @@ func TestAgentShellOnWritesOnlyInTheProject(t *testing.T) {
 	agentShellOn(t, e)
 	project := testDir(t)
 	other := testDir(t)
+	e.giveToAgent(t, project)
 	if os.Geteuid() == 0 {
-		os.Chown(project, 65534, 65534)
 		os.Chmod(other, 0o777)
 	}
 	res, err := e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: project, Command: "touch inside && touch " + other + "/outside; touch /tmp/private-tmp; cat /etc/hostname >/dev/null; echo $?"})

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
@@ -15,21 +16,6 @@ import (
 type Prober interface {
 	Name() string
 	Probe(ctx context.Context) backends.Capability
-}
-
-// Capabilities is what this machine can isolate with.
-type Capabilities struct {
-	OS string `json:"os"`
-	// State is "isolated" when at least one isolating backend is healthy,
-	// else "degraded": code can only run with no barrier.
-	State string `json:"state"`
-	// Summary says the state in one sentence.
-	Summary string `json:"summary"`
-	// Recommended is the backend a run without a choice gets.
-	Recommended string                `json:"recommended"`
-	Backends    []backends.Capability `json:"backends"`
-	// Facilities are probes of things that are not backends (Landlock).
-	Facilities []backends.Capability `json:"facilities,omitempty"`
 }
 
 // Overall states.
@@ -58,6 +44,21 @@ type probeEntry struct {
 	// refreshing: a probe of a healthy backend whose result expired runs
 	// in the background.
 	refreshing bool
+	// last is cap and at as of the last probe, read without mu: a run
+	// whose answer is fresh does not wait for a probe going on (an
+	// engine's watcher probes it every few seconds, over its link).
+	last atomic.Pointer[probeResult]
+}
+
+type probeResult struct {
+	cap backends.Capability
+	at  time.Time
+}
+
+// set keeps a probe's answer; mu is held.
+func (en *probeEntry) set(c backends.Capability, at time.Time) {
+	en.cap, en.at, en.ok = c, at, true
+	en.last.Store(&probeResult{cap: c, at: at})
 }
 
 // unusableTTL is how long a probe that found a backend unusable is reused.
@@ -87,14 +88,12 @@ func (p *prober) entry(name string) *probeEntry {
 // probe returns pr's capability, probing when the cached one is stale.
 func (p *prober) probe(ctx context.Context, pr Prober, refresh bool) backends.Capability {
 	en := p.entry(pr.Name())
+	if r := en.last.Load(); r != nil && !refresh && p.now().Sub(r.at) < p.ttlOf(r.cap) {
+		return r.cap
+	}
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	ttl := p.ttl
-	if !en.cap.Usable() {
-		// A backend that is down is asked again soon: a daemon that was
-		// just started should be usable within seconds.
-		ttl = min(ttl, unusableTTL)
-	}
+	ttl := p.ttlOf(en.cap)
 	if en.ok && !refresh && p.now().Sub(en.at) < ttl {
 		return en.cap
 	}
@@ -112,10 +111,19 @@ func (p *prober) probe(ctx context.Context, pr Prober, refresh bool) backends.Ca
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	en.cap = pr.Probe(ctx)
-	en.cap.Backend = pr.Name()
-	en.at, en.ok = p.now(), true
+	c := pr.Probe(ctx)
+	c.Backend = pr.Name()
+	en.set(c, p.now())
 	return en.cap
+}
+
+// ttlOf is how long c is reused: a backend that is down is asked again
+// soon, so that a daemon just started is usable within seconds.
+func (p *prober) ttlOf(c backends.Capability) time.Duration {
+	if !c.Usable() {
+		return min(p.ttl, unusableTTL)
+	}
+	return p.ttl
 }
 
 // refreshInBackground probes pr again and keeps the answer.
@@ -125,8 +133,31 @@ func (p *prober) refreshInBackground(pr Prober, en *probeEntry) {
 	c := pr.Probe(ctx)
 	c.Backend = pr.Name()
 	en.mu.Lock()
-	en.cap, en.at, en.refreshing = c, p.now(), false
+	en.set(c, p.now())
+	en.refreshing = false
 	en.mu.Unlock()
+}
+
+// forget drops the cached probe of name: the next look probes again.
+func (p *prober) forget(name string) {
+	p.mu.Lock()
+	delete(p.cache, name)
+	p.mu.Unlock()
+}
+
+// cached is the last probe of name, without probing.
+func (p *prober) cached(name string) (backends.Capability, bool) {
+	p.mu.Lock()
+	en := p.cache[name]
+	p.mu.Unlock()
+	if en == nil {
+		return backends.Capability{}, false
+	}
+	r := en.last.Load()
+	if r == nil {
+		return backends.Capability{}, false
+	}
+	return r.cap, true
 }
 
 // find returns the named backend.

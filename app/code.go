@@ -34,9 +34,6 @@ func Languages() []string {
 	return out
 }
 
-// MaxCodeBytes bounds the source of one code run.
-const MaxCodeBytes = 4 << 20
-
 // planCode resolves a code run: the language, the interpreter, the source.
 func (e *Engine) planCode(p *plan) error {
 	name, ok := languageAliases[strings.ToLower(strings.TrimSpace(p.req.Language))]

@@ -18,7 +18,10 @@ func (e *Engine) startBackends(ctx context.Context) {
 	known := map[string]bool{}
 	if all, err := e.List(); err == nil {
 		for _, sb := range all {
-			known[sb.ID] = true
+			// A sandbox that got a new uid at this start has a container
+			// whose processes still run as the old one (nobody, under the
+			// shared-uid scheme): it goes, and the next run makes another.
+			known[sb.ID] = !e.uids.moved[sb.ID]
 		}
 	}
 	var reconciling sync.WaitGroup
@@ -50,6 +53,7 @@ func (e *Engine) startBackends(ctx context.Context) {
 			go p.RunPruner(ctx)
 		}
 	}
+	e.startEngines(ctx)
 }
 
 // sweeper is a backend that can clear what an earlier engine left behind

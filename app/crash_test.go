@@ -10,7 +10,7 @@ import (
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
-// A foreground run is on disk as running while it goes (issue #15: only
+// A foreground run is on disk as running while it goes (once only
 // background runs were, so an engine crash left no record of the others).
 func TestAForegroundRunIsRecordedWhileItGoes(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,6 @@
 package app
 
-// A full disk (issue #15): below MinFreeDiskMB of free space on the data
+// A full disk: below MinFreeDiskMB of free space on the data
 // dir's filesystem new runs are refused with the reason, and recorded;
 // what is stored stays readable. A run that started goes on (its disk
 // quota bounds what it writes).

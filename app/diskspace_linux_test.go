@@ -31,7 +31,7 @@ func smallDataDir(t *testing.T, sizeMB int) string {
 	return dir
 }
 
-// TestAFullDiskRefusesNewRuns (issue #15): below minFreeDiskMb of free
+// TestAFullDiskRefusesNewRuns: below minFreeDiskMb of free
 // space on the data dir's filesystem a new run is refused with the reason
 // and recorded; what was stored stays readable; with room again runs go.
 func TestAFullDiskRefusesNewRuns(t *testing.T) {
@@ -75,7 +75,7 @@ func TestAFullDiskRefusesNewRuns(t *testing.T) {
 	}
 }
 
-// Settings saved before the queue (issue #15) keep their bound on runs in
+// Settings saved before the run queue keep their bound on runs in
 // flight as the bound on background runs.
 func TestSavedMaxRunsBecomesMaxBackgroundRuns(t *testing.T) {
 	t.Parallel()

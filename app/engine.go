@@ -1,7 +1,9 @@
-// Package app is the headless engine of SenClaw Sandbox: sandboxes, the
-// runner (the single gate every execution passes through), the exec policy,
-// settings, capability probing and the store. It knows nothing of windows,
-// trays, HTTP or MCP; those faces are clients of it.
+// Package app is the headless engine of SenClaw Sandbox.
+//
+// It holds sandboxes, the runner (the single gate every execution passes
+// through), the exec policy, settings, capability probing and the store. It
+// knows nothing of windows, trays, HTTP or MCP; those faces are clients of
+// it.
 package app
 
 import (
@@ -9,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -17,7 +20,12 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app/autorun"
+	"github.com/senclaw/sandbox/app/guard"
 	"github.com/senclaw/sandbox/app/netproxy"
+	"github.com/senclaw/sandbox/app/proxyca"
+	"github.com/senclaw/sandbox/app/sandboxuid"
+	"github.com/senclaw/sandbox/app/secevents"
+	"github.com/senclaw/sandbox/app/secrets"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
@@ -37,6 +45,9 @@ type Options struct {
 	// HomeDir is the home of the user the engine serves; its secret
 	// folders are hidden from sandboxes and never mounted.
 	HomeDir string
+	// PasswdFile lists the machine's accounts, whose homes the mount
+	// guard and a root engine's open mode protect; "" is /etc/passwd.
+	PasswdFile string
 	// Backends in order of preference. The first healthy isolating one
 	// is used when a sandbox does not name one.
 	Backends []backends.Backend
@@ -64,10 +75,10 @@ type Options struct {
 	ProcessLister monitor.Lister
 	// SampleInterval is how often processes are sampled (default 1 s).
 	SampleInterval time.Duration
-	// ReadyOneShots is how many one-shot sandboxes of the default
+	// AheadOneShots is how many one-shot sandboxes of the default
 	// configuration the engine keeps set up ahead of their runs (ahead.go);
-	// 0 makes none. The daemon keeps DefaultReadyOneShots.
-	ReadyOneShots int
+	// 0 makes none. The daemon keeps DefaultAheadOneShots.
+	AheadOneShots int
 	// Forwarder is the senclaw-netfwd binary bound into sandboxes: it
 	// loads the Unix socket guard of every bwrap sandbox and relays the
 	// network (main finds it next to the senclaw executable, else on
@@ -78,10 +89,36 @@ type Options struct {
 	// nil in production.
 	NetResolve       func(ctx context.Context, host string) ([]netip.Addr, error)
 	NetTreatAsRemote func(netip.AddrPort) bool
+	// System names the account files and the proc file system a root
+	// engine learns the ids in use from (zero: this machine's); tests
+	// give crafted ones (app/sandboxuid).
+	System sandboxuid.System
+	// UIDClaims is where root engines claim their sandbox uid ranges on
+	// this machine ("": sandboxuid.ClaimsDir).
+	UIDClaims string
+	// SessionBus is the D-Bus session bus address where the Secret
+	// Service is asked to keep secrets ("": none; they are sealed in the
+	// store).
+	SessionBus string
 	// Disks makes the workspaces' filesystem images, the hard disk
 	// quota (main gives it the data dir's disks/). Nil, or not usable
 	// here (not root, no loop devices): the watchdog counts instead.
 	Disks *diskquota.Images
+	// DockerOwner is the owner label of the local Docker backend's
+	// containers; the named engines' carry it with an id of this
+	// engine's own (engines.go). DockerEnv looks up DOCKER_CONFIG for
+	// the named engines' Docker contexts (main passes os.Getenv).
+	DockerOwner string
+	DockerEnv   func(string) string
+	// GuardEvents also hears of the shell guard's refusals and warnings
+	// (guard.EventDenied, guard.EventWarned), which the engine records
+	// as security events of the run's principal whatever this is; nil:
+	// no one else hears.
+	GuardEvents guard.Reporter
+	// TenantHostPolicy, when set (deny, warn or allow), holds over the
+	// setting exec.tenantHostPolicy while the engine runs: main gives it
+	// SENCLAW_EXEC_TENANT_HOST_POLICY.
+	TenantHostPolicy string
 }
 
 // Engine owns all state. Create it with New and release it with Close.
@@ -92,25 +129,51 @@ type Engine struct {
 	paths enginePaths
 	now   func() time.Time
 	// ahead are the one-shot sandboxes made ahead of their runs.
-	ahead  readyOneShots
+	ahead aheadState
+	// hostRun are the Space Apps that run in place with no sandbox, by
+	// id: their folders (mountguard.go).
+	hostRun hostRunApps
+	// uids are a root engine's sandbox uids (sandboxuids.go).
+	uids   sandboxUIDs
 	probes *prober
+
+	// hostWarned is when each principal's host exec on each off path
+	// was last recorded under the tenant host policy's warn.
+	hostWarnMu sync.Mutex
+	hostWarned map[string]time.Time
+
+	// guardDirs are the dirs the shell guard protects, found once.
+	guardOnce sync.Once
+	guardDirs []string
 
 	mu       sync.Mutex // guards settings, policy
 	settings Settings
 	policy   ExecPolicy
 	// agentMu makes finding or creating a project's agent sandbox atomic.
 	agentMu sync.Mutex
+	// tenancy is what the engine knows of its tenants (tenancy.go).
+	tenancy tenancy
 	// placeholders stand for missing agents' and git's directories in
 	// the person's folders while runs need them (autorunfiles.go).
 	placeholders autorun.Placeholders
 
 	live    *liveRuns
 	records *recordWriter
-	sampler *monitor.Sampler
+	// security records the security events of every face (secevents).
+	security *secevents.Recorder
+	sampler  *monitor.Sampler
 	// proxy is the egress proxy of every sandbox with network (network.go).
-	proxy  *netproxy.Proxy
-	net    netGuard
-	status statusCache
+	proxy *netproxy.Proxy
+	net   netGuard
+	// secrets, ca and uses: the secrets the proxy injects, the CA it looks
+	// into TLS with, and the placeholders the runs going now hold
+	// (egress.go); refusals hands what the sandboxes are refused to
+	// their runs (refusals.go).
+	secrets  *secrets.Keeper
+	ca       *proxyca.Authority
+	uses     secretUses
+	refusals refusalLog
+	status   statusCache
 	// runtimeScan finds the interpreters a switched-off runtime masks.
 	runtimeScan backends.RuntimeScan
 
@@ -138,6 +201,12 @@ type Engine struct {
 	closeErr       error
 	// reconciled is closed when Start's reconciliation is done.
 	reconciled chan struct{}
+
+	// engines are the settings' named Docker engines (engines.go);
+	// install is this engine's id among theirs.
+	engines   engineSet
+	installMu sync.Mutex
+	install   string
 }
 
 // New opens the store and returns a ready engine.
@@ -173,29 +242,40 @@ func New(opts Options) (*Engine, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		store:      st,
-		paths:      enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir},
+		paths:      enginePaths{data: dataDir, config: opts.ConfigDir, runtime: opts.RuntimeDir, home: opts.HomeDir, homes: newHostHomes(opts.PasswdFile, opts.HomeDir)},
 		now:        opts.Now,
 		live:       newLiveRuns(),
 		status:     statusCache{m: map[string]statusEntry{}, ttl: 3 * time.Second},
 		reconciled: make(chan struct{}),
 	}
 	e.watchdog = diskquota.NewWatchdog()
+	e.secrets = secrets.New(secrets.Options{Store: st, NotFound: store.ErrNotFound, KeyFile: e.secretsKey(), SessionBus: opts.SessionBus,
+		Scope: engineScope(dataDir), Now: opts.Now, Logger: opts.Logger})
+	e.ca = proxyca.New(e.caDir(), opts.Now)
 	e.proxy = netproxy.New(netproxy.Options{
-		Rules: e.netRules, Protected: e.protectedPort,
+		Rules: e.netRules, Protected: e.protectedPort, ListenTenant: e.listenTenant, CrossTenant: e.crossTenantPort, ProtectedAddr: e.protectedAddr,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
+		OnRefused: e.proxyRefused, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
 	})
 	e.records = newRecordWriter(e)
+	e.security = secevents.New(secevents.Options{Store: st, Logger: opts.Logger, Now: opts.Now})
 	e.probes = newProber(opts.Backends, opts.ProbeTTL, opts.Now)
 	e.probes.extras = opts.Probes
 	e.sampler = monitor.New(monitor.Options{Lister: opts.ProcessLister, Now: opts.Now, Interval: opts.SampleInterval, Roots: e.roots,
 		Overhead: func(p monitor.Proc) bool { return machinery(p.Command) }, Logger: opts.Logger})
 	if err := e.loadConfig(); err != nil {
 		e.records.close()
+		e.security.Close()
 		st.Close()
 		return nil, err
 	}
+	if err := e.hostRun.load(e.store); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("reading the Space Apps: %w", err)
+	}
 	if err := e.reconcileRuns(); err != nil {
 		e.records.close()
+		e.security.Close()
 		st.Close()
 		return nil, fmt.Errorf("reconciling runs: %w", err)
 	}
@@ -205,17 +285,22 @@ func New(opts Options) (*Engine, error) {
 		// directory until it does: say so, and go on.
 		e.log.Error("Workspace images could not all be reconciled.", "err", err)
 	}
+	if err := e.setupUIDs(); err != nil {
+		e.records.close()
+		st.Close()
+		return nil, err
+	}
 	e.reapAhead()
 	e.purgeOneShots()
-	e.ahead.want = opts.ReadyOneShots
+	e.ahead.want = opts.AheadOneShots
 	go e.fillAhead()
 	return e, nil
 }
 
-// DefaultReadyOneShots is how many one-shot sandboxes the daemon keeps
-// ready (Options.ReadyOneShots): two, so that one is there while the one
+// DefaultAheadOneShots is how many one-shot sandboxes the daemon keeps
+// made ahead (Options.AheadOneShots): two, so that one is there while the one
 // after it is made.
-const DefaultReadyOneShots = 2
+const DefaultAheadOneShots = 2
 
 // prepareDataDir creates the data dir and its workspaces dir. Both are
 // 0711: not listable by anyone else, but traversable, because a root
@@ -248,7 +333,9 @@ func (e *Engine) Close() error {
 		e.purgeMu.Unlock()
 		e.purges.Wait()
 		e.records.close()
+		e.security.Close()
 		e.closeBackends()
+		e.closeEngines()
 		e.proxy.Close()
 		e.watchdog.Close()
 		if e.opts.Disks != nil {
@@ -257,9 +344,19 @@ func (e *Engine) Close() error {
 			}
 		}
 		e.closeErr = e.store.Close()
+		e.uids.claim.Release()
 	})
 	return e.closeErr
 }
+
+// Security is the recorder of security events, which every face and
+// capability of the engine records its refusals with.
+func (e *Engine) Security() *secevents.Recorder { return e.security }
+
+// TokenDocs and TenantDocs are the store's documents of the tokens and
+// the tenants, which app/tokens and app/tenants own the shape of.
+func (e *Engine) TokenDocs() store.Docs  { return e.store.Tokens() }
+func (e *Engine) TenantDocs() store.Docs { return e.store.Tenants() }
 
 // DataDir is where the database and workspaces live.
 func (e *Engine) DataDir() string { return e.opts.DataDir }
@@ -277,7 +374,7 @@ func (e *Engine) loadConfig() error {
 	if err := e.store.GetSetting("app", &s); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reading settings: %w", err)
 	}
-	// Settings saved before issue #15 bound all runs in flight with
+	// Settings saved before the run queue bound all runs in flight with
 	// maxRuns; the background runs keep that bound, the foreground ones
 	// get the concurrency and the queue.
 	var old struct {
@@ -295,6 +392,7 @@ func (e *Engine) loadConfig() error {
 	e.settings, e.policy = s, p
 	e.mu.Unlock()
 	e.applyPoolSize(s.DockerPoolSize)
+	e.applyEngines(s.Engines)
 	return nil
 }
 
@@ -306,6 +404,12 @@ func (e *Engine) Settings() Settings {
 	s.Allowlist = append([]string{}, s.Allowlist...)
 	s.MountAllow = append([]string{}, s.MountAllow...)
 	s.AllowedSockets = append([]string{}, s.AllowedSockets...)
+	s.PinnedCAs = maps.Clone(s.PinnedCAs)
+	if s.PinnedCAs == nil {
+		s.PinnedCAs = map[string]string{}
+	}
+	s.Engines = append([]EngineSettings{}, s.Engines...)
+	s.Exec.EnvOverride = e.opts.TenantHostPolicy
 	return s
 }
 
@@ -318,18 +422,10 @@ func (e *Engine) Policy() ExecPolicy {
 	return p
 }
 
-// sandboxUser is who sandboxed code runs as: nil (the engine's own user)
-// unless the engine is root, which sandboxed code must never be.
-func (e *Engine) sandboxUser() *backends.Credential {
-	if e.opts.EUID != 0 {
-		return nil
-	}
-	s := e.Settings()
-	return &backends.Credential{UID: s.SandboxUID, GID: s.SandboxGID}
-}
-
 // Capabilities probes every backend (reusing recent results unless
 // refresh) and says whether this machine can isolate.
 func (e *Engine) Capabilities(ctx context.Context, refresh bool) Capabilities {
-	return e.probes.all(ctx, refresh)
+	caps := e.probes.all(ctx, refresh)
+	caps.Engines = e.engineInfos(ctx, caps, refresh)
+	return caps
 }

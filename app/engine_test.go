@@ -52,9 +52,9 @@ func newTestEngine(t *testing.T, bs []backends.Backend, opts ...engineOpt) *Engi
 // directEngine is an engine whose only backend runs code with no barrier,
 // with allowDirect on: it exercises the runner's own logic (timeouts,
 // output, records) without depending on a sandbox tool.
-func directEngine(t *testing.T) *Engine {
+func directEngine(t *testing.T, opts ...engineOpt) *Engine {
 	t.Helper()
-	e := newTestEngine(t, []backends.Backend{directBackend(t)})
+	e := newTestEngine(t, []backends.Backend{directBackend(t)}, opts...)
 	s := e.Settings()
 	s.AllowDirect = true
 	if _, err := e.SetSettings(s); err != nil {
@@ -69,12 +69,29 @@ func directBackend(t *testing.T) *direct.Backend {
 	return direct.New(direct.Options{Launcher: testutil.Launcher(t)})
 }
 
-// chownToSandbox gives path to the sandbox user when the engine is root,
-// as if sandboxed code had made it.
-func (e *Engine) chownToSandbox(path string) {
-	if u := e.sandboxUser(); u != nil {
+// chownToSandbox gives path to sb's user when the engine is root, as if
+// sandboxed code had made it.
+func (e *Engine) chownToSandbox(sb *Sandbox, path string) {
+	if u := e.userOf(sb); u != nil {
 		_ = os.Lchown(path, int(u.UID), int(u.GID))
 	}
+}
+
+// giveToAgent gives the tree project to the user of its agent sandbox
+// (made now, as the agent shell's first run would), as if the agent's
+// own commands had made it; it returns the sandbox.
+func (e *Engine) giveToAgent(t *testing.T, project string) *Sandbox {
+	t.Helper()
+	dir, err := checkHostDir("projectDir", project, e.guard(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := e.agentSandbox(dir, "", e.Policy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = filepath.Walk(project, func(p string, _ os.FileInfo, _ error) error { e.chownToSandbox(sb, p); return nil })
+	return sb
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -100,7 +117,7 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{"pids_too_low", SandboxConfig{Pids: ptr(2)}, "pids"},
 		{"pids_too_high", SandboxConfig{Pids: ptr(9000)}, "pids"},
 		{"timeout_too_low", SandboxConfig{TimeoutMs: ptr(10)}, "timeoutMs"},
-		{"timeout_too_high", SandboxConfig{TimeoutMs: ptr(600001)}, "timeoutMs"},
+		{"timeout_too_high", SandboxConfig{TimeoutMs: ptr(86400001)}, "timeoutMs"},
 		{"disk_too_low", SandboxConfig{DiskMB: ptr(1)}, "diskMb"},
 		{"unknown_fs_mode", SandboxConfig{FsMode: ptr("everything")}, "fsMode"},
 		{"privileged_listen_port", SandboxConfig{Listen: []int{80}}, "listenPorts"},

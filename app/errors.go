@@ -32,6 +32,9 @@ func badField(field string, value any, format string, args ...any) error {
 // could be applied. Nothing ran.
 type RefusedError struct {
 	Reason string
+	// Isolation, when set, is what the run's record says after
+	// "refused: " in place of the whole reason (shell guard: GROUP).
+	Isolation string
 }
 
 func (e *RefusedError) Error() string { return "refused: " + e.Reason }
@@ -47,6 +50,10 @@ type NotFoundError struct {
 	// Where, when set, names a thing by a path rather than an id: "no
 	// file "x" in the sandbox".
 	Where string
+	// CrossTenant is true when the id exists but is another tenant's:
+	// the answer is the same as for an unknown id (ids are not
+	// confirmed), and the faces record a security event.
+	CrossTenant bool
 }
 
 func (e *NotFoundError) Error() string {

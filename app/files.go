@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,34 +17,6 @@ import (
 	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/backends"
 )
-
-// MaxFileRead is the default and largest size a file read returns.
-const MaxFileRead = 2 << 20
-
-// MaxFileWrite bounds one file write.
-const MaxFileWrite = 32 << 20
-
-// FileEntry is one entry of a workspace listing.
-type FileEntry struct {
-	Name       string `json:"name"`
-	Path       string `json:"path"`
-	Dir        bool   `json:"dir"`
-	Size       int64  `json:"size"`
-	ModifiedMs int64  `json:"modifiedMs"`
-	// Link is set for a symbolic link, with its target.
-	Link string `json:"link,omitempty"`
-	// ReadOnly is true inside a read-only mount.
-	ReadOnly bool `json:"readOnly,omitempty"`
-}
-
-// FileContent is what a read returns.
-type FileContent struct {
-	Path string `json:"path"`
-	Size int64  `json:"size"`
-	// Encoding is "utf-8" or "base64".
-	Encoding string `json:"encoding"`
-	Content  string `json:"content"`
-}
 
 // jailed is a path inside a sandbox resolved to the directory it lives in
 // (the workspace or a mount's source) and the name below it. All access
@@ -98,8 +71,31 @@ func resolve(sb *Sandbox, p string) (jailed, error) {
 	return jailed{root: sb.Workspace, name: rel, rel: rel}, nil
 }
 
+// fileRefused counts a write the file API refused (bad input on its path)
+// among the refusals of the sandbox's runs going now.
+func (e *Engine) fileRefused(id, p string, err error) {
+	var fe *FieldError
+	if err == nil || !errors.As(err, &fe) || fe.Field != "path" {
+		return
+	}
+	allow := "write inside the sandbox's folder or a read-write mount, by a path relative to the folder"
+	switch {
+	case strings.Contains(fe.Reason, "read-only mount"):
+		allow = "mount the folder read-write (sbx_mount readOnly: false), or write elsewhere in the sandbox's folder"
+	case strings.Contains(fe.Reason, "symbolic link"):
+		allow = "write to the link's target path instead"
+	case strings.Contains(fe.Reason, "permission denied"):
+		allow = "the sandbox's user may not write there: write elsewhere in its folder"
+	case strings.Contains(fe.Reason, "protected") || strings.Contains(fe.Reason, "read-only"):
+		allow = ""
+	}
+	if id, rerr := e.ResolveSandbox(id); rerr == nil {
+		e.writeRefused(id, p, fe.Reason, allow)
+	}
+}
+
 // fileError turns an error under the jail into a message for people.
-func (e *Engine) fileError(j jailed, err error) error {
+func (e *Engine) fileError(sb *Sandbox, j jailed, err error) error {
 	var fe *FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -109,8 +105,8 @@ func (e *Engine) fileError(j jailed, err error) error {
 	case errors.Is(err, jailfs.ErrLink):
 		return badField("path", j.rel, "goes through a symbolic link, which the file API never follows (the sandbox could have planted it); use the link's target path instead")
 	case errors.Is(err, fs.ErrPermission):
-		if u := e.sandboxUser(); u != nil {
-			return badField("path", j.rel, "permission denied: the sandbox user (uid %d) may not do that here, and the file API acts with that user's rights", u.UID)
+		if u := e.userOf(sb); u != nil {
+			return badField("path", j.rel, "permission denied: the sandbox's user (uid %d) may not do that here, and the file API acts with that user's rights", u.UID)
 		}
 		return badField("path", j.rel, "permission denied")
 	case errors.Is(err, syscall.ENOTDIR):
@@ -127,6 +123,9 @@ func (e *Engine) Files(id, p string) ([]FileEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if remoteSandbox(sb) {
+		return e.remoteList(sb, j)
+	}
 	var entries []jailfs.Entry
 	if err := e.inJail(sb, j, func(d *jailfs.Dir) (err error) {
 		if fi, err := d.Lstat(j.name); err == nil && fi.Mode&fs.ModeSymlink != 0 {
@@ -137,7 +136,7 @@ func (e *Engine) Files(id, p string) ([]FileEntry, error) {
 		entries, err = d.ReadDir(j.name)
 		return err
 	}); err != nil {
-		return nil, e.fileError(j, err)
+		return nil, e.fileError(sb, j, err)
 	}
 	out := make([]FileEntry, 0, len(entries))
 	for _, de := range entries {
@@ -175,7 +174,25 @@ func (e *Engine) ReadFile(id, p string, limit int64, asBase64 bool) (*FileConten
 		return nil, err
 	}
 	var data []byte
-	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
+	if remoteSandbox(sb) {
+		data, err = e.remoteRead(sb, j, limit)
+	} else {
+		err = e.readLocal(sb, j, limit, &data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fc := &FileContent{Path: j.rel, Size: int64(len(data)), Encoding: "utf-8", Content: string(data)}
+	if asBase64 || !isText(data) {
+		fc.Encoding, fc.Content = "base64", base64.StdEncoding.EncodeToString(data)
+	}
+	return fc, nil
+}
+
+// readLocal reads j of a local workspace into data, up to limit bytes.
+func (e *Engine) readLocal(sb *Sandbox, j jailed, limit int64, out *[]byte) error {
+	var data []byte
+	err := e.inJail(sb, j, func(d *jailfs.Dir) error {
 		// A FIFO planted by sandboxed code must not hang us.
 		f, err := d.OpenRegular(j.name)
 		if errors.Is(err, jailfs.ErrNotRegular) {
@@ -201,13 +218,10 @@ func (e *Engine) ReadFile(id, p string, limit int64, asBase64 bool) (*FileConten
 		return nil
 	})
 	if err != nil {
-		return nil, e.fileError(j, err)
+		return e.fileError(sb, j, err)
 	}
-	fc := &FileContent{Path: j.rel, Size: int64(len(data)), Encoding: "utf-8", Content: string(data)}
-	if asBase64 || !isText(data) {
-		fc.Encoding, fc.Content = "base64", base64.StdEncoding.EncodeToString(data)
-	}
-	return fc, nil
+	*out = data
+	return nil
 }
 
 func isText(b []byte) bool {
@@ -216,7 +230,8 @@ func isText(b []byte) bool {
 
 // WriteFile writes data to the file p, creating its parent folders.
 // Writes into a read-only mount are refused.
-func (e *Engine) WriteFile(id, p string, data []byte) (*FileEntry, error) {
+func (e *Engine) WriteFile(id, p string, data []byte) (_ *FileEntry, err error) {
+	defer func() { e.fileRefused(id, p, err) }()
 	if len(data) > MaxFileWrite {
 		return nil, badField("content", nil, "is %d bytes, more than the %d a write takes", len(data), MaxFileWrite)
 	}
@@ -226,6 +241,13 @@ func (e *Engine) WriteFile(id, p string, data []byte) (*FileEntry, error) {
 	}
 	if j.name == "." {
 		return nil, badField("path", j.rel, "names the sandbox's folder itself, not a file")
+	}
+	if remoteSandbox(sb) {
+		n, err := e.remoteWrite(sb, j, bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		return &FileEntry{Name: path.Base(j.rel), Path: j.rel, Size: n, ModifiedMs: time.Now().UnixMilli()}, nil
 	}
 	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
 		if dir := path.Dir(j.name); dir != "." {
@@ -250,32 +272,40 @@ func (e *Engine) WriteFile(id, p string, data []byte) (*FileEntry, error) {
 		return f.Close()
 	})
 	if err != nil {
-		return nil, e.fileError(j, err)
+		return nil, e.fileError(sb, j, err)
 	}
 	return &FileEntry{Name: path.Base(j.rel), Path: j.rel, Size: int64(len(data)), ModifiedMs: time.Now().UnixMilli()}, nil
 }
 
 // Mkdir creates the folder p and its parents.
-func (e *Engine) Mkdir(id, p string) error {
+func (e *Engine) Mkdir(id, p string) (err error) {
+	defer func() { e.fileRefused(id, p, err) }()
 	sb, j, err := e.jailedPath(id, p, true)
 	if err != nil {
 		return err
 	}
+	if remoteSandbox(sb) {
+		return e.remoteMkdir(sb, j)
+	}
 	if err := e.inJail(sb, j, func(d *jailfs.Dir) error { return d.MkdirAll(j.name, 0o755) }); err != nil {
-		return e.fileError(j, err)
+		return e.fileError(sb, j, err)
 	}
 	return nil
 }
 
 // DeleteFile removes the file or folder p (a folder with its contents).
 // The workspace itself and mount points cannot be deleted.
-func (e *Engine) DeleteFile(id, p string) error {
+func (e *Engine) DeleteFile(id, p string) (err error) {
+	defer func() { e.fileRefused(id, p, err) }()
 	sb, j, err := e.jailedPath(id, p, true)
 	if err != nil {
 		return err
 	}
 	if j.name == "." {
 		return badField("path", j.rel, "is the sandbox's folder or a mount point; delete the sandbox or unmount instead")
+	}
+	if remoteSandbox(sb) {
+		return e.remoteRemove(sb, j)
 	}
 	err = e.inJail(sb, j, func(d *jailfs.Dir) error {
 		if _, err := d.Lstat(j.name); err != nil {
@@ -284,7 +314,7 @@ func (e *Engine) DeleteFile(id, p string) error {
 		return d.RemoveAll(j.name)
 	})
 	if err != nil {
-		return e.fileError(j, err)
+		return e.fileError(sb, j, err)
 	}
 	return nil
 }
@@ -331,5 +361,5 @@ func (e *Engine) inJail(sb *Sandbox, j jailed, fn func(d *jailfs.Dir) error) err
 		return err
 	}
 	defer d.Close()
-	return jailfs.As(e.sandboxUser(), func() error { return fn(d) })
+	return jailfs.As(e.fileUser(sb), func() error { return fn(d) })
 }

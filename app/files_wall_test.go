@@ -13,7 +13,7 @@ import (
 // Code in a sandbox swaps a mount source's path (proj/lib, which it can
 // write through its proj mount) for a link to a folder it cannot see: the
 // file API follows no such link, neither in the mount source's own path
-// nor under it (issue #10, finding 2).
+// nor under it.
 func TestTheFileAPIFollowsNoLinkTheSandboxPlanted(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)
@@ -80,7 +80,7 @@ func TestTheFileAPIFollowsNoLinkTheSandboxPlanted(t *testing.T) {
 // The file API acts with the sandbox user's rights: a file in a
 // read-write mount that this user may not read or write (root's, mode
 // 0600, for a root engine; mode 0000 for anyone) is refused, read and
-// write, as the sandboxed code would be (issue #10, finding 3).
+// write, as the sandboxed code would be.
 func TestTheFileAPIActsAsTheSandboxUser(t *testing.T) {
 	t.Parallel()
 	e := directEngine(t)
@@ -136,7 +136,7 @@ func TestTheFileAPIActsAsTheSandboxUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := os.Geteuid()
-	if u := e.sandboxUser(); u != nil {
+	if u := e.userOf(sb); u != nil {
 		want = int(u.UID)
 	}
 	if uid, _, _ := ownerOf(fi); int(uid) != want {

@@ -27,3 +27,12 @@ func DiskFree(dir string) (uint64, error) {
 	}
 	return uint64(st.Bavail) * uint64(st.Bsize), nil
 }
+
+// identityOf returns which file info is: its inode and device.
+func identityOf(info fs.FileInfo) (ino, dev uint64) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0
+	}
+	return uint64(st.Ino), uint64(st.Dev)
+}

@@ -8,6 +8,8 @@ import (
 
 func ownerOf(fs.FileInfo) (uid, gid uint32, ok bool) { return 0, 0, false }
 
+func identityOf(fs.FileInfo) (ino, dev uint64) { return 0, 0 }
+
 // DiskFree is the space the engine's user may still take on the volume
 // of dir.
 func DiskFree(dir string) (uint64, error) {

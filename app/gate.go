@@ -34,6 +34,14 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 			return nil, "", refused("Node execution is switched off (Security enforcement → Run Node); turn the switch on to run Node code")
 		}
 	}
+	if p.offPath && (p.req.Source == SourceAgentShell || p.req.Source == SourceScheduler) {
+		if err := e.hostExecFor(ctx, p); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := e.guardShell(ctx, p); err != nil {
+		return nil, "", err
+	}
 	if p.offPath {
 		b := e.probes.find("direct")
 		if b == nil {
@@ -64,6 +72,18 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 		}
 		return b, b.Name(), nil
 	default:
+		if en := p.sb.Engine; en != "" {
+			// A sandbox on another machine's engine runs there or not at
+			// all: never here instead.
+			n := e.namedEngine(en)
+			if n == nil {
+				return nil, "", refused("this sandbox lives on engine %s, which is not in the settings any more; add the engine again to run here", en)
+			}
+			if c := e.engineCap(ctx, n); !c.Usable() {
+				return nil, "", refused("this sandbox lives on engine %s, which is unreachable (its files stay there, and it is adopted again when the engine answers): %s", en, c.Reason)
+			}
+			return n.b, name, nil
+		}
 		b := e.probes.find(name)
 		if b == nil {
 			return nil, "", refused("this sandbox's backend %q is not available in this engine", name)

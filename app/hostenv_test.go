@@ -8,7 +8,7 @@ import (
 
 // `senclaw run --env LD_PRELOAD=/nonexistent.so -- true`: only the
 // command's own ld.so, inside the sandbox, sees the variable; no program
-// the engine starts on the host does (issue #10, finding 1).
+// the engine starts on the host does.
 func TestTheRunsEnvironmentReachesOnlyTheCommand(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)

@@ -14,12 +14,16 @@ import (
 )
 
 // A root engine runs sandboxed code as an unprivileged sandbox user, who
-// often cannot write a folder given read-write (root's 0755 /srv/www). Such
-// a mount is bound through an idmapped mount (backends/idmap) where the
-// kernel, the folder's file system and the backend can make one: its owner
-// is the sandbox user there, and what the sandbox writes belongs to the
-// owner. Where one cannot be made, the sandbox is refused when it is
-// created, with the reason, rather than meeting "Permission denied" later.
+// often cannot write a folder given read-write (root's 0755 /srv/www), or
+// even reach one given read-only (~/data under root's 0700 /root). Such a
+// mount, and a project folder given as the workspace (run --here, the
+// agent shell's project), is bound through an idmapped mount
+// (backends/idmap) where the kernel, the folder's file system and the
+// backend can make one: its owner is the sandbox user there, and what the
+// sandbox writes belongs to the owner; a read-only one stays read-only.
+// Where one cannot be made, the sandbox is refused when it is created (a
+// run, when it starts), with the reason, rather than meeting "Permission
+// denied" later.
 
 // mappingOf returns the idmap mapping of a directory's owner to user.
 func mappingOf(dir string, user *backends.Credential) (idmap.Mapping, error) {
@@ -34,14 +38,18 @@ func mappingOf(dir string, user *backends.Credential) (idmap.Mapping, error) {
 	return idmap.Mapping{OwnerUID: uid, OwnerGID: gid, SandboxUID: user.UID, SandboxGID: user.GID}, nil
 }
 
-// needsIDMap reports whether the read-write mount m needs an idmapped
-// mount: the engine is root and its sandbox user cannot write the source.
-// An error is a reason the sandbox can never write it (a read-only file
-// system).
-func (e *Engine) needsIDMap(m backends.Mount) (bool, error) {
-	user := e.sandboxUser()
-	if m.ReadOnly || user == nil {
+// needsIDMap reports whether the mount m needs an idmapped mount: the
+// engine is root and user, the sandbox's, cannot write the source
+// (read-write) or walk into it (read-only: a folder on its way is closed
+// to it, as root's 0700 /root is, or the folder itself). An error is a reason
+// the sandbox can never write it (a read-only file system).
+func (e *Engine) needsIDMap(m backends.Mount, user *backends.Credential) (bool, error) {
+	if user == nil {
 		return false, nil
+	}
+	if m.ReadOnly {
+		err := jailfs.CanReach(user, m.Source)
+		return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM), nil
 	}
 	err := jailfs.CanWrite(user, m.Source)
 	switch {
@@ -59,16 +67,16 @@ func (e *Engine) needsIDMap(m backends.Mount) (bool, error) {
 // write and that cannot be made writable for it through an idmapped mount,
 // with the reason and what to do.
 func (e *Engine) checkIDMapped(sb Sandbox) error {
+	user := e.checkUser(&sb)
 	for i, m := range sb.Mounts {
 		field := "mounts[" + strconv.Itoa(i) + "].source"
-		need, err := e.needsIDMap(m)
+		need, err := e.needsIDMap(m, user)
 		if err != nil {
 			return badField(field, m.Source, "%v", err)
 		}
 		if !need {
 			continue
 		}
-		user := e.sandboxUser()
 		why := e.noIDMap(sb.Backend)
 		if why == "" {
 			mapping, err := mappingOf(m.Source, user)
@@ -79,11 +87,62 @@ func (e *Engine) checkIDMapped(sb Sandbox) error {
 				why = err.Error()
 			}
 		}
+		if why != "" && m.ReadOnly {
+			return badField(field, m.Source, "the sandbox user (uid %d) cannot reach it (a folder on its way, or the folder itself, is closed to it), and it cannot be bound for it with an idmapped mount: %s. Let uid %d walk to it, or give a folder it can reach", user.UID, why, user.UID)
+		}
 		if why != "" {
 			return badField(field, m.Source, "the sandbox user (uid %d) cannot write it, and it cannot be made writable for it with an idmapped mount: %s. Give it read-only (SRC:TARGET:ro), or let uid %d write it", user.UID, why, user.UID)
 		}
 	}
+	return e.checkProjectIDMap(sb)
+}
+
+// checkProjectIDMap refuses sb's project folder (its workspace, when it
+// is not the engine's own) that its sandbox user cannot write and that
+// cannot be made writable for it through an idmapped mount.
+func (e *Engine) checkProjectIDMap(sb Sandbox) error {
+	if _, err := e.idmapWorkspace(&sb, e.checkUser(&sb), sb.Backend); err != nil {
+		var re *RefusedError
+		if errors.As(err, &re) {
+			return badField("projectDir", sb.Workspace, "%s", re.Reason)
+		}
+		return err
+	}
 	return nil
+}
+
+// idmapWorkspace reports whether a run of sb as user on backend binds
+// its workspace through an idmapped mount: the engine is root, the
+// workspace is a folder of the person's (a project: not the engine's
+// own, not a Space App's), and user cannot write it. A project that
+// cannot be bound so refuses the run, saying why and what to do.
+func (e *Engine) idmapWorkspace(sb *Sandbox, user *backends.Credential, backend string) (bool, error) {
+	if user == nil || sb.OwnWorkspace || sb.Kind == KindApp || sb.Workspace == "" {
+		return false, nil
+	}
+	err := jailfs.CanWrite(user, sb.Workspace)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, syscall.EROFS):
+		return false, &RefusedError{Reason: fmt.Sprintf("the project folder %s is on a read-only file system, where no sandbox can write; give a folder on a writable one", sb.Workspace)}
+	case !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EPERM):
+		return false, err
+	}
+	why := e.noIDMap(backend)
+	if why == "" {
+		mapping, err := mappingOf(sb.Workspace, user)
+		if err == nil {
+			err = e.idmapCheck(sb.Workspace, mapping)
+		}
+		if err != nil {
+			why = err.Error()
+		}
+	}
+	if why != "" {
+		return false, &RefusedError{Reason: fmt.Sprintf("the sandbox user (uid %d) cannot write the project folder %s, and it cannot be made writable for it with an idmapped mount: %s. Let uid %d write the folder (or one on its way), or run senclaw as the folder's owner", user.UID, sb.Workspace, why, user.UID)}
+	}
+	return true, nil
 }
 
 // idmapCheck is Options.IDMapCheck, or the real one.
@@ -118,18 +177,21 @@ func (e *Engine) noIDMap(name string) string {
 	return ""
 }
 
-// idmapMounts returns mounts with those this run binds through an
-// idmapped mount marked (a copy); a run on a backend that cannot is
+// idmapMounts returns mounts with those this run (as user) binds through
+// an idmapped mount marked (a copy); a run on a backend that cannot is
 // refused.
-func (e *Engine) idmapMounts(mounts []backends.Mount, backend string) ([]backends.Mount, error) {
+func (e *Engine) idmapMounts(mounts []backends.Mount, user *backends.Credential, backend string) ([]backends.Mount, error) {
 	mounts = slices.Clone(mounts)
 	for i, m := range mounts {
-		need, err := e.needsIDMap(m)
+		need, err := e.needsIDMap(m, user)
 		if err != nil {
 			return nil, &RefusedError{Reason: fmt.Sprintf("the mount %s %v", m.Source, err)}
 		}
 		if !need {
 			continue
+		}
+		if why := e.noIDMap(backend); why != "" && m.ReadOnly {
+			return nil, &RefusedError{Reason: fmt.Sprintf("the sandbox user cannot reach the mount %s, and %s", m.Source, why)}
 		}
 		if why := e.noIDMap(backend); why != "" {
 			return nil, &RefusedError{Reason: fmt.Sprintf("the sandbox user cannot write the mount %s, and %s", m.Source, why)}
@@ -141,10 +203,10 @@ func (e *Engine) idmapMounts(mounts []backends.Mount, backend string) ([]backend
 
 // idmapNote says which of sb's mounts are bound through an idmapped mount.
 func (e *Engine) idmapNote(sb *Sandbox) string {
-	user := e.sandboxUser()
+	user := e.checkUser(sb)
 	note := ""
 	for _, m := range sb.Mounts {
-		need, err := e.needsIDMap(m)
+		need, err := e.needsIDMap(m, user)
 		if err != nil || !need {
 			continue
 		}
@@ -155,7 +217,19 @@ func (e *Engine) idmapNote(sb *Sandbox) string {
 		if note != "" {
 			note += "; "
 		}
+		if m.ReadOnly {
+			note += fmt.Sprintf("%s is out of the sandbox user's reach (uid %d), so it is bound read-only through an idmapped mount: files there of uid %d read as the sandbox's", m.Source, user.UID, owner.OwnerUID)
+			continue
+		}
 		note += fmt.Sprintf("%s is not writable for the sandbox user (uid %d), so it is bound through an idmapped mount: files there of uid %d are the sandbox's, what it writes belongs to uid %d, and it can make no setuid or setgid file", m.Source, user.UID, owner.OwnerUID, owner.OwnerUID)
+	}
+	if need, err := e.idmapWorkspace(sb, user, sb.Backend); err == nil && need {
+		if owner, err := mappingOf(sb.Workspace, user); err == nil {
+			if note != "" {
+				note += "; "
+			}
+			note += fmt.Sprintf("the project folder %s is not writable for the sandbox user (uid %d), so it is bound through an idmapped mount: files there of uid %d are the sandbox's, what it writes belongs to uid %d, and it can make no setuid or setgid file", sb.Workspace, user.UID, owner.OwnerUID, owner.OwnerUID)
+		}
 	}
 	return note
 }

@@ -22,9 +22,6 @@ type InstallRequest struct {
 	Stderr io.Writer `json:"-"`
 }
 
-// DefaultInstallTimeoutMs is an install's timeout when none is given.
-const DefaultInstallTimeoutMs = 300000
-
 // packageRE is the strict character set of package names and version
 // specifiers: no spaces, quotes or shell syntax, and no leading dash (an
 // option smuggled in as a package).
@@ -72,6 +69,11 @@ func (e *Engine) Install(ctx context.Context, id string, req InstallRequest) (*R
 	argv := []string{"python3", "-m", "pip", "install", "--user", "--no-input", "--disable-pip-version-check", "--break-system-packages", "--"}
 	if manager == "npm" {
 		argv = []string{"npm", "install", "--no-fund", "--no-audit", "--no-update-notifier", "--"}
+		if sb.Tenant != "" {
+			// Into the tenant's runtime/ (its prefix), which all of its
+			// sandboxes have.
+			argv = []string{"npm", "install", "--global", "--no-fund", "--no-audit", "--no-update-notifier", "--"}
+		}
 	}
 	src := req.Source
 	if src == "" {

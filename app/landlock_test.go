@@ -26,12 +26,7 @@ import (
 // one, as main does for senclaw.
 // TestMain makes the test binary the engine's helpers too: the Landlock
 // helper here, the envexec launcher in testutil.Main.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == landlock.HelperCommand {
-		os.Exit(landlock.RunHelper())
-	}
-	testutil.Main(m)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // requireLandlock skips without a usable Landlock, except under CI.
 func requireLandlock(t *testing.T) {
@@ -96,7 +91,7 @@ func TestEngineRunsUnderLandlockAndSaysSo(t *testing.T) {
 // bwrap where it works and Landlock where it does not.
 func TestAutoPrefersBwrapThenLandlock(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	requireLandlock(t)
 	user := sandboxCredential()
 	cases := []struct {
@@ -326,7 +321,7 @@ func TestLandlockDiskQuota(t *testing.T) {
 	}
 }
 
-// TestLandlockShellGetsATerminal (issue #14.11): an attached run in a
+// TestLandlockShellGetsATerminal: an attached run in a
 // Landlock sandbox gets the terminal as its controlling one, of the asked
 // size, typed input and a resize reach it, and TIOCSTI stays refused.
 func TestLandlockShellGetsATerminal(t *testing.T) {

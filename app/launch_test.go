@@ -13,6 +13,7 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // syncBuffer is an output writer the test reads while the run writes.
@@ -52,7 +53,7 @@ func TestLaunchedServerOutlivesTheTimeoutAndEndsOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return strings.Contains(out.String(), "up") })
+	testutil.WaitFor(t, 10*time.Second, "\"up\" in the output", func() bool { return strings.Contains(out.String(), "up") })
 	time.Sleep(1500 * time.Millisecond) // past the sandbox's 1 s timeout
 	select {
 	case <-l.Done():
@@ -95,6 +96,13 @@ func TestLaunchedServerOutlivesTheTimeoutAndEndsOnSIGTERM(t *testing.T) {
 func TestUnconfinedLaunchSaysNone(t *testing.T) {
 	e := newTestEngine(t, []backends.Backend{direct.New()}) // allowDirect stays off
 	t.Setenv("SENCLAW_TEST_ENGINE_SECRET", "leaked")        // the engine's own environment
+	// The test dumps the environment to see it: unconfined, on the
+	// host, the shell guard's envDump would refuse that.
+	s := e.Settings()
+	s.Guard.EnvDump = false
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
 	dir := testDir(t)
 	sb, err := e.PutAppSandbox(context.Background(), AppSandbox{ID: "app-u", Name: "app:u", Dir: dir})
 	if err != nil {

@@ -12,24 +12,6 @@ import (
 	"github.com/senclaw/sandbox/backends/docker"
 )
 
-// Leftover is something of this engine that nothing owns any more: what
-// a crash, or a failed clean-up, left (senclaw doctor; issue #15). The
-// engine's start removes what it knows of; Leftovers finds the rest.
-type Leftover struct {
-	// Kind is "workspace" (a one-shot run's), "files" (a deleted
-	// sandbox's workspace, kept: rm without --purge leaves it on
-	// purpose), "cgroup", "container" or "process".
-	Kind string `json:"kind"`
-	// What names it: a path, a container's name, a pid.
-	What string `json:"what"`
-	// Owner is the run or sandbox it was of.
-	Owner string `json:"owner,omitempty"`
-	// Removable: Leftovers(remove) removes it.
-	Removable bool   `json:"removable"`
-	Removed   bool   `json:"removed,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
 // leftoverAge is how long after a run's end what it left counts as left:
 // a backend removes a run's cgroups just after its end is told.
 const leftoverAge = 30 * time.Second
@@ -65,7 +47,7 @@ func (e *Engine) Leftovers(ctx context.Context, remove bool) ([]Leftover, error)
 		case end.After(settled):
 			live[r.SandboxID] = true // its clean-up may be going on now
 		case r.StartedAt.After(since):
-			ended[r.place()] = r.SandboxID
+			ended[placeOf(&r)] = r.SandboxID
 		}
 		return true
 	})

@@ -10,7 +10,7 @@ import (
 // persistent returns the sandbox's backend when it keeps state between
 // runs (a container), else nil.
 func (e *Engine) persistent(sb *Sandbox) backends.Persistent {
-	b := e.probes.find(sb.Backend)
+	b := e.backendOf(sb)
 	if b == nil {
 		return nil
 	}
@@ -29,6 +29,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (int, error) {
 	defer e.forgetStatus(id)
 	if p := e.persistent(sb); p != nil {
 		if err := p.StopSandbox(ctx, id); err != nil {
+			e.linkLost(sb, err)
 			return n, fmt.Errorf("stopping the container: %w", err)
 		}
 	}
@@ -89,7 +90,9 @@ func (e *Engine) Recreate(ctx context.Context, id string) (string, error) {
 	defer e.forgetStatus(id)
 	// The container binds the workspace as it is when it is made: its
 	// image, if it gets one, must be there first.
-	e.prepareDisk(sb, nil)
+	if !remoteSandbox(sb) {
+		e.prepareDisk(sb, nil)
+	}
 	if err := p.Recreate(ctx, spec); err != nil {
 		return "", fmt.Errorf("recreating the container: %w", err)
 	}
@@ -99,7 +102,7 @@ func (e *Engine) Recreate(ctx context.Context, id string) (string, error) {
 // specFor is the Spec of sb with no command, for backend calls that shape
 // what a backend keeps (recreate, drift checks).
 func (e *Engine) specFor(ctx context.Context, sb *Sandbox) (*backends.Spec, error) {
-	spec := shapeSpec(sb, e.sandboxUser())
+	spec := e.shapeSpec(sb, e.userOf(sb))
 	// The masked interpreters shape a container too (its masks).
 	e.maskInterpreters(spec)
 	if wantsNetwork(sb) && e.opts.Forwarder != "" {

@@ -26,6 +26,9 @@ type liveRun struct {
 	// logFile is a background run's log, "" for a foreground run, and
 	// workspace the workspace it is in.
 	logFile, workspace string
+	// output is what a foreground run writes, for its readers (nil for
+	// a background run, whose output goes to logFile).
+	output *outputRing
 
 	mu     sync.Mutex
 	reason string // why the engine killed it, "" if it did not
@@ -77,6 +80,19 @@ func (l *liveRuns) all() []*liveRun {
 		}
 	}
 	return out
+}
+
+// output is the output of the foreground run id going on, nil when no
+// such run is going.
+func (l *liveRuns) output(id string) *outputRing {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.bySandbox {
+		if r := m[id]; r != nil {
+			return r.output
+		}
+	}
+	return nil
 }
 
 func (l *liveRuns) runs(sandboxID string) []*liveRun {

@@ -12,7 +12,7 @@ import (
 
 // With Run Python and Run Node off, no interpreter starts in a sandbox,
 // however the command reaches it; the text check refuses what it can
-// recognise early, and the masks stop the rest (issue #10, finding 11).
+// recognise early, and the masks stop the rest.
 func TestRuntimeSwitchesOffCannotBeWalkedAround(t *testing.T) {
 	t.Parallel()
 	e := bwrapEngine(t)

@@ -17,7 +17,7 @@ import (
 // acting for it, reach past its wall: writable folders in the system
 // trees, this machine's services' paths, secret folders, other engines'
 // dirs. Create, update, sbx_mount / POST mounts, the allowlist and the
-// agent's project dir all judge the same way (issue #10, finding 3).
+// agent's project dir all judge the same way.
 func TestTheMountGuard(t *testing.T) {
 	t.Parallel()
 	e := directEngine(t)

@@ -1,21 +1,26 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/docker"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
-// Network enforcement on Linux (issue #5): every bwrap and Docker sandbox
+// Network enforcement on Linux: every bwrap and Docker sandbox
 // has its own network namespace with nothing but loopback. When its rules
 // ask for network, the runner binds a per-sandbox directory holding the
 // engine's proxy socket into it, and the forwarder (senclaw-netfwd) in
@@ -33,6 +38,8 @@ type netGuard struct {
 	mu        sync.Mutex
 	protected []int
 	oneShots  map[string]netproxy.Rules
+	// lan are the API's LAN listeners (ProtectLAN).
+	lan []netip.AddrPort
 }
 
 // ProtectPort marks a port of this machine as the engine's own API: no
@@ -46,6 +53,53 @@ func (e *Engine) ProtectPort(port int) {
 	}
 }
 
+// ProtectLAN marks ap, the API's LAN listener, as the engine's own: no
+// sandbox reaches it, whatever its rules. An unspecified address
+// (0.0.0.0) protects the port on every address of this machine, loopback
+// included.
+func (e *Engine) ProtectLAN(ap netip.AddrPort) {
+	e.net.mu.Lock()
+	e.net.lan = append(e.net.lan, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+	e.net.mu.Unlock()
+	if ap.Addr().IsUnspecified() {
+		e.ProtectPort(int(ap.Port()))
+	}
+}
+
+// protectedAddr reports whether ap is the API's LAN listener.
+func (e *Engine) protectedAddr(ap netip.AddrPort) bool {
+	e.net.mu.Lock()
+	lan := slices.Clone(e.net.lan)
+	e.net.mu.Unlock()
+	a := ap.Addr().Unmap()
+	for _, l := range lan {
+		if l.Port() != ap.Port() {
+			continue
+		}
+		if a == l.Addr() || (l.Addr().IsUnspecified() && (a.IsLoopback() || a.IsUnspecified() || ownAddress(a))) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownAddress reports whether a is an address of one of this machine's
+// interfaces now (asked afresh: an interface may have come since).
+func ownAddress(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true // fail closed: what cannot be told apart is refused
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (e *Engine) protectedPort(port int) bool {
 	e.net.mu.Lock()
 	defer e.net.mu.Unlock()
@@ -57,11 +111,14 @@ func (e *Engine) protectedPort(port int) bool {
 func (e *Engine) netRules(id string) (netproxy.Rules, bool) {
 	var sb Sandbox
 	if err := e.store.GetSandbox(id, &sb); err == nil {
-		return netproxy.Rules{Network: sb.Network, Ports: sb.Ports, ReachAPI: sb.APIAccess}, true
+		return netproxy.Rules{Network: sb.Network, Ports: sb.Ports, ReachAPI: sb.APIAccess, Tenant: sb.Tenant, Secrets: e.uses.of(id)}, true
 	}
 	e.net.mu.Lock()
-	defer e.net.mu.Unlock()
 	r, ok := e.net.oneShots[id]
+	e.net.mu.Unlock()
+	if ok {
+		r.Secrets = e.uses.of(id)
+	}
 	return r, ok
 }
 
@@ -86,6 +143,9 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 	if landlock && len(sb.Ports.Listen) > 0 && !landlockBindsLoopback() && !e.Settings().LandlockListen {
 		return nil, refused("listen ports %v under the landlock backend would bind in this machine's own network (Landlock has no network namespace), where a bind to 0.0.0.0 is reachable from the LAN; use the bwrap or docker backend, drop the listen ports, or turn landlockListen on in the settings if you accept that", sb.Ports.Listen)
 	}
+	if db, ok := b.(*docker.Backend); ok && db.Elsewhere() {
+		return e.plumbRelay(p, db, spec)
+	}
 	var fwd string
 	if !landlock {
 		var err error
@@ -94,19 +154,34 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 		}
 	}
 	uid, gid := -1, -1
-	if u := e.sandboxUser(); u != nil {
+	if u := spec.User; u != nil {
 		uid, gid = int(u.UID), int(u.GID)
 	}
 	dir := e.netDir(sb.ID)
 	if err := netproxy.PrepareDir(dir, uid, gid); err != nil {
 		return nil, err
 	}
+	// The sandbox trusts the engine's CA by default, so that the hosts of
+	// its HTTP rules and secrets (which may change while it runs) work
+	// without flags; a CA that cannot be made refuses only the runs that
+	// need it.
+	trustCA := false
+	if bundle, err := e.ca.Bundle(); err != nil {
+		if len(sb.Ports.AllowHTTP) > 0 || len(sb.Secrets) > 0 {
+			return nil, refused("the sandbox's HTTP rules or secrets need the proxy to look into TLS with the engine's CA, which could not be made: %v", err)
+		}
+		e.log.Warn("The proxy's CA could not be made; sandboxes get no CA bundle.", "err", err)
+	} else if err := netproxy.WriteCABundle(dir, bundle); err != nil {
+		return nil, err
+	} else {
+		trustCA = true
+	}
 	if sb.Kind == "oneshot" {
 		e.net.mu.Lock()
 		if e.net.oneShots == nil {
 			e.net.oneShots = map[string]netproxy.Rules{}
 		}
-		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports}
+		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports, Tenant: sb.Tenant}
 		e.net.mu.Unlock()
 	}
 	forwarded := sb.Ports.Listen
@@ -128,13 +203,68 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 			loop = append(loop, q)
 		}
 	}
-	spec.Net = &backends.NetPlumbing{Dir: dir, Forwarder: fwd, Listen: sb.Ports.Listen, Loopback: loop}
-	spec.Env = netEnv(spec.Env, userSets(p, "NODE_OPTIONS"))
+	spec.Net = &backends.NetPlumbing{Dir: dir, Forwarder: fwd, Listen: sb.Ports.Listen, Loopback: loop,
+		Refused: func(from, why string) { e.proxy.RefusedBefore(sb.ID, from, why) }}
+	spec.Env = netEnv(spec.Env, userSets(p, "NODE_OPTIONS"), trustCA)
 	return func() {
 		release()
 		e.forgetOneShot(sb)
 		if sb.Kind == "oneshot" {
 			_ = os.RemoveAll(dir)
+			e.proxy.Forget(sb.ID)
+		}
+	}, nil
+}
+
+// plumbRelay is plumbNetwork for a sandbox on another machine: its
+// traffic comes to the engine's proxy over its container's relay (the
+// backend's attached exec), and 127.0.0.1:P on this machine reaches its
+// listen port P the same way, never through a port published there.
+func (e *Engine) plumbRelay(p *plan, b *docker.Backend, spec *backends.Spec) (func(), error) {
+	sb := p.sb
+	if e.opts.Forwarder == "" {
+		return nil, refused("%s", noForwarder)
+	}
+	// The hosts of HTTP rules and secrets are looked into with the
+	// engine's CA, whose bundle is bound in from this machine: a
+	// container elsewhere cannot be given it, so it would see the
+	// proxy's certificates as forged.
+	if len(sb.Ports.AllowHTTP) > 0 || len(sb.Secrets) > 0 {
+		return nil, refused("the sandbox's HTTP rules or secrets need the engine's CA bound into it, which cannot be done on another machine's Docker engine; run it on this machine's engine, or drop allowHttp and secrets")
+	}
+	if sb.Kind == "oneshot" {
+		e.net.mu.Lock()
+		if e.net.oneShots == nil {
+			e.net.oneShots = map[string]netproxy.Rules{}
+		}
+		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports}
+		e.net.mu.Unlock()
+	}
+	serve, release, err := e.proxy.AcquireRelay(sb.ID, sb.Ports.Listen, func(port int) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		return b.DialListen(ctx, sb.ID, port)
+	})
+	if err != nil {
+		e.forgetOneShot(sb)
+		var pe *netproxy.PortInUseError
+		if errors.As(err, &pe) {
+			return nil, refused("%s", pe.Error())
+		}
+		return nil, err
+	}
+	var loop []int
+	for _, q := range sb.Ports.Loopback {
+		if !e.protectedPort(q) || sb.APIAccess {
+			loop = append(loop, q)
+		}
+	}
+	spec.Net = &backends.NetPlumbing{Forwarder: e.opts.Forwarder, Listen: sb.Ports.Listen, Loopback: loop, Serve: serve}
+	spec.Env = netEnv(spec.Env, userSets(p, "NODE_OPTIONS"), false)
+	return func() {
+		release()
+		e.forgetOneShot(sb)
+		if sb.Kind == "oneshot" {
 			e.proxy.Forget(sb.ID)
 		}
 	}, nil
@@ -164,12 +294,20 @@ func userSets(p *plan, name string) bool {
 	return a || b
 }
 
+// CABundlePath is where a sandbox finds this machine's roots and the
+// engine's proxy CA.
+const CABundlePath = netfwd.MountDir + "/" + netfwd.CABundle
+
+// caVars point the usual TLS clients at the CA bundle: OpenSSL (curl,
+// Python's ssl, wget), requests, Node, pip, curl and git.
+var caVars = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"}
+
 // netEnv adds the proxy variables, in upper and lower case, to env (K=V,
 // sorted), keeping any the run sets itself. NODE_OPTIONS gets the preload
 // that routes Node's fetch, http and https through the proxy (Node 20
 // ignores the variables), composed with the tracer's hook when that is
 // there, unless the user sets NODE_OPTIONS.
-func netEnv(env []string, userNodeOptions bool) []string {
+func netEnv(env []string, userNodeOptions, trustCA bool) []string {
 	httpProxy := "http://127.0.0.1:" + strconv.Itoa(netfwd.HTTPPort)
 	socks := "socks5h://127.0.0.1:" + strconv.Itoa(netfwd.SOCKSPort)
 	noProxy := "localhost,127.0.0.1,::1"
@@ -179,6 +317,11 @@ func netEnv(env []string, userNodeOptions bool) []string {
 		"npm_config_proxy": httpProxy, "npm_config_https_proxy": httpProxy, "npm_config_noproxy": noProxy,
 		"PIP_PROXY":          httpProxy,
 		"SENCLAW_PROXY_PORT": strconv.Itoa(netfwd.HTTPPort),
+	}
+	if trustCA {
+		for _, k := range caVars {
+			vars[k] = CABundlePath
+		}
 	}
 	have := map[string]int{}
 	for i, kv := range env {

@@ -21,6 +21,9 @@ const dockerTestImage = "senclaw-test/busybox:latest"
 // busybox's wget reaches the "remote" server through the proxy, never this
 // machine's services, and a listen port is forwarded to 127.0.0.1.
 func TestNetworkRulesHoldUnderDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: Docker containers through the proxy (about 12 s); make test-go runs it")
+	}
 	t.Parallel()
 	f := newNetFixture(t) // for its servers and resolver
 	root := testDir(t)
@@ -157,4 +160,54 @@ func hostAnswer(port int, want string, d time.Duration) string {
 		c.Close()
 	}
 	return got
+}
+
+// TestDockerSandboxesTrustTheEnginesCA: a Docker sandbox with network
+// gets what a bwrap one gets: the CA bundle bound in (this machine's
+// roots and the engine's CA) with the TLS clients' variables pointing at
+// it, and a secret's placeholder, never its value.
+func TestDockerSandboxesTrustTheEnginesCA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a Docker container; make test-go runs it")
+	}
+	t.Parallel()
+	b := docker.New(docker.Options{DefaultImage: dockerTestImage, Owner: "senclaw-test-ca-" + randomHex(4), PoolSize: -1})
+	ctx := context.Background()
+	if c := b.Probe(ctx); !c.Usable() {
+		testutil.Need(t, "docker: "+c.Reason)
+	}
+	t.Cleanup(func() { b.Close() })
+	e := newTestEngine(t, []backends.Backend{b})
+	s := e.Settings()
+	s.DefaultImage = dockerTestImage
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	const value = "docker-secret-value-never-inside"
+	if _, err := e.AddSecret(SecretSpec{Name: "gh", Hosts: []string{"api.github.com"}}, []byte(value)); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := e.Create(ctx, SandboxConfig{Backend: ptr("docker"), Network: ptr(true), Secrets: []string{"gh"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = e.Delete(context.Background(), sb.ID, true) })
+	g := &netFixture{e: e}
+	out := g.sh(t, sb.ID, `echo "vars:$SSL_CERT_FILE $REQUESTS_CA_BUNDLE $NODE_EXTRA_CA_CERTS $PIP_CERT $CURL_CA_BUNDLE $GIT_SSL_CAINFO"
+echo "certs:$(grep -c 'BEGIN CERTIFICATE' "$SSL_CERT_FILE")"
+echo "gh:$GH"
+sed -n '/SenClaw Sandbox proxy CA/,$p' "$SSL_CERT_FILE" | tail -n +2 > /tmp/ca.pem; cat /tmp/ca.pem`)
+	if !strings.Contains(out, "vars:"+strings.TrimSpace(strings.Repeat(CABundlePath+" ", 6))+"\n") {
+		t.Errorf("the CA variables in the container:\n%s", out)
+	}
+	ca, err := e.ca.CertPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, string(ca)) || strings.Contains(out, "certs:0\n") || strings.Contains(out, "certs:1\n") {
+		t.Errorf("the bundle in the container is not this machine's roots and the engine's CA:\n%s", out)
+	}
+	if !strings.Contains(out, "gh:<senclaw-secret:gh:") || strings.Contains(out, value) {
+		t.Errorf("the secret in the container:\n%s", out)
+	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
@@ -10,30 +11,11 @@ import (
 	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
-// Notes is what a reply says in words about a sandbox or a run: Note is
-// one line a person reads first; Details are the rest, one fact an item;
-// Warnings are the rules that were asked for and are not enforced, and
-// only those (a design limit that holds for everyone, such as UDP not
-// being forwarded, is a detail).
-type Notes struct {
-	Note     string   `json:"note"`
-	Details  []string `json:"details"`
-	Warnings []string `json:"warnings"`
-}
-
-// Text is the note, its warnings and its details in one paragraph, for
-// logs and for readers that show one string.
-func (n Notes) Text() string {
-	parts := []string{n.Note}
-	for _, w := range n.Warnings {
-		parts = append(parts, "not enforced: "+w)
-	}
-	return strings.Join(append(parts, n.Details...), "; ")
-}
-
 // RunNotes says what a run got: its note names the rules it asked for
 // and did not get (its record's missing), empty when everything held;
-// the details are the limits that held.
+// the details are the limits that held. What the shell guard matched in
+// a run it let go on (guard.sandbox warn) comes first in the note and
+// is a detail.
 func RunNotes(rec *RunRecord) Notes {
 	n := Notes{Details: nonNil(rec.Enforced), Warnings: nonNil(rec.Missing)}
 	switch len(rec.Missing) {
@@ -46,6 +28,17 @@ func RunNotes(rec *RunRecord) Notes {
 			subjects[i], _, _ = strings.Cut(m, ":")
 		}
 		n.Note = fmt.Sprintf("%d rules were not enforced (%s); see the warnings", len(rec.Missing), strings.Join(subjects, ", "))
+	}
+	if len(rec.Guard) > 0 {
+		g := "shell guard (warn, guard.sandbox): " + rec.Guard[0]
+		if len(rec.Guard) > 1 {
+			g += fmt.Sprintf(" (and %d more; see the details)", len(rec.Guard)-1)
+		}
+		n.Note = strings.TrimSuffix(g+"; "+n.Note, "; ")
+		n.Details = append([]string{}, n.Details...)
+		for _, m := range rec.Guard {
+			n.Details = append(n.Details, "the shell guard would refuse this on the host: "+m)
+		}
 	}
 	return n
 }
@@ -188,6 +181,18 @@ func netLine(sb *Sandbox, backend string) string {
 	}
 	if len(r.Domains) > 0 {
 		parts = append(parts, "only the names "+strings.Join(r.Domains, ", "))
+	}
+	if len(r.AllowHTTP) > 0 {
+		var hosts []string
+		for _, h := range r.AllowHTTP {
+			if !slices.Contains(hosts, h.Host) {
+				hosts = append(hosts, h.Host)
+			}
+		}
+		parts = append(parts, "HTTP rules for "+strings.Join(hosts, ", "))
+	}
+	if len(sb.Secrets) > 0 {
+		parts = append(parts, "secrets "+strings.Join(sb.Secrets, ", ")+" as placeholders")
 	}
 	if len(r.Loopback) > 0 {
 		parts = append(parts, "this machine's ports "+portWords(r.Loopback))

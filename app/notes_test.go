@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/senclaw/sandbox/backends"
 )
 
 // TestNotesSayWhatTheSandboxGets: a create note is one line that says
@@ -19,6 +21,9 @@ func TestNotesSayWhatTheSandboxGets(t *testing.T) {
 	if _, err := e.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.AddSecret(SecretSpec{Name: "gh", Hosts: []string{"api.github.com"}}, []byte("a-value-of-the-notes-test")); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name     string
 		cfg      SandboxConfig
@@ -29,6 +34,9 @@ func TestNotesSayWhatTheSandboxGets(t *testing.T) {
 		{"off", SandboxConfig{Backend: ptr("bwrap")}, "network off", 0, "no route out"},
 		{"listen_only", SandboxConfig{Backend: ptr("bwrap"), Listen: []int{8000}}, "network off; listening at 127.0.0.1:8000", 0, "UDP and other non-TCP traffic is not forwarded"},
 		{"on", SandboxConfig{Backend: ptr("bwrap"), Network: ptr(true), Loopback: []int{5432}}, "network on: public addresses; this machine's ports 5432", 0, "outbound: any public address on any port"},
+		{"http_rules_and_secrets", SandboxConfig{Backend: ptr("bwrap"), Network: ptr(true), Secrets: []string{"gh"},
+			AllowHTTP: []backends.HTTPRule{{Host: "api.github.com", Methods: []string{"GET"}}, {Host: "api.github.com", Methods: []string{"HEAD"}}}},
+			"network on: public addresses; HTTP rules for api.github.com; secrets gh as placeholders", 0, "outbound: any public address on any port"},
 		{"connect", SandboxConfig{Backend: ptr("bwrap"), Connect: []int{443}}, "network on: public addresses on ports 443", 0, "outbound: public addresses on ports [443] only"},
 		{"direct", SandboxConfig{Backend: ptr("direct"), Network: ptr(true)}, "no isolation: the network rules are advisory", 2, "advisory only"},
 	}

@@ -113,6 +113,9 @@ func waitNoneMarked(t *testing.T, mark, after string) {
 // also removes the pool. Nothing the run started (a new session, a double fork) outlives
 // it.
 func TestDockerOneShotsLeaveNoContainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: Docker one-shots ended every way there is (about 13 s); make test-go runs it")
+	}
 	t.Parallel()
 	e, owner := dockerEngine(t, nil)
 	docker := SandboxConfig{Backend: ptr("docker")}

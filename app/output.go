@@ -117,3 +117,102 @@ func (k *OutputKeeper) Write(p []byte) (int, error) { return k.b.Write(p) }
 
 // String is what was kept.
 func (k *OutputKeeper) String() string { return k.b.String() }
+
+// liveOutputCap is how much of a foreground run's output, both streams
+// together, is kept for the readers of the run going on (`senclaw logs
+// -f`); the record keeps each stream apart.
+const liveOutputCap = 256 << 10
+
+// outputRing keeps the last liveOutputCap bytes a foreground run wrote,
+// its two streams in the order they came, each byte at its offset in the
+// run's output: a reader that follows it knows what it missed.
+type outputRing struct {
+	mu    sync.Mutex
+	buf   []byte // the last bytes; once full, a ring starting at start
+	start int
+	total int64
+	done  bool
+}
+
+func (o *outputRing) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(p)
+	o.total += int64(n)
+	if len(p) >= liveOutputCap {
+		o.buf, o.start = append(o.buf[:0], p[len(p)-liveOutputCap:]...), 0
+		return n, nil
+	}
+	if room := liveOutputCap - len(o.buf); room > 0 {
+		k := min(room, len(p))
+		o.buf = append(o.buf, p[:k]...)
+		p = p[k:]
+	}
+	for len(p) > 0 {
+		k := copy(o.buf[o.start:], p)
+		o.start = (o.start + k) % liveOutputCap
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// close says the run is over: nothing more comes.
+func (o *outputRing) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.done = true
+	o.mu.Unlock()
+}
+
+// read returns up to limit bytes from offset (negative: from the end),
+// from where they start (later than offset when those bytes are gone),
+// the output's size so far, and whether the run is over.
+func (o *outputRing) read(offset int64, limit int) (data []byte, at, size int64, done bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	size, done = o.total, o.done
+	first := o.total - int64(len(o.buf))
+	if offset < 0 {
+		offset = max(0, size+offset)
+	}
+	at = min(max(offset, first), size)
+	from := int(at - first)
+	n := min(limit, len(o.buf)-from)
+	data = make([]byte, 0, n)
+	for i := from; i < from+n; {
+		j := (o.start + i) % len(o.buf)
+		k := min(from+n-i, len(o.buf)-j)
+		data = append(data, o.buf[j:j+k]...)
+		i += k
+	}
+	return data, at, size, done
+}
+
+// teeTo writes to each of ws that is set, ignoring their errors (a
+// failing reader must not fail the run).
+func teeTo(ws ...io.Writer) io.Writer {
+	var set []io.Writer
+	for _, w := range ws {
+		if w != nil {
+			set = append(set, w)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil
+	case 1:
+		return set[0]
+	}
+	return tee(set)
+}
+
+type tee []io.Writer
+
+func (t tee) Write(p []byte) (int, error) {
+	for _, w := range t {
+		_, _ = w.Write(p)
+	}
+	return len(p), nil
+}

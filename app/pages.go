@@ -21,7 +21,14 @@ type ListQuery struct {
 	Source string
 	// Refused keeps only the runs that were refused (nothing ran).
 	Refused bool
+	// AllTenants keeps every tenant's items (the owner's lists); else
+	// only Tenant's ("" the owner's own).
+	AllTenants bool
+	Tenant     string
 }
+
+// keeps reports whether q keeps an item of tenant.
+func (q ListQuery) keeps(tenant string) bool { return q.AllTenants || q.Tenant == tenant }
 
 // SandboxPage is one page of the sandboxes, most recently used first.
 type SandboxPage struct {
@@ -60,6 +67,9 @@ func (e *Engine) SandboxesPage(q ListQuery) (SandboxPage, error) {
 	match := strings.ToLower(strings.TrimSpace(q.Match))
 	kept := all[:0]
 	for _, sb := range all {
+		if !q.keeps(sb.Tenant) {
+			continue
+		}
 		if sb.State == StateRunning {
 			page.Running++
 		}
@@ -79,14 +89,14 @@ func (e *Engine) SandboxesPage(q ListQuery) (SandboxPage, error) {
 	})
 	page.Total = len(kept)
 	for _, sb := range window(kept, q.Offset, q.Limit) {
-		sb.Container = e.containerStatus(&sb)
+		e.withContainerState(&sb)
 		page.Sandboxes = append(page.Sandboxes, sb)
 	}
 	return page, nil
 }
 
 func sandboxMatches(sb *Sandbox, match string) bool {
-	for _, f := range []string{sb.Name, sb.ID, sb.Backend, sb.Image, sb.State, sb.Kind} {
+	for _, f := range []string{sb.Name, sb.ID, sb.Backend, sb.Engine, sb.Image, sb.State, sb.Kind} {
 		if strings.Contains(strings.ToLower(f), match) {
 			return true
 		}
@@ -113,7 +123,7 @@ func (e *Engine) RunsPage(sandboxID string, q ListQuery) (RunPage, error) {
 	page := RunPage{Runs: []RunRecord{}}
 	var match func([]byte) bool
 	m := strings.ToLower(strings.TrimSpace(q.Match))
-	if m != "" || q.Source != "" || q.Refused {
+	if m != "" || q.Source != "" || q.Refused || !q.AllTenants {
 		raw := []byte(m)
 		match = func(data []byte) bool {
 			// Most records do not hold the text at all: only those
@@ -121,8 +131,14 @@ func (e *Engine) RunsPage(sandboxID string, q ListQuery) (RunPage, error) {
 			if m != "" && !bytes.Contains(bytes.ToLower(data), raw) {
 				return false
 			}
+			if !q.AllTenants && q.Tenant == "" && bytes.Contains(data, []byte(`"tenant":"`)) {
+				return false // another tenant's, without decoding it
+			}
 			var r RunRecord
 			if json.Unmarshal(data, &r) != nil {
+				return false
+			}
+			if !q.keeps(r.Tenant) {
 				return false
 			}
 			if q.Source != "" && r.Source != q.Source {

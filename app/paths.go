@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/senclaw/sandbox/app/jailfs"
+	"github.com/senclaw/sandbox/backends"
 )
 
 // homeSecrets are folders and files under a home directory that hold
@@ -46,6 +49,8 @@ type enginePaths struct {
 	config  string
 	runtime string
 	home    string
+	// homes are everyone's homes on this machine (homes.go).
+	homes *hostHomes
 }
 
 // protected returns the canonical paths no sandbox may see: the engine's
@@ -92,18 +97,29 @@ func canonicalUnder(base, rel string) string {
 }
 
 // hidden returns the existing paths that open mode masks: the protected
-// paths and the host service sockets. A path that does not exist needs no
+// paths and the host service sockets, and for others (a root engine's
+// sandbox user, which could otherwise read whatever a person left
+// readable) the secret folders of every home on this machine that it may
+// read or search: each mask costs a run a mount, and what the kernel
+// keeps from that user needs none. A path that does not exist needs no
 // mask (and bwrap could not mount over it).
-func (p enginePaths) hidden() []string {
+func (p enginePaths) hidden(others *backends.Credential) []string {
 	var out []string
 	seen := map[string]bool{}
 	sockets := make([]string, len(hostSockets))
 	for i, s := range hostSockets {
 		sockets[i] = canonical(s)
 	}
-	// protected() is canonical already: resolving it again costs a walk
-	// of every path on each run and changes nothing.
-	for _, path := range append(p.protected(), sockets...) {
+	// protected() and the homes' secrets are canonical already: resolving
+	// them again costs a walk of every path on each run and changes
+	// nothing.
+	paths := append(p.protected(), sockets...)
+	if others != nil && p.homes != nil {
+		// Accessible answers all of them when it cannot ask.
+		secrets, _ := jailfs.Accessible(others, p.homes.secrets())
+		paths = append(paths, secrets...)
+	}
+	for _, path := range paths {
 		if seen[path] {
 			continue
 		}

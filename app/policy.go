@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
@@ -61,6 +62,8 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		checkDisk("defaultDiskMb", s.DefaultDiskMB),
 		checkBounds(s),
 		checkRange("minFreeDiskMb", s.MinFreeDiskMB, 0, MaxMinFreeDiskMB, " MiB (0: never refuse)"),
+		checkRange("nestedProjectDepth", s.NestedProjectDepth, 0, MaxNestedProjectDepth, " levels (0: the folder alone)"),
+		checkRange("nestedProjectLimit", s.NestedProjectLimit, 1, MaxNestedProjectLimit, " projects"),
 	} {
 		if err != nil {
 			return Settings{}, err
@@ -72,11 +75,17 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	if s.McpMaxSessions < 1 || s.McpMaxSessions > 1000 {
 		return Settings{}, badField("mcpMaxSessions", s.McpMaxSessions, "must be from 1 to 1000 sessions per token")
 	}
+	if err := checkLANListen(s.LANListen); err != nil {
+		return Settings{}, err
+	}
 	if s.DockerPoolSize < 0 || s.DockerPoolSize > MaxDockerPool {
 		return Settings{}, badField("dockerPoolSize", s.DockerPoolSize, "must be from 0 (no containers kept ready) to %d idle containers per one-shot configuration", MaxDockerPool)
 	}
 	if s.SandboxUID == 0 || s.SandboxGID == 0 {
-		return Settings{}, badField("sandboxUid", s.SandboxUID, "sandboxed code must never run as root: give an unprivileged uid and gid (65534 is nobody)")
+		return Settings{}, badField("sandboxUid", s.SandboxUID, "is deprecated (each sandbox runs as a uid of its own, from sandboxUidRange) and names who owned the workspaces before; it is never root: leave it as it is")
+	}
+	if err := e.checkUIDRange(&s); err != nil {
+		return Settings{}, err
 	}
 	for i, path := range s.Allowlist {
 		if err := checkText(fmt.Sprintf("allowlist[%d]", i), path); err != nil {
@@ -122,7 +131,23 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 		return Settings{}, err
 	}
 	s.AllowedSockets = socks
+	if s.PinnedCAs, err = checkPinnedCAs(s.PinnedCAs); err != nil {
+		return Settings{}, err
+	}
 	if s.DefaultImage, err = checkImage("defaultImage", s.DefaultImage); err != nil {
+		return Settings{}, err
+	}
+	if s.Engines, err = e.checkEngines(s.Engines); err != nil {
+		return Settings{}, err
+	}
+	if err := checkGuardSettings(s.Guard); err != nil {
+		return Settings{}, err
+	}
+	s.Exec.EnvOverride = "" // the environment's, never stored
+	if s.Exec.TenantHostPolicy == "" {
+		s.Exec.TenantHostPolicy = HostPolicyWarn
+	}
+	if err := CheckTenantHostPolicy("exec.tenantHostPolicy", s.Exec.TenantHostPolicy); err != nil {
 		return Settings{}, err
 	}
 	if err := e.store.PutSetting("app", s); err != nil {
@@ -132,6 +157,7 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	e.settings = s
 	e.mu.Unlock()
 	e.applyPoolSize(s.DockerPoolSize)
+	e.applyEngines(s.Engines)
 	// The sandboxes made ahead go first: a run that a raised concurrency
 	// lets in finds those it took made under the old settings.
 	e.aheadChanged()
@@ -164,7 +190,7 @@ func (e *Engine) checkMountAllow(paths []string) ([]string, error) {
 		if real == "/" || slices.Contains(systemRoots, real) {
 			return nil, badField(field, path, "is the whole disk or a system root; name the folder you mean (for example /srv/www), not a whole tree")
 		}
-		if why := g.private(real); why != "" {
+		if why := g.private(real, e.paths.homes.view()); why != "" {
 			return nil, badField(field, path, "%s; the mountAllow setting cannot change that", why)
 		}
 		if !slices.Contains(out, real) {
@@ -211,15 +237,17 @@ var agentNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // on, it runs in the project's sandbox, which may write only the project
 // dir and its own /tmp, reads per the Disk read mode, and gets the network
 // and loopback ports of the policy. With the switch on and no isolation
-// available, it is refused.
+// available, it is refused. Whether a principal other than the owner
+// may take the off path is the tenant host policy's (hostpolicy.go).
 func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunResult, error) {
 	pol := e.Policy()
 	if req.Agent != "" && !agentNameRE().MatchString(req.Agent) {
 		return nil, badField("agent", req.Agent, "names an agent in lowercase letters, digits and dashes (claude-code, gemini-cli, shell), at most 32")
 	}
 	// The agent's shell writes its project dir: the guard for a
-	// read-write mount applies.
-	dir, err := checkHostDir("projectDir", req.ProjectDir, e.guard(), true)
+	// read-write mount applies (and a tenant's lies in its directory).
+	tenant := principal.Of(ctx).Tenant
+	dir, err := e.checkTenantDir("projectDir", req.ProjectDir, tenant, true)
 	if err != nil {
 		return nil, err
 	}
@@ -227,20 +255,23 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 	if err != nil {
 		return nil, err
 	}
-	sb, err := e.agentSandbox(dir, pol)
+	sb, err := e.agentSandbox(dir, tenant, pol)
 	if err != nil {
 		return nil, err
 	}
+	offPath := !pol.ExecShell
 	env := req.Env
-	if !pol.ExecShell && len(req.HostEnv) > 0 {
+	if offPath && len(req.HostEnv) > 0 {
 		env = hostEnv(req.HostEnv, req.Env)
 	}
 	p, err := e.planFor(sb, RunRequest{Source: SourceAgentShell, Command: req.Command, Argv: req.Argv, Env: env, TimeoutMs: req.TimeoutMs, Attach: req.Attach, Agent: req.Agent, Stdout: req.Stdout, Stderr: req.Stderr})
 	if err != nil {
 		return nil, err
 	}
-	p.offPath = !pol.ExecShell
+	p.offPath = offPath
+	p.cwd = dir
 	if start != "" {
+		p.cwd = start
 		// sh changes into the folder, then execs the command as given.
 		p.argv = append([]string{"/bin/sh", "-c", `cd -- "$0" && exec "$@"`, start}, p.argv...)
 	}
@@ -273,20 +304,27 @@ func startDir(project, dir string) (string, error) {
 // AgentShellCheck says what the agent shell would do for a command in
 // projectDir now, without running anything: "none" when the switch is
 // off (it runs on the host), the isolation it would get when on, or the
-// refusal (a bad project dir, nothing that can isolate). Agent hooks ask
+// refusal (a bad project dir, nothing that can isolate, the tenant host
+// policy's refusal with the switch off). Agent hooks ask
 // it before they hand a command to the agent shell, so that a refusal
 // reaches the agent as a denial rather than as a failed command.
 func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string, error) {
 	pol := e.Policy()
-	dir, err := checkHostDir("projectDir", projectDir, e.guard(), true)
+	tenant := principal.Of(ctx).Tenant
+	dir, err := e.checkTenantDir("projectDir", projectDir, tenant, true)
 	if err != nil {
 		return "", err
 	}
 	if !pol.ExecShell {
+		// The run records the warning; a refusal is one here too.
+		if err := e.hostExec(principal.Of(ctx), pathAgentShell, "agent shell check in "+dir, false); err != nil {
+			return "", err
+		}
 		return isolationNone, nil
 	}
 	sb := e.defaultSandbox()
-	sb.Kind, sb.Workspace, sb.FsMode, sb.Network = "agent", dir, pol.ExecFsMode, pol.ExecNetwork
+	sb.Kind, sb.Workspace, sb.FsMode, sb.Network, sb.Tenant = "agent", dir, pol.ExecFsMode, pol.ExecNetwork, tenant
+	tenantDefaults(&sb)
 	_, isolation, err := e.choose(ctx, &plan{sb: &sb, req: RunRequest{Source: SourceAgentShell, Command: "true"}})
 	return isolation, err
 }
@@ -310,7 +348,7 @@ func hostEnv(host, env map[string]string) map[string]string {
 // the policy's disk read mode, network and loopback before each run. It
 // writes the store only when something changed: the agent shell's
 // everyday run costs no disk commit here.
-func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
+func (e *Engine) agentSandbox(dir, tenant string, pol ExecPolicy) (*Sandbox, error) {
 	e.agentMu.Lock()
 	defer e.agentMu.Unlock()
 	var sb *Sandbox
@@ -322,7 +360,7 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		if s.Kind == "agent" && s.Workspace == dir {
+		if s.Kind == "agent" && s.Workspace == dir && s.Tenant == tenant {
 			sb = &s
 		}
 		return nil
@@ -331,18 +369,26 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 		return nil, err
 	}
 	ports := backends.PortRules{Listen: []int{}, Connect: []int{}, Loopback: pol.ExecLoopback}
-	if sb != nil && sb.FsMode == pol.ExecFsMode && sb.Network == pol.ExecNetwork && slices.Equal(sb.Ports.Loopback, ports.Loopback) &&
+	fsMode := pol.ExecFsMode
+	if tenant != "" && fsMode == backends.FsOpen {
+		fsMode = backends.FsStrict // no tenant reads the whole disk
+	}
+	if sb != nil && sb.FsMode == fsMode && sb.Network == pol.ExecNetwork && slices.Equal(sb.Ports.Loopback, ports.Loopback) &&
 		len(sb.Ports.Listen) == 0 && len(sb.Ports.Connect) == 0 && len(sb.Ports.Domains) == 0 && len(sb.Ports.DenyDomains) == 0 {
 		return sb, nil
 	}
-	if sb == nil {
+	created := sb == nil
+	if created {
 		e.createMu.Lock()
 		defer e.createMu.Unlock()
 		if err := e.roomForSandbox(); err != nil {
 			return nil, err
 		}
+		if err := e.roomForTenant(tenant); err != nil {
+			return nil, err
+		}
 		def := e.defaultSandbox()
-		def.ID = randomHex(6)
+		def.ID, def.Tenant = randomHex(6), tenant
 		// The project dir is the agent's choice: its name is stored as
 		// text anyone may read (checkText's policy).
 		def.Name = "agent:" + safetext.Escape(filepath.Base(dir))
@@ -350,13 +396,19 @@ func (e *Engine) agentSandbox(dir string, pol ExecPolicy) (*Sandbox, error) {
 		def.Workspace = dir
 		def.CPUs, def.MemoryMB, def.Pids, def.TimeoutMs = 4, 4096, 256, 180000
 		def.DiskMB = 0 // a project dir has no quota; the record says so
+		if err := e.takeUID(&def); err != nil {
+			return nil, err
+		}
 		sb = &def
 	}
-	sb.FsMode = pol.ExecFsMode
+	sb.FsMode = fsMode
 	sb.Network = pol.ExecNetwork
 	sb.Ports = ports
 	sb.UpdatedAt = e.now().UTC()
 	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
+		if created {
+			e.releaseUID(sb)
+		}
 		return nil, fmt.Errorf("saving the agent sandbox: %w", err)
 	}
 	return sb, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
 	"github.com/senclaw/sandbox/backends/docker"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // hardEngine is an engine that makes hard disk quotas, as main builds it
@@ -187,6 +188,9 @@ func TestAWorkspaceImageLastsWithItsSandbox(t *testing.T) {
 // container; a Docker one-shot takes a pooled container whose workspace
 // is a tmpfs of the quota, bound over the run's.
 func TestTheDiskQuotaHoldsInDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: Docker containers with quota images (about 20 s); make test-go runs it")
+	}
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("hard disk quotas need a root engine")
@@ -332,7 +336,7 @@ func TestOneShotTmpfsAreBounded(t *testing.T) {
 		t.Fatalf("%d tmpfs and %d watchdog one-shots, want %d and 4", hard, soft, maxTmpfsOneShots)
 	}
 	e.StopAll(ctx)
-	waitFor(t, func() bool { return e.tmpfsOneShots.Load() == 0 })
+	testutil.WaitFor(t, 10*time.Second, "no tmpfs one-shot left", func() bool { return e.tmpfsOneShots.Load() == 0 })
 	res, err := e.RunOnce(ctx, SandboxConfig{DiskMB: ptr(16)}, RunRequest{Command: "true"})
 	if err != nil || !strings.Contains(strings.Join(res.Record.Enforced, "; "), "disk: tmpfs (hard)") {
 		t.Fatalf("after the runs ended: %v %v", err, res.Record.Enforced)

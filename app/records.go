@@ -56,8 +56,8 @@ func (w *recordWriter) save(rec RunRecord, after func()) {
 
 // saveNow stores rec and waits until it is on disk (runs starting
 // together share the commit). The runner saves every run so before it
-// starts anything, so that an engine that dies leaves a record of it
-// (issue #15). ahead, edits of the sandboxes made ahead, go in the same
+// starts anything, so that an engine that dies leaves a record of it.
+// ahead, edits of the sandboxes made ahead, go in the same
 // commit.
 func (w *recordWriter) saveNow(rec RunRecord, ahead ...store.AheadEdit) error {
 	stored := make(chan error, 1)

@@ -10,15 +10,6 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
-// MountResult is the answer of AddMount.
-type MountResult struct {
-	Mount backends.Mount `json:"mount"`
-	// At is where the folder appears inside the sandbox.
-	At string `json:"at"`
-	// Notes say when the change takes effect.
-	Notes
-}
-
 // AddMount gives the sandbox a host folder at target (relative to its
 // workspace). The same checks as on create apply.
 func (e *Engine) AddMount(id string, m backends.Mount) (*MountResult, error) {
@@ -59,15 +50,6 @@ func (e *Engine) SetFsMode(id, mode string) (*Sandbox, error) {
 	return e.Update(id, SandboxConfig{FsMode: &mode})
 }
 
-// PortsResult is the answer of SetPorts.
-type PortsResult struct {
-	Sandbox     *Sandbox           `json:"sandbox"`
-	Ports       backends.PortRules `json:"ports"`
-	ReachableAt []string           `json:"reachableAt"`
-	// Notes say precisely what is and is not enforced, and by what.
-	Notes
-}
-
 // SetPorts replaces the sandbox's port rules: each list replaces the old
 // one, and an omitted (nil) list means empty. Domain lists stay as they
 // are; SetPortRules replaces them too.
@@ -77,11 +59,12 @@ func (e *Engine) SetPorts(ctx context.Context, id string, listen, connect, loopb
 		return nil, err
 	}
 	return e.SetPortRules(ctx, id, backends.PortRules{Listen: listen, Connect: connect, Loopback: loopback,
-		Domains: sb.Ports.Domains, DenyDomains: sb.Ports.DenyDomains})
+		Domains: sb.Ports.Domains, DenyDomains: sb.Ports.DenyDomains, AllowHTTP: sb.Ports.AllowHTTP})
 }
 
-// SetPortRules replaces all of the sandbox's network rules: ports and
-// domain lists, each list replacing the old one (nil means empty).
+// SetPortRules replaces all of the sandbox's network rules: ports, domain
+// lists and HTTP rules, each list replacing the old one (nil means
+// empty).
 // Connect, loopback and domain changes apply to the next connection of
 // runs already going; listen ports from the next run.
 func (e *Engine) SetPortRules(ctx context.Context, id string, r backends.PortRules) (*PortsResult, error) {
@@ -97,8 +80,12 @@ func (e *Engine) SetPortRules(ctx context.Context, id string, r backends.PortRul
 		}
 		return l
 	}
+	web := r.AllowHTTP
+	if web == nil {
+		web = []backends.HTTPRule{}
+	}
 	sb, err := e.Update(id, SandboxConfig{Listen: orEmpty(r.Listen), Connect: orEmpty(r.Connect), Loopback: orEmpty(r.Loopback),
-		Domains: names(r.Domains), DenyDomains: names(r.DenyDomains)})
+		Domains: names(r.Domains), DenyDomains: names(r.DenyDomains), AllowHTTP: web})
 	if err != nil {
 		return nil, err
 	}

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/diskquota"
 )
 
 // RunRequest asks for one execution. Exactly one of Command, Argv or
@@ -76,6 +76,9 @@ type plan struct {
 	// offPath: a documented "off" switch sends this run directly to the
 	// host; its record says "none".
 	offPath bool
+	// by is who the run is for when that is not the caller (a
+	// schedule's maker); nil: principal.Of the run's context.
+	by *principal.Principal
 	// timeout kills the run after this long; 0 (a background run without
 	// a TTL) means never.
 	timeout time.Duration
@@ -100,6 +103,13 @@ type plan struct {
 	// admitted, when set, is the run's place in the runner, taken already
 	// (with the disk checked): the gate does not wait for another.
 	admitted func()
+	// cwd is where the command starts, when not the workspace (the agent
+	// shell's folder in the project), for the shell guard.
+	cwd string
+	// runID is the record's id, for the shell guard's events; guarded
+	// is what the guard matched in a run it let go on (warn).
+	runID   string
+	guarded []string
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -135,7 +145,7 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 			admitted()
 		}
 	}()
-	sb, err := e.newSandbox(cfg)
+	sb, err := e.newSandboxFor(principal.Of(ctx).Tenant, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +155,9 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 	}
 	p, err := e.planFor(&sb, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.takeUID(&sb); err != nil {
 		return nil, err
 	}
 	p.kind, p.newWorkspace = "oneshot", true
@@ -186,6 +199,9 @@ func (e *Engine) planFor(sb *Sandbox, req RunRequest) (*plan, error) {
 		return nil, err
 	}
 	if err := checkEnv("env", req.Env); err != nil {
+		return nil, err
+	}
+	if err := checkSecretEnv("env", req.Env, sb.Secrets); err != nil {
 		return nil, err
 	}
 	if req.Source != "" && !slices.Contains(runSources, req.Source) {
@@ -262,7 +278,7 @@ const MaxTTLMs = 30 * 24 * 3600 * 1000
 // isolation the run really got, refusals included. (A one-shot the engine
 // has a sandbox ready for passes the same checks in runAhead.)
 func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
-	rec := e.newRecord(p)
+	rec := e.newRecord(ctx, p)
 	release := p.admitted
 	if release == nil {
 		if err := e.roomOnDisk(); err != nil {
@@ -273,6 +289,13 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 			return e.refuse(&rec, err)
 		}
 	}
+	if tenantDone, err := e.admitTenant(p.sb.Tenant); err != nil {
+		release()
+		return e.refuse(&rec, err)
+	} else if p.sb.Tenant != "" {
+		all := release
+		release = func() { tenantDone(); all() }
+	}
 	// The slot goes back when the run is over (e.started), or now when it
 	// does not start.
 	owned := true
@@ -281,7 +304,7 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 			release()
 		}
 	}()
-	// issue #15: the run is on disk as running before anything of it
+	// The run is on disk as running before anything of it
 	// exists (workspace, cgroup, container, process): an engine that
 	// dies leaves its record, closed as killed at the next start, which
 	// also removes what it left.
@@ -293,11 +316,12 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 			return e.refuse(&rec, err)
 		}
 	}
+	p.runID = rec.ID
 	backend, isolation, err := e.choose(ctx, p)
 	if err != nil {
 		return e.refuse(&rec, err)
 	}
-	rec.Backend, rec.Isolation = backend.Name(), isolation
+	rec.Backend, rec.Isolation, rec.Guard = backend.Name(), isolation, p.guarded
 	r, err := e.prepare(p, &rec, backend, isolation)
 	if err != nil {
 		return e.refuse(&rec, err)
@@ -306,19 +330,27 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 	proc, err := backend.Start(ctx, r.spec)
 	if err != nil {
 		r.abandon()
+		e.linkLost(p.sb, err)
+		if p.sb.Engine != "" {
+			return e.refuse(&rec, fmt.Errorf("%s on engine %s could not start the sandbox: %w", backend.Name(), p.sb.Engine, err))
+		}
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	owned = false
 	return e.started(ctx, p, rec, r, proc, start, release), nil
 }
 
-// newRecord is the record of p's run, before it starts.
-func (e *Engine) newRecord(p *plan) RunRecord {
+// newRecord is the record of p's run, before it starts, for the
+// principal ctx carries.
+func (e *Engine) newRecord(ctx context.Context, p *plan) RunRecord {
 	rec := RunRecord{
 		ID:          e.newRunID(),
 		SandboxID:   p.sb.ID,
 		SandboxName: p.sb.Name,
+		Engine:      p.sb.Engine,
 		Source:      p.req.Source,
+		Tenant:      p.sb.Tenant,
+		Principal:   principal.Of(ctx).Label(),
 		Kind:        p.kind,
 		Command:     truncateRunes(p.display, 2000),
 		Language:    p.req.Language,
@@ -334,11 +366,18 @@ func (e *Engine) newRecord(p *plan) RunRecord {
 	if rec.Source == "" {
 		rec.Source = SourceCLI
 	}
+	if !p.req.Background && p.launch == nil {
+		rec.TimeoutMs = int(p.timeout / time.Millisecond) // a background run's is its TTL
+	}
+	if u, _ := e.runUser(p); u != nil {
+		rec.UID = u.UID
+	}
 	return rec
 }
 
-// recordRunning puts rec on disk as running, synced (issue #15), with
-// edits of the sandboxes made ahead in the same commit.
+// recordRunning puts rec on disk as running, synced so that a crash
+// leaves its record, with edits of the sandboxes made ahead in the same
+// commit.
 func (e *Engine) recordRunning(rec RunRecord, ahead ...store.AheadEdit) error {
 	rec.State = "running"
 	if err := e.records.saveNow(rec, ahead...); err != nil {
@@ -359,10 +398,17 @@ type prepared struct {
 	// unguarded and unprotected are what the Unix socket guard and the
 	// placeholders of autorun files could not do, for the record.
 	unguarded, unprotected string
-	releaseNet             func()
-	stdout, stderr         *cappedBuffer
-	logFile                *os.File
-	at                     *attached
+	// caches is the record's line about the run's package caches.
+	caches     string
+	releaseNet func()
+	// refusals collects what the sandbox is refused while the run goes.
+	refusals       *runRefusals
+	stdout, stderr *cappedBuffer
+	// output is both streams of a foreground run in their order, for
+	// `senclaw logs` while it goes on.
+	output  *outputRing
+	logFile *os.File
+	at      *attached
 }
 
 // prepare builds the spec of p's run on backend and sets up what the run
@@ -370,19 +416,32 @@ type prepared struct {
 // output, attachment). rec has the run's id and backend.
 func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isolation string) (*prepared, error) {
 	r := &prepared{backend: backend, isolation: isolation}
-	r.disk = e.prepareDisk(p.sb, backend)
+	remote := remoteSandbox(p.sb)
+	if !remote {
+		// (A remote sandbox's workspace is a volume there: startedDisk.)
+		r.disk = e.prepareDisk(p.sb, backend)
+	}
 	spec, err := e.spec(p, rec)
 	if err != nil {
 		return nil, err
 	}
 	r.spec = spec
-	releaseAutorun, unprotected, err := e.protectAutorun(p, rec.Backend, spec)
+	r.caches = e.packageCaches(p, rec.Backend, spec)
+	releaseAutorun, unprotected, err := func() (func(), string, error) {
+		if remote {
+			// No folder of this machine is in a remote sandbox (its
+			// mounts are copies): there is nothing of the person's to
+			// keep read-only there.
+			return func() {}, "", nil
+		}
+		return e.protectAutorun(p, rec.Backend, spec)
+	}()
 	if err != nil {
 		return nil, err
 	}
 	r.unprotected = unprotected
-	r.tr = e.traceRun(p, rec, backend, spec) // trace (issue #7)
-	// issue #10: the Unix socket guard
+	r.tr = e.traceRun(p, rec, backend, spec) // tracing (trace.go)
+	// The Unix socket guard (unixsockets.go).
 	if r.unguarded, err = e.guardUnixSockets(backend, spec); err != nil {
 		releaseAutorun()
 		r.tr.discard()
@@ -394,15 +453,40 @@ func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isol
 		r.tr.discard()
 		return nil, err
 	}
+	// The secrets' placeholders (egress.go), held while the run goes.
+	secretEnv, releaseSecrets, err := e.runSecrets(p.sb)
+	if err != nil {
+		releasePlumbing()
+		releaseAutorun()
+		r.tr.discard()
+		return nil, err
+	}
+	if len(secretEnv) > 0 {
+		spec.Env = append(spec.Env, secretEnv...)
+		slices.Sort(spec.Env)
+	}
+	sbID := p.sb.ID
+	r.refusals = e.refusals.watch(sbID)
+	spec.Refused = func(target string) { e.guardRefused(sbID, target) }
 	// What a run holds for its length (the network, the placeholders)
 	// goes with one call, once the run is over or did not start.
-	r.releaseNet = func() { releasePlumbing(); releaseAutorun() }
-	r.stdout = newCappedBuffer(OutputCap, p.req.Stdout)
-	r.stderr = newCappedBuffer(OutputCap, p.req.Stderr)
+	r.releaseNet = func() {
+		releasePlumbing()
+		releaseAutorun()
+		releaseSecrets()
+		e.refusals.stop(sbID, r.refusals)
+	}
+	r.output = &outputRing{}
+	r.stdout = newCappedBuffer(OutputCap, teeTo(p.req.Stdout, r.output))
+	r.stderr = newCappedBuffer(OutputCap, teeTo(p.req.Stderr, r.output))
 	if p.launch != nil {
 		spec.Stdout, spec.Stderr = p.launch.output, p.launch.output
 	} else if p.req.Background {
-		if r.logFile, err = e.openRunLog(p.sb, rec.ID); err != nil {
+		open := e.openRunLog
+		if remote {
+			open = e.remoteLogFile
+		}
+		if r.logFile, err = open(p.sb, rec.ID); err != nil {
 			r.releaseNet()
 			r.tr.discard()
 			return nil, err
@@ -430,7 +514,7 @@ func (r *prepared) abandon() {
 	}
 	r.at.finish()
 	r.releaseNet()
-	r.tr.discard() // trace (issue #7)
+	r.tr.discard() // tracing (trace.go)
 }
 
 // started records what the started run got, supervises it and records
@@ -440,7 +524,7 @@ func (r *prepared) abandon() {
 func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepared, proc backends.Process, start time.Time, release func()) *RunResult {
 	backend, isolation := r.backend, r.isolation
 	enf := proc.Enforcement()
-	r.tr.started(enf) // trace (issue #7)
+	r.tr.started(enf) // tracing (trace.go)
 	rec.Enforced, rec.Missing = enf.Limits, enf.Missing
 	if r.unguarded != "" {
 		rec.Missing = append(rec.Missing, r.unguarded)
@@ -452,6 +536,12 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	if line := disk.line(p.sb); line != "" {
 		rec.Enforced = append(rec.Enforced, line)
 	}
+	if line := e.tenantLine(p.sb); line != "" {
+		rec.Enforced = append(rec.Enforced, line)
+	}
+	if r.caches != "" {
+		rec.Enforced = append(rec.Enforced, r.caches)
+	}
 	if backend.Name() == "direct" && wantsNetwork(p.sb) {
 		rec.Missing = append(rec.Missing, "network: the direct backend enforces nothing; the network switch, port and domain rules are advisory only")
 	}
@@ -459,6 +549,9 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 		rec.Isolation = enf.Isolation
 	}
 	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{}), logFile: rec.LogFile, workspace: p.sb.Workspace}
+	if rec.LogFile == "" && p.launch == nil {
+		lr.output = r.output
+	}
 	e.live.add(lr)
 	r.at.started(proc, rec)
 	if p.sb.Kind != "oneshot" {
@@ -466,13 +559,23 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr, e.watchDisk(p, disk, lr))
+		e.linkLost(p.sb, waitErr)
 		r.at.finish() // the terminal's last output, before the record
+		rec.Refusals = r.refusals.result()
 		r.releaseNet()
-		e.live.remove(lr)
 		rec.DurationMs = time.Since(start).Milliseconds()
 		e.complete(&rec, lr, status, waitErr, r.stdout, r.stderr)
-		// trace (issue #7): events after the record, so pruning finds them
+		if rec.LogFile != "" {
+			// What stays of the log once the workspace is gone (a
+			// one-shot's, at once), read while the run still names it.
+			rec.Stdout, rec.LogSize = e.logTail(&rec)
+		}
+		// Trace events go after the record, so pruning finds them. The
+		// record is queued before the run leaves the live ones: a reader
+		// that no longer finds the run going finds its end recorded.
 		e.records.save(rec, r.tr.finish)
+		r.output.close()
+		e.live.remove(lr)
 		return &RunResult{Record: rec, Stdout: r.stdout.String(), Stderr: r.stderr.String()}
 	}
 	if !p.req.Background {
@@ -506,7 +609,7 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 // supervise waits for the run, killing it on timeout, on the caller's
 // cancellation (foreground runs only) and, with the watchdog, when the
 // workspace outgrows its quota.
-func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun, quota *diskquota.Watch) (backends.ExitStatus, error) {
+func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun, quota quotaWatch) (backends.ExitStatus, error) {
 	waited := make(chan struct{})
 	var status backends.ExitStatus
 	var err error
@@ -555,6 +658,15 @@ func (e *Engine) supervise(ctx context.Context, p *plan, lr *liveRun, quota *dis
 	}
 }
 
+// quotaWatch is a disk watchdog's watch of a run's workspace: the
+// engine's own (diskquota.Watch) or, for a workspace elsewhere, the count
+// through the container (remoteWatch).
+type quotaWatch interface {
+	Exceeded() <-chan struct{}
+	Reason() string
+	Stop()
+}
+
 // complete fills the record from the process's end.
 func (e *Engine) complete(rec *RunRecord, lr *liveRun, status backends.ExitStatus, waitErr error, stdout, stderr *cappedBuffer) {
 	reason := lr.killReason()
@@ -587,6 +699,9 @@ func (e *Engine) refuse(rec *RunRecord, err error) (*RunResult, error) {
 		errors.As(err, &r)
 	}
 	rec.Isolation = "refused: " + r.Reason
+	if r.Isolation != "" {
+		rec.Isolation = "refused: " + r.Isolation
+	}
 	rec.Error = r.Reason
 	rec.State = "done"
 	e.records.save(*rec, nil)

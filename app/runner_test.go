@@ -71,7 +71,7 @@ func TestOneShotRunsAreRecordedAndCleanedUp(t *testing.T) {
 		t.Fatalf("HOME = %q, want the workspace", ws)
 	}
 	// It goes right after the answer (purgeAfter).
-	waitFor(t, func() bool { _, err := os.Stat(ws); return os.IsNotExist(err) })
+	testutil.WaitFor(t, 10*time.Second, "the one-shot workspace to be removed", func() bool { _, err := os.Stat(ws); return os.IsNotExist(err) })
 	if all, _ := e.List(); len(all) != 0 {
 		t.Fatalf("a one-shot sandbox was kept: %+v", all)
 	}
@@ -87,6 +87,13 @@ func TestOneShotRunsAreRecordedAndCleanedUp(t *testing.T) {
 func TestTheEnvironmentIsBuiltFromNothing(t *testing.T) {
 	t.Setenv("SENCLAW_TEST_SECRET", "hunter2")
 	e := directEngine(t)
+	// The test dumps the environment to see it: on the direct backend
+	// (host exec) the shell guard's envDump would refuse that.
+	s := e.Settings()
+	s.Guard.EnvDump = false
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
 	sb, err := e.Create(context.Background(), SandboxConfig{Backend: ptr("direct"), Env: map[string]string{"FROM_SANDBOX": "1", "BOTH": "sandbox"}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,11 @@ func TestTheEnvironmentIsBuiltFromNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := res.Stdout
-	for _, want := range []string{"SENCLAW_SANDBOX=1", "HOME=" + sb.Workspace, "TMPDIR=" + sb.Workspace + "/.tmp", "FROM_SANDBOX=1", "BOTH=run", "LANG=C.UTF-8"} {
+	// A persistent sandbox's package managers keep their caches at the
+	// usual places in its workspace (app/pkgcache).
+	for _, want := range []string{"SENCLAW_SANDBOX=1", "HOME=" + sb.Workspace, "TMPDIR=" + sb.Workspace + "/.tmp", "FROM_SANDBOX=1", "BOTH=run", "LANG=C.UTF-8",
+		"PIP_CACHE_DIR=" + sb.Workspace + "/.cache/pip", "npm_config_cache=" + sb.Workspace + "/.npm", "GOCACHE=" + sb.Workspace + "/.cache/go-build",
+		"GOMODCACHE=" + sb.Workspace + "/go/pkg/mod", "CARGO_HOME=" + sb.Workspace + "/.cargo"} {
 		if !strings.Contains(env, want+"\n") {
 			t.Errorf("env lacks %s:\n%s", want, env)
 		}
@@ -104,8 +115,8 @@ func TestTheEnvironmentIsBuiltFromNothing(t *testing.T) {
 	if strings.Contains(env, "hunter2") {
 		t.Fatalf("the engine's environment leaked:\n%s", env)
 	}
-	if n := len(strings.Split(strings.TrimSpace(env), "\n")); n != 9 {
-		t.Fatalf("%d variables, want exactly 9:\n%s", n, env)
+	if n := len(strings.Split(strings.TrimSpace(env), "\n")); n != 14 {
+		t.Fatalf("%d variables, want exactly 14:\n%s", n, env)
 	}
 }
 
@@ -125,7 +136,7 @@ func TestBackgroundRunsKeepGoingAndStopEndsThem(t *testing.T) {
 	if res.Record.State != "running" || res.Record.LogFile == "" {
 		t.Fatalf("record %+v", res.Record)
 	}
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "\"serving\" in the run's log", func() bool {
 		data, _ := os.ReadFile(res.Record.LogFile)
 		return strings.Contains(string(data), "serving")
 	})
@@ -135,7 +146,7 @@ func TestBackgroundRunsKeepGoingAndStopEndsThem(t *testing.T) {
 	if n, err := e.Stop(context.Background(), sb.ID); err != nil || n != 1 {
 		t.Fatalf("stop = %d, %v", n, err)
 	}
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the run to be done", func() bool {
 		r, _ := e.Run(res.Record.ID)
 		return r != nil && r.State == "done"
 	})
@@ -145,17 +156,6 @@ func TestBackgroundRunsKeepGoingAndStopEndsThem(t *testing.T) {
 	}
 	if got, _ := e.Get(sb.ID); got.State != StateIdle {
 		t.Fatalf("state %q after stop", got.State)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -258,6 +258,10 @@ func TestFailClosed(t *testing.T) {
 			var res *RunResult
 			var err error
 			if tc.agent {
+				// A project the sandbox may write as it is: the backend's
+				// own failure is what is tried, not the idmapped mount a
+				// root engine would need for a folder of root's.
+				os.Chmod(dir, 0o777)
 				agentShellOn(t, e)
 				res, err = e.AgentShell(context.Background(), AgentShellRequest{ProjectDir: dir, Command: "touch ran"})
 			} else {
@@ -395,7 +399,7 @@ func TestBackgroundRunsLogBothStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the run to be done", func() bool {
 		r, _ := e.Run(res.Record.ID)
 		return r != nil && r.State == "done"
 	})

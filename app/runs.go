@@ -24,7 +24,7 @@ func (e *Engine) Run(id string) (*RunRecord, error) {
 }
 
 // killedByCrash is what the record of a run an engine's death cut short
-// says (issue #15).
+// says.
 const killedByCrash = "the engine stopped while the run was going; its processes ended with it"
 
 // reconcileRuns closes the records of runs that were still running when
@@ -49,7 +49,7 @@ func (e *Engine) reconcileRuns() error {
 			stale = append(stale, r)
 		}
 		if r.State == "running" || r.StartedAt.After(since) {
-			recent[r.place()] = r.SandboxID
+			recent[placeOf(&r)] = r.SandboxID
 		}
 		return true
 	})

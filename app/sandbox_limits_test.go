@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// TestSandboxLimitsHoldAcrossBackgroundRuns is issue #10 finding 14 at
-// the engine: many background runs in one sandbox share the sandbox's
-// process limit instead of getting it each.
+// TestSandboxLimitsHoldAcrossBackgroundRuns: at the engine, many
+// background runs in one sandbox share the sandbox's process limit
+// instead of getting it each.
 func TestSandboxLimitsHoldAcrossBackgroundRuns(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {

@@ -7,14 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
+	"github.com/senclaw/sandbox/backends/docker"
 )
 
 func randomHex(n int) string {
@@ -55,18 +59,49 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 			sb.Backend = name
 		}
 	}
+	if cfg.Engine != nil {
+		name := strings.TrimSpace(*cfg.Engine)
+		if name == LocalEngine {
+			name = ""
+		}
+		switch {
+		case !create && name != sb.Engine:
+			return sb, badField("engine", *cfg.Engine, "cannot be changed: the sandbox's files live on its engine; create a new sandbox there instead")
+		case name != "" && !slices.Contains(e.engineNames(), name):
+			return sb, badField("engine", name, "is not an engine of the settings: use %s (senclaw caps lists them; engines are added in the settings)", strings.Join(e.engineNames(), ", "))
+		}
+		if create && name != "" {
+			sb.Engine = name
+			switch sb.Backend {
+			case "", "auto":
+				// An engine is a Docker engine: it asks for the
+				// container backend.
+				sb.Backend = "docker"
+			case "docker":
+			default:
+				return sb, badField("engine", name, "is a Docker engine, and this sandbox's backend is %s; drop the backend, or use docker", sb.Backend)
+			}
+			sb.Workspace, sb.OwnWorkspace = remoteWorkspace, false
+		}
+	}
 	if cfg.ProjectDir != nil {
 		if !create {
 			return sb, badField("projectDir", *cfg.ProjectDir, "cannot be changed; create a new sandbox instead")
 		}
+		if sb.Engine != "" {
+			return sb, badField("projectDir", *cfg.ProjectDir, "a folder of this machine cannot be the workspace of a sandbox on engine %s, a Docker engine on another machine; mount it as a copy instead (mounts with copy: true)", sb.Engine)
+		}
 		if cfg.DiskMB != nil {
 			return sb, badField("diskMb", *cfg.DiskMB, "a project dir has no disk quota; drop diskMb")
 		}
-		dir, err := checkHostDir("projectDir", *cfg.ProjectDir, e.guard(), true)
+		dir, err := e.checkTenantDir("projectDir", *cfg.ProjectDir, sb.Tenant, true)
 		if err != nil {
 			return sb, err
 		}
 		sb.Workspace, sb.OwnWorkspace, sb.DiskMB = dir, false, 0
+		if err := e.checkProjectIDMap(sb); err != nil {
+			return sb, err
+		}
 	}
 	if cfg.Image != nil {
 		if !create && *cfg.Image != sb.Image {
@@ -75,7 +110,7 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if sb.Image, err = checkImage("image", *cfg.Image); err != nil {
 			return sb, err
 		}
-		if create && sb.Image != "" {
+		if create && sb.Image != "" && sb.Engine == "" {
 			switch sb.Backend {
 			case "", "auto":
 				// An image is a container's: it asks for the container
@@ -98,11 +133,19 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 				return sb, err
 			}
 		}
-		if sb.Mounts, err = checkMounts(cfg.Mounts, e.guard()); err != nil {
+		check := func(field, path string, writable bool) (string, error) {
+			return e.checkTenantDir(field, path, sb.Tenant, writable)
+		}
+		if sb.Mounts, err = checkMounts(cfg.Mounts, check); err != nil {
 			return sb, err
 		}
-		if err := e.checkIDMapped(sb); err != nil {
+		if err := checkMountCopies(sb); err != nil {
 			return sb, err
+		}
+		if sb.Engine == "" {
+			if err := e.checkIDMapped(sb); err != nil {
+				return sb, err
+			}
 		}
 	}
 	if cfg.Network != nil {
@@ -119,11 +162,11 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		if cfg.Loopback != nil {
 			loopback = cfg.Loopback
 		}
-		domains, deny := sb.Ports.Domains, sb.Ports.DenyDomains
+		domains, deny, web := sb.Ports.Domains, sb.Ports.DenyDomains, sb.Ports.AllowHTTP
 		if sb.Ports, err = checkPortRules(listen, connect, loopback); err != nil {
 			return sb, err
 		}
-		sb.Ports.Domains, sb.Ports.DenyDomains = domains, deny
+		sb.Ports.Domains, sb.Ports.DenyDomains, sb.Ports.AllowHTTP = domains, deny, web
 	}
 	if cfg.Domains != nil {
 		if sb.Ports.Domains, err = checkDomains("domains", cfg.Domains, true); err != nil {
@@ -132,6 +175,16 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 	}
 	if cfg.DenyDomains != nil {
 		if sb.Ports.DenyDomains, err = checkDomains("denyDomains", cfg.DenyDomains, false); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.AllowHTTP != nil {
+		if sb.Ports.AllowHTTP, err = checkHTTPRules(cfg.AllowHTTP); err != nil {
+			return sb, err
+		}
+	}
+	if cfg.Secrets != nil {
+		if sb.Secrets, err = e.checkSecrets("secrets", cfg.Secrets); err != nil {
 			return sb, err
 		}
 	}
@@ -180,6 +233,12 @@ func (e *Engine) applyConfig(sb Sandbox, cfg SandboxConfig, create bool) (Sandbo
 		}
 		sb.Env = cfg.Env
 	}
+	if err := checkSecretEnv("env", sb.Env, sb.Secrets); err != nil {
+		return sb, err
+	}
+	if err := e.checkTenantSandbox(&sb); err != nil {
+		return sb, err
+	}
 	return sb, nil
 }
 
@@ -216,7 +275,7 @@ func (e *Engine) defaultSandbox() Sandbox {
 // Create validates cfg, makes the sandbox's workspace and stores it.
 // Nothing is stored when any field is invalid.
 func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error) {
-	sb, err := e.newSandbox(cfg)
+	sb, err := e.newSandboxFor(principal.Of(ctx).Tenant, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -234,22 +293,49 @@ func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error
 	if err := e.roomForSandbox(); err != nil {
 		return nil, err
 	}
+	if err := e.roomForTenant(sb.Tenant); err != nil {
+		return nil, err
+	}
+	if err := e.takeUID(&sb); err != nil {
+		return nil, err
+	}
 	if err := e.makeWorkspace(&sb); err != nil {
+		e.releaseUID(&sb)
 		return nil, err
 	}
 	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
 		if sb.OwnWorkspace {
 			os.RemoveAll(sb.Workspace)
 		}
+		e.releaseUID(&sb)
 		return nil, fmt.Errorf("saving sandbox: %w", err)
 	}
-	e.log.Info("Sandbox created.", "id", sb.ID, "name", sb.Name, "backend", sb.Backend)
+	if remoteSandbox(&sb) {
+		// Copies are made now, once: a mount asked for is never dropped.
+		if err := e.fillMounts(ctx, &sb, nil); err != nil {
+			_ = e.store.DeleteSandbox(sb.ID)
+			if b := e.elsewhere(&sb); b != nil {
+				_ = b.RemoveSandbox(context.WithoutCancel(ctx), sb.ID)
+				_ = b.Purge(context.WithoutCancel(ctx), sb.ID)
+			}
+			return nil, err
+		}
+	}
+	e.log.Info("Sandbox created.", "id", sb.ID, "name", sb.Name, "backend", sb.Backend, "engine", sb.Engine)
 	return &sb, nil
 }
 
 // newSandbox validates cfg over the defaults; it stores nothing.
 func (e *Engine) newSandbox(cfg SandboxConfig) (Sandbox, error) {
-	sb, err := e.applyConfig(e.defaultSandbox(), cfg, true)
+	return e.newSandboxFor("", cfg)
+}
+
+// newSandboxFor is newSandbox for a sandbox of tenant.
+func (e *Engine) newSandboxFor(tenant string, cfg SandboxConfig) (Sandbox, error) {
+	def := e.defaultSandbox()
+	def.Tenant = tenant
+	tenantDefaults(&def)
+	sb, err := e.applyConfig(def, cfg, true)
 	if err != nil {
 		return sb, err
 	}
@@ -264,7 +350,9 @@ func (e *Engine) newSandbox(cfg SandboxConfig) (Sandbox, error) {
 }
 
 // makeWorkspace creates the sandbox's own directory under workspaces/,
-// owned by the sandbox user when the engine is root.
+// owned by the sandbox's own uid when the engine is root (a one-shot of
+// the documented off path, which runs as the engine's user, has none:
+// its workspace stays the engine's).
 func (e *Engine) makeWorkspace(sb *Sandbox) error {
 	if sb.Workspace != "" && !sb.OwnWorkspace {
 		return nil // a project dir the caller gave (SandboxConfig.ProjectDir)
@@ -273,10 +361,10 @@ func (e *Engine) makeWorkspace(sb *Sandbox) error {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the workspace: %w", err)
 	}
-	if u := e.sandboxUser(); u != nil {
+	if u := e.userOf(sb); u != nil && u.UID != 0 {
 		if err := os.Chown(dir, int(u.UID), int(u.GID)); err != nil {
 			os.Remove(dir)
-			return fmt.Errorf("giving the workspace to the sandbox user %d: %w", u.UID, err)
+			return fmt.Errorf("giving the workspace to the sandbox's uid %d: %w", u.UID, err)
 		}
 	}
 	sb.Workspace, sb.OwnWorkspace = dir, true
@@ -298,6 +386,19 @@ func (e *Engine) Get(id string) (*Sandbox, error) {
 
 func (e *Engine) withLiveState(sb *Sandbox) {
 	e.withRunState(sb)
+	e.withContainerState(sb)
+}
+
+// withContainerState sets what sb's backend keeps for it, or, when its
+// engine elsewhere does not answer, that it is unreachable: kept, not
+// deleted, and adopted again when the engine answers. A link that is
+// down is not asked (the engine's watcher knows).
+func (e *Engine) withContainerState(sb *Sandbox) {
+	if why := e.engineUnreachable(sb); why != "" {
+		sb.State, sb.LastError = StateUnreachable, "engine "+sb.Engine+" is unreachable: "+why
+		sb.Container = "unknown: engine " + sb.Engine + " is unreachable"
+		return
+	}
 	sb.Container = e.containerStatus(sb)
 }
 
@@ -332,6 +433,19 @@ func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
 	next, err := e.applyConfig(*sb, cfg, false)
 	if err != nil {
 		return nil, err
+	}
+	if remoteSandbox(&next) && cfg.Mounts != nil {
+		// A copy asked for is made now, before it is saved: a mount
+		// that is new (or whose folder changed) is copied once.
+		isNew := func(m backends.Mount) bool {
+			return !slices.ContainsFunc(sb.Mounts, func(o backends.Mount) bool { return o.Target == m.Target && o.Source == m.Source })
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), fileOpTimeout)
+		err := e.fillMounts(ctx, &next, isNew)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	next.UpdatedAt = e.now().UTC()
 	if err := e.store.PutSandbox(id, next); err != nil {
@@ -385,24 +499,81 @@ func (e *Engine) deleteSandbox(ctx context.Context, sb *Sandbox, purge bool) (bo
 	id := sb.ID
 	e.live.killSandbox(id, "sandbox deleted")
 	e.live.waitSandbox(id)
+	var de *docker.DaemonError
+	gone := false // its engine elsewhere does not answer
 	if p := e.persistent(sb); p != nil {
 		if err := p.RemoveSandbox(ctx, id); err != nil {
-			return false, fmt.Errorf("removing the %s state of the sandbox: %w", sb.Backend, err)
+			if !remoteSandbox(sb) || !errors.As(err, &de) {
+				return false, fmt.Errorf("removing the %s state of the sandbox: %w", sb.Backend, err)
+			}
+			// The record goes all the same: the engine's reconcile
+			// removes the container when it answers again.
+			gone = true
+			e.log.Warn("A sandbox on an engine that does not answer was deleted; its container goes when the engine answers again, its volumes stay.", "sandbox", id, "engine", sb.Engine)
 		}
 	}
 	if err := e.store.DeleteSandbox(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, err
 	}
 	e.forgetNetwork(id)
+	// Its uid goes back to the pool (which hands it out again only after
+	// every other free one) once nothing of the sandbox is left that it
+	// owns: till then (a removal that failed) it stays the deleted
+	// sandbox's, and the engine's next start skips a uid that files left
+	// in the workspaces dir have.
+	if remoteSandbox(sb) {
+		// No file on this host has its uid.
+		defer e.releaseUID(sb)
+		e.forgetRemoteLogs(id)
+		// Its files are its volumes there: purged with it, else kept
+		// (labelled with its id) for the owner to take.
+		if !purge || gone {
+			return false, nil
+		}
+		if b := e.elsewhere(sb); b != nil {
+			if err := b.Purge(ctx, id); err != nil {
+				return false, fmt.Errorf("removing the sandbox's volumes on engine %s: %w", sb.Engine, err)
+			}
+		}
+		return true, nil
+	}
 	if !purge {
 		// The files stay on disk: out of the workspace's image, if it
-		// has one, into its directory.
+		// has one, into its directory, and given to the engine.
 		if err := e.releaseDisk(sb, true); err != nil {
 			return false, err
 		}
+		e.keepFiles(sb)
 		return false, nil
 	}
-	return e.purgeWorkspace(sb)
+	// A project's package caches go with its sandbox's files; the
+	// project folder itself is the person's, and stays.
+	if err := e.removeProjectCaches(sb); err != nil {
+		return false, fmt.Errorf("removing the project's package caches: %w", err)
+	}
+	removed, err := e.purgeWorkspace(sb)
+	if err == nil && sb.Kind != "oneshot" { // a one-shot's is let go there
+		e.releaseUID(sb)
+	}
+	return removed, err
+}
+
+// keepFiles gives what a deleted sandbox of a root engine leaves on disk
+// (its own workspace, the engine's copy of a Space App) to the engine's
+// user, then lets its uid go: a sandbox given that uid later owns none
+// of it. When they cannot be given, the uid stays the deleted sandbox's.
+func (e *Engine) keepFiles(sb *Sandbox) {
+	if e.opts.EUID != 0 || sb.UID == 0 {
+		return
+	}
+	if e.enginesFiles(sb) {
+		_, _, err := chownTree(sb.Workspace, backends.Credential{UID: sb.UID, GID: sb.GID}, backends.Credential{})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			e.log.Error("The files a deleted sandbox left could not be given to the engine; its uid goes to no other sandbox until they are.", "sandbox", sb.ID, "workspace", sb.Workspace, "uid", sb.UID, "err", err)
+			return
+		}
+	}
+	e.releaseUID(sb)
 }
 
 // releaseDisk unmounts and removes the image of sb's own workspace
@@ -456,10 +627,14 @@ func (e *Engine) purgeAfter(sb *Sandbox, then ...func()) {
 }
 
 // purgeWorkspace removes a workspace only if it is exactly
-// workspaces/<id> of this sandbox.
+// workspaces/<id> of this sandbox. A one-shot's uid goes back once its
+// workspace is gone (or it had none).
 func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 	want := filepath.Join(e.workspacesDir(), sb.ID)
 	if !sb.OwnWorkspace || filepath.Clean(sb.Workspace) != want || sb.ID == "" || strings.ContainsAny(sb.ID, "/.") {
+		if sb.Kind == "oneshot" {
+			e.releaseUID(sb)
+		}
 		return false, nil
 	}
 	if err := e.releaseDisk(sb, false); err != nil {
@@ -468,6 +643,9 @@ func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 	if err := os.RemoveAll(want); err != nil {
 		return false, fmt.Errorf("removing the workspace: %w", err)
 	}
+	if sb.Kind == "oneshot" {
+		e.releaseUID(sb)
+	}
 	return true, nil
 }
 
@@ -475,9 +653,19 @@ func (e *Engine) purgeWorkspace(sb *Sandbox) (bool, error) {
 // into the sandbox's id: an id first, else the one sandbox with that name.
 // A name two sandboxes share is refused with their ids.
 func (e *Engine) ResolveSandbox(idOrName string) (string, error) {
+	return e.ResolveSandboxFor(principal.OwnerPrincipal, idOrName)
+}
+
+// ResolveSandboxFor is ResolveSandbox among the sandboxes p sees: another
+// tenant's id answers as an unknown one would (a *NotFoundError with
+// CrossTenant), and its names are not looked at.
+func (e *Engine) ResolveSandboxFor(p principal.Principal, idOrName string) (string, error) {
 	var sb Sandbox
 	err := e.store.GetSandbox(idOrName, &sb)
 	if err == nil {
+		if !p.Sees(sb.Tenant) {
+			return "", &NotFoundError{Kind: "sandbox", ID: idOrName, CrossTenant: true}
+		}
 		return idOrName, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
@@ -486,10 +674,11 @@ func (e *Engine) ResolveSandbox(idOrName string) (string, error) {
 	var ids []string
 	err = e.store.EachSandbox(func(data []byte) error {
 		var s struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
+			ID     string `json:"id"`
+			Name   string `json:"name"`
+			Tenant string `json:"tenant"`
 		}
-		if json.Unmarshal(data, &s) == nil && s.Name == idOrName {
+		if json.Unmarshal(data, &s) == nil && s.Name == idOrName && p.Sees(s.Tenant) {
 			ids = append(ids, s.ID)
 		}
 		return nil

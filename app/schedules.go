@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/store"
 )
 
@@ -31,7 +32,15 @@ type ScheduledRun struct {
 	// network allows it too; a schedule that wants it when the policy
 	// does not is refused rather than run without.
 	Network bool
+	// Tenant owns the schedule; By last gave it what it runs
+	// (principal.Label; empty is the owner). With the Scheduler scripts
+	// switch off only the owner's schedules run (on the host); anyone
+	// else's is refused.
+	Tenant, By string
 }
+
+// ByOwner reports whether the owner gave the schedule what it runs.
+func (r *ScheduledRun) ByOwner() bool { return r.By == "" || r.By == "owner" }
 
 // Check validates r the way SchedulerScript will, so that a schedule can
 // be refused when it is saved rather than at its first firing. It
@@ -75,6 +84,10 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
+	if !r.ByOwner() {
+		// The firing is its maker's, whose record it is.
+		ctx = principal.With(ctx, principal.FromLabel(r.By, r.Tenant))
+	}
 	pol := e.Policy()
 	timeout := r.TimeoutMs
 	if timeout == 0 {
@@ -89,7 +102,7 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 	if err != nil {
 		return nil, err
 	}
-	sb.Kind, sb.Name = "oneshot", "schedule:"+r.Name
+	sb.Kind, sb.Name, sb.Tenant = "oneshot", "schedule:"+r.Name, r.Tenant
 	if !pol.SchedulerScript {
 		// The host's network is there whatever the schedule wants; the
 		// record keeps the wish, and the direct backend's note says that
@@ -97,12 +110,22 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 		sb.Network = r.Network
 		sb.Name += " (direct)"
 	}
+	if pol.SchedulerScript {
+		// Sandboxed, it runs as a uid of its own; switched off, as the
+		// engine's user, so it takes none.
+		if err := e.takeUID(&sb); err != nil {
+			return nil, err
+		}
+	}
 	defer e.purgeWorkspace(&sb)
 	p, err := e.planFor(&sb, RunRequest{Source: SourceScheduler, ScheduleID: r.ScheduleID, Language: r.Language, Code: r.Code, Env: r.Env, TimeoutMs: timeout})
 	if err != nil {
 		return nil, err
 	}
 	p.kind, p.offPath, p.newWorkspace = "oneshot", !pol.SchedulerScript, true
+	// On the off path the tenant host policy asks who made the schedule.
+	by := principal.FromLabel(r.By, r.Tenant)
+	p.by = &by
 	if pol.SchedulerScript && r.Network && !pol.SchedulerNetwork {
 		p.refusal = refused("this schedule wants the network and Scheduler network is off in the exec policy; turn schedulerNetwork on, or turn the schedule's network off")
 	}

@@ -15,22 +15,36 @@ import (
 // nothing, the paths to hide, the user to run as, the code file written.
 func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	sb := p.sb
-	if err := e.checkStoredDirs(sb); err != nil {
+	remote := remoteSandbox(sb)
+	if !remote {
+		// (A remote sandbox's mounts are copies, read when they were made.)
+		if err := e.checkStoredDirs(sb); err != nil {
+			return nil, err
+		}
+	}
+	// The documented off path runs as the engine's user; everything
+	// else as the sandbox's own uid.
+	user, err := e.runUser(p)
+	if err != nil {
 		return nil, err
 	}
-	user := e.sandboxUser()
-	if p.offPath && !p.keepSandboxUser {
-		user = nil // the documented off path runs as the engine's user
-	}
 	mounts := sb.Mounts
-	if user != nil {
-		var err error
-		if mounts, err = e.idmapMounts(mounts, rec.Backend); err != nil {
+	if !p.offPath {
+		mounts = append(slices.Clone(mounts), e.tenantMounts(sb, sb.TraceEnabled || p.req.Trace)...)
+	}
+	wsIDMap := false
+	if user != nil && !remote {
+		if mounts, err = e.idmapMounts(mounts, user, rec.Backend); err != nil {
+			return nil, err
+		}
+		if wsIDMap, err = e.idmapWorkspace(sb, user, rec.Backend); err != nil {
 			return nil, err
 		}
 	}
 	if (rec.Backend == "bwrap" || rec.Backend == "landlock") && user != nil {
-		if err := reachable(sb.Workspace, *user); err != nil {
+		// An idmapped workspace is bound from where the engine attached
+		// it, as an idmapped mount is.
+		if err := reachable(sb.Workspace, *user); err != nil && !wsIDMap {
 			return nil, err
 		}
 		for _, m := range mounts {
@@ -42,7 +56,13 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 		}
 	}
 	argv := p.argv
-	if p.code != "" {
+	var files []backends.File
+	if p.code != "" && remote {
+		// The backend puts it in the workspace there, just before the run.
+		rel := ".runs/" + rec.ID + p.codeFile
+		files = append(files, backends.File{Path: rel, Data: []byte(p.code)})
+		argv = append(slices.Clone(argv), remoteWorkspace+"/"+rel)
+	} else if p.code != "" {
 		file, err := e.writeCode(p, rec.ID)
 		if err != nil {
 			return nil, err
@@ -58,9 +78,9 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := shapeSpec(sb, user)
+	spec := e.shapeSpec(sb, user)
 	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
-	spec.Mounts = mounts
+	spec.Mounts, spec.WorkspaceIDMap, spec.Files = mounts, wsIDMap, files
 	if !p.offPath {
 		// A switched-off runtime is masked in every sandbox; only the
 		// documented off path, which has no barrier, runs unmasked.
@@ -68,9 +88,15 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	}
 	switch sb.FsMode {
 	case backends.FsAllowlist:
-		spec.ReadPaths = e.Settings().Allowlist
+		spec.ReadPaths = e.tenantReadPaths(sb.Tenant, e.Settings().Allowlist)
 	case backends.FsOpen:
-		for _, h := range e.paths.hidden() {
+		var others *backends.Credential
+		if e.opts.EUID == 0 {
+			// A desktop engine's sandbox is its user, whom the other
+			// homes' modes keep out as they keep that user out.
+			others = user
+		}
+		for _, h := range e.paths.hidden(others) {
 			// A path the sandbox user cannot even walk to is already
 			// hidden by the kernel, and bwrap (running as that user)
 			// could not mount over it.
@@ -83,19 +109,21 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 }
 
 // shapeSpec is the part of a Spec that shapes what a backend keeps for the
-// sandbox (a container): no command, no environment, nothing written.
-func shapeSpec(sb *Sandbox, user *backends.Credential) *backends.Spec {
+// sandbox (a container): no command, no environment, nothing written. A
+// tenant's sandbox has the tenant's runtime/ mounted too.
+func (e *Engine) shapeSpec(sb *Sandbox, user *backends.Credential) *backends.Spec {
 	return &backends.Spec{
 		SandboxID: sb.ID,
 		Workspace: sb.Workspace,
 		// An agent's project dir was validated (canonical) when the
 		// sandbox was made; the engine's own workspace is its own path.
-		WorkspaceExact: sb.Kind == "agent" || canonical(sb.Workspace) == sb.Workspace,
+		// (A remote sandbox's is a path in its container.)
+		WorkspaceExact: !remoteSandbox(sb) && (sb.Kind == "agent" || canonical(sb.Workspace) == sb.Workspace),
 		FsMode:         sb.FsMode,
-		Mounts:         sb.Mounts,
+		Mounts:         append(slices.Clone(sb.Mounts), e.tenantMounts(sb, false)...),
 		Network:        sb.Network,
 		Ports:          sb.Ports,
-		Limits:         sb.limits(),
+		Limits:         limitsOf(sb),
 		User:           user,
 		Image:          sb.Image,
 		// A throwaway sandbox lives for one run: a container backend
@@ -112,7 +140,7 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	if p.offPath && e.opts.HomeDir != "" {
 		home = e.opts.HomeDir
 	}
-	if p.sb.Kind == "agent" || p.sb.Kind == "oneshot" || p.sb.Kind == KindApp {
+	if p.sb.Kind == "agent" || p.sb.Kind == "oneshot" || p.sb.Kind == KindApp || !p.sb.OwnWorkspace {
 		// The sandbox's private /tmp: it keeps a project dir (or an app's
 		// own directory) clean, and a throwaway workspace needs no folder
 		// of its own for it.
@@ -134,6 +162,9 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	if p.offPath {
 		delete(vars, "SENCLAW_SANDBOX")
 		delete(vars, "TMPDIR")
+	}
+	if !p.offPath {
+		tenantEnv(p.sb, vars)
 	}
 	for k, v := range p.sb.Env {
 		vars[k] = v

@@ -12,46 +12,6 @@ import (
 	"github.com/senclaw/sandbox/monitor"
 )
 
-// ProcessInfo is one process of a sandbox.
-type ProcessInfo struct {
-	Pid        int     `json:"pid"`
-	PPid       int     `json:"ppid"`
-	Pgid       int     `json:"pgid"`
-	Command    string  `json:"command"`
-	CPUPercent float64 `json:"cpuPercent"`
-	RSSMB      float64 `json:"rssMb"`
-	RSSBytes   uint64  `json:"rssBytes"`
-	ElapsedSec float64 `json:"elapsedSec"`
-}
-
-// StatsPoint is one point of a sandbox's CPU and memory history.
-type StatsPoint struct {
-	AtMs       int64   `json:"atMs"`
-	CPUPercent float64 `json:"cpuPercent"`
-	RSSMB      float64 `json:"rssMb"`
-}
-
-// Stats is what runs in a sandbox now, and its recent history.
-type Stats struct {
-	SandboxID string `json:"sandboxId"`
-	// Source is "host" (process sampling) or "container".
-	Source        string        `json:"source"`
-	Running       bool          `json:"running"`
-	Processes     []ProcessInfo `json:"processes"`
-	CPUPercent    float64       `json:"cpuPercent"`
-	RSSMB         float64       `json:"rssMb"`
-	MemoryLimitMB int           `json:"memoryLimitMb"`
-	SampledAtMs   int64         `json:"sampledAtMs"`
-	History       []StatsPoint  `json:"history"`
-	// Denied counts the connections the egress proxy refused since the
-	// engine started; RecentDenied are the last distinct refused hosts
-	// (up to 12, newest last).
-	Denied       int      `json:"denied"`
-	RecentDenied []string `json:"recentDenied"`
-	// Note is set when sampling failed or says something is missing.
-	Note string `json:"note,omitempty"`
-}
-
 // roots gives the monitor the host pid of every live run, per sandbox:
 // the tree below each is the sandbox's.
 func (e *Engine) roots() map[string][]int {
@@ -95,7 +55,7 @@ func (e *Engine) Stats(ctx context.Context, id string) (*Stats, error) {
 // stats samples sb's processes (Stats adds the network denials).
 func (e *Engine) stats(ctx context.Context, sb *Sandbox) (*Stats, error) {
 	id := sb.ID
-	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
+	if in, ok := e.backendOf(sb).(docker.Inspector); ok {
 		return e.containerStats(ctx, sb, in)
 	}
 	e.freshSnapshot(id) // a fresh sandbox need not wait for the next tick
@@ -175,7 +135,7 @@ func (e *Engine) Kill(ctx context.Context, id string, pid int) (int, error) {
 		return e.Stop(ctx, id)
 	}
 	sb, _ := e.Get(id)
-	if in, ok := e.probes.find(sb.Backend).(docker.Inspector); ok && sb.Backend != "" {
+	if in, ok := e.backendOf(sb).(docker.Inspector); ok {
 		if err := in.KillProcesses(ctx, id, []int{pid}); err != nil {
 			return 0, badField("pid", pid, "%v", err)
 		}
@@ -190,7 +150,11 @@ func (e *Engine) Kill(ctx context.Context, id string, pid int) (int, error) {
 // containerStats asks a container backend for the sandbox's stats and
 // processes.
 func (e *Engine) containerStats(ctx context.Context, sb *Sandbox, in docker.Inspector) (*Stats, error) {
-	st := &Stats{SandboxID: sb.ID, Source: "container", MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
+	st := &Stats{SandboxID: sb.ID, Source: "container", Engine: sb.Engine, MemoryLimitMB: sb.MemoryMB, Processes: []ProcessInfo{}, History: []StatsPoint{}}
+	if why := e.engineUnreachable(sb); why != "" {
+		st.Note = "engine " + sb.Engine + " is unreachable: " + why
+		return st, nil
+	}
 	cs, err := in.ContainerStats(ctx, sb.ID)
 	if err != nil {
 		st.Note = "the container could not be sampled: " + err.Error()

@@ -107,7 +107,7 @@ func TestAgentSandboxNameIsPrintable(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := e.agentSandbox(dir, e.Policy())
+	sb, err := e.agentSandbox(dir, "", e.Policy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,20 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/app/tracehooks"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/netfwd/remotefs"
 	"github.com/senclaw/sandbox/backends/tracer"
 )
 
@@ -87,6 +91,9 @@ func (e *Engine) saveTraceFlags(id string, set func(*Sandbox)) (*Sandbox, error)
 // traceHow says in words how sb's runs are traced.
 func (e *Engine) traceHow(sb *Sandbox) string {
 	const diff = "; a before/after diff of the workspace is added"
+	if remoteSandbox(sb) {
+		return "engine " + sb.Engine + " is on another machine, and no tracer runs there from outside across the link, so in-container hooks (Python audit hooks, a Node preload) record Python and Node activity, labelled as theirs, and the traced code can tamper with them" + diff
+	}
 	name := sb.Backend
 	if name == "" && len(e.opts.Backends) > 0 {
 		name = e.opts.Backends[0].Name()
@@ -217,6 +224,9 @@ type runTrace struct {
 	col            *tracer.Collector
 	before         *tracer.Snapshot
 	outside, hooks bool
+	// remote is the sandbox on another machine whose workspace the
+	// trace reads through its engine (no outside tracer across the link).
+	remote *Sandbox
 }
 
 // diffSkip are the engine's own workspace dirs, left out of the diff.
@@ -232,6 +242,10 @@ func (e *Engine) traceRun(p *plan, rec *RunRecord, b backends.Backend, spec *bac
 	t := &runTrace{e: e, ws: spec.Workspace, runID: rec.ID}
 	t.col = tracer.NewCollector(tracer.MaxEventsPerRun, p.sb.TraceAll, filepath.Join(spec.Workspace, tracehooks.Dir))
 	spec.Trace = t.col.Add
+	if remoteSandbox(p.sb) {
+		e.traceRemote(t, p.sb, spec)
+		return t
+	}
 	if o, ok := b.(tracer.Outside); ok {
 		t.outside, _ = o.TracesFromOutside()
 	}
@@ -263,9 +277,71 @@ func (t *runTrace) started(enf backends.Enforcement) {
 	}
 }
 
+// traceRemote sets t up for a run of sb on another machine's engine:
+// the hooks go in with the run and their file is read back through the
+// engine, and the diff walks the workspace in the container.
+func (e *Engine) traceRemote(t *runTrace, sb *Sandbox, spec *backends.Spec) {
+	t.remote, t.hooks = sb, true
+	spec.Files = append(spec.Files, tracehooks.Files()...)
+	for k, v := range tracehooks.Vars(spec.Workspace, t.runID, spec.Env) {
+		spec.Env = append(spec.Env, k+"="+v)
+	}
+	slices.Sort(spec.Env)
+	if sb.Kind == "oneshot" {
+		t.mark("a one-shot run on engine " + sb.Engine + " is removed with its container: its in-container trace and the workspace diff are not recorded")
+		t.hooks = false
+		return
+	}
+	t.before = e.remoteSnapshot(sb)
+}
+
+// remoteSnapshot walks sb's workspace in its container.
+func (e *Engine) remoteSnapshot(sb *Sandbox) *tracer.Snapshot {
+	var entries []remotefs.WalkEntry
+	var truncated bool
+	err := e.remoteFiles(sb, func(ctx context.Context, c *remotefs.Client) (err error) {
+		entries, truncated, err = c.Walk(ctx, ".", tracer.MaxDiffEntries, diffSkip)
+		return err
+	})
+	if err != nil {
+		return nil
+	}
+	snap := make([]tracer.SnapshotEntry, len(entries))
+	for i, en := range entries {
+		snap[i] = tracer.SnapshotEntry{Path: en.Path, Size: en.Size, MTime: time.Unix(0, en.ModNs), Dir: en.Dir}
+	}
+	return tracer.SnapshotOf(remoteWorkspace, snap, truncated)
+}
+
+// finishRemote collects what a run on another machine's engine left.
+func (t *runTrace) finishRemote() {
+	sb := t.remote
+	if t.hooks {
+		data, err := t.e.readRemoteAll(sb, tracehooks.TraceFile(t.runID), tracehooks.MaxTraceBytes)
+		if err != nil {
+			t.mark("the in-container trace file could not be read: " + err.Error())
+		} else if _, err := tracehooks.Parse(bytes.NewReader(data), tracer.SourceContainerHooks, t.col.Add); err != nil {
+			t.mark("the in-container trace file could not be read: " + err.Error())
+		}
+		_ = t.e.remoteFiles(sb, func(ctx context.Context, c *remotefs.Client) error {
+			return c.Remove(ctx, tracehooks.TraceFile(t.runID))
+		})
+	}
+	if t.before != nil {
+		if after := t.e.remoteSnapshot(sb); after != nil {
+			for _, ev := range tracer.Diff(t.before, after, t.e.now().UnixMilli()) {
+				t.col.Add(ev)
+			}
+		} else {
+			t.mark("the workspace on engine " + sb.Engine + " could not be walked after the run: no diff")
+		}
+	}
+	t.e.storeEvents(t.runID, t.col.Events())
+}
+
 // discard cleans up after a run that did not start.
 func (t *runTrace) discard() {
-	if t != nil && t.hooks {
+	if t != nil && t.hooks && t.remote == nil {
 		tracehooks.Discard(t.ws, t.runID)
 	}
 }
@@ -274,6 +350,10 @@ func (t *runTrace) discard() {
 // events. It runs after the run's processes are gone.
 func (t *runTrace) finish() {
 	if t == nil {
+		return
+	}
+	if t.remote != nil {
+		t.finishRemote()
 		return
 	}
 	if t.hooks {

@@ -65,7 +65,7 @@ func putFile(t *testing.T, e *Engine, sb *Sandbox, name, data string) string {
 	if err := os.WriteFile(p, []byte(data), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	e.chownToSandbox(p)
+	e.chownToSandbox(sb, p)
 	return p
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // unguardedBwrap is bwrap with the Unix socket guard taken off the spec:
@@ -65,7 +66,7 @@ func TestBenchUnixGuard(t *testing.T) {
 	if os.Getenv("SENCLAW_BENCH") == "" {
 		t.Skip("set SENCLAW_BENCH=1 (make bench)")
 	}
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	var user *backends.Credential
 	if os.Geteuid() == 0 {
 		user = &backends.Credential{UID: 65534, GID: 65534}

@@ -10,7 +10,7 @@ import (
 	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
-// The Unix socket guard (issue #10): a sandbox's network namespace does
+// The Unix socket guard: a sandbox's network namespace does
 // not cover pathname Unix sockets, so every bwrap run is started with
 // backends/unixguard, which lets it reach only the sockets in its own
 // places, the engine's proxy and the settings' allowedSockets.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/imageref"
 	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
@@ -25,7 +27,7 @@ const (
 	MinPids      = 16
 	MaxPids      = 8192
 	MinTimeoutMs = 1000
-	MaxTimeoutMs = 600000
+	MaxTimeoutMs = apitype.MaxTimeoutMs
 	MinDiskMB    = 16
 	MaxDiskMB    = 1 << 20
 	MaxPorts     = 16
@@ -51,7 +53,7 @@ func checkMemory(field string, v int) error {
 }
 func checkPids(field string, v int) error { return checkRange(field, v, MinPids, MaxPids, "") }
 func checkTimeout(field string, v int) error {
-	return checkRange(field, v, MinTimeoutMs, MaxTimeoutMs, " ms (1 s to 600 s)")
+	return checkRange(field, v, MinTimeoutMs, MaxTimeoutMs, " ms (1 s to 24 h)")
 }
 func checkDisk(field string, v int) error { return checkRange(field, v, MinDiskMB, MaxDiskMB, " MB") }
 
@@ -218,16 +220,16 @@ func checkHostDir(field, path string, g hostDirGuard, writable bool) (string, er
 }
 
 // reservedTargets are workspace names the engine uses itself.
-var reservedTargets = []string{".runs", ".tmp", ".senclaw"}
+var reservedTargets = []string{".runs", ".tmp", ".senclaw", runtimeTarget}
 
-func checkMounts(mounts []backends.Mount, g hostDirGuard) ([]backends.Mount, error) {
+func checkMounts(mounts []backends.Mount, check func(field, path string, writable bool) (string, error)) ([]backends.Mount, error) {
 	if len(mounts) > MaxMounts {
 		return nil, badField("mounts", len(mounts), "at most %d mounts", MaxMounts)
 	}
 	out := make([]backends.Mount, 0, len(mounts))
 	seen := map[string]bool{}
 	for i, m := range mounts {
-		src, err := checkHostDir("mounts["+strconv.Itoa(i)+"].source", m.Source, g, !m.ReadOnly)
+		src, err := check("mounts["+strconv.Itoa(i)+"].source", m.Source, !m.ReadOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +241,7 @@ func checkMounts(mounts []backends.Mount, g hostDirGuard) ([]backends.Mount, err
 			return nil, badField("mounts["+strconv.Itoa(i)+"].target", target, "is already used by another mount")
 		}
 		seen[target] = true
-		out = append(out, backends.Mount{Source: src, Target: target, ReadOnly: m.ReadOnly})
+		out = append(out, backends.Mount{Source: src, Target: target, ReadOnly: m.ReadOnly, Copy: m.Copy})
 	}
 	return out, nil
 }
@@ -270,4 +272,22 @@ func checkTarget(field, target, source string) (string, error) {
 		}
 	}
 	return clean, nil
+}
+
+// checkLANListen validates the lanListen setting: empty, or IP:PORT of
+// this machine's network (not loopback, which --listen serves).
+func checkLANListen(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	switch {
+	case err != nil:
+		return badField("lanListen", addr, "must be IP:PORT (an address of this machine, or 0.0.0.0 for all of them), or empty for no LAN listener")
+	case ap.Addr().IsLoopback():
+		return badField("lanListen", addr, "is a loopback address: the LAN listener is for other machines")
+	case ap.Port() == 0:
+		return badField("lanListen", addr, "needs a port")
+	}
+	return nil
 }

@@ -32,7 +32,7 @@ func TestEngineWritesStayInTheWorkspace(t *testing.T) {
 		// atomically, again and again.
 		alt := runs + ".alt"
 		os.Mkdir(runs, 0o700)
-		e.chownToSandbox(runs) // as the engine or the sandbox would make it
+		e.chownToSandbox(sb, runs) // as the engine or the sandbox would make it
 		os.Symlink(outside, alt)
 		for !stop.Load() {
 			unix.Renameat2(unix.AT_FDCWD, runs, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE)
@@ -84,7 +84,7 @@ func TestShapeSpecWorkspaceExact(t *testing.T) {
 		{Sandbox{ID: "b", Workspace: realDir, OwnWorkspace: true}, true},
 		{Sandbox{ID: "c", Workspace: link, OwnWorkspace: true}, false},
 	} {
-		if got := shapeSpec(&tc.sb, nil).WorkspaceExact; got != tc.want {
+		if got := (&Engine{}).shapeSpec(&tc.sb, nil).WorkspaceExact; got != tc.want {
 			t.Errorf("%+v: WorkspaceExact %v, want %v", tc.sb, got, tc.want)
 		}
 	}

@@ -38,7 +38,7 @@ func TestIconsUpToDate(t *testing.T) {
 
 func TestTrayIconsEmbedded(t *testing.T) {
 	t.Parallel()
-	for name, b := range map[string][]byte{"isolated": TrayIsolated(), "degraded": TrayDegraded(), "attention": TrayAttention()} {
+	for name, b := range map[string][]byte{"isolated": TrayIsolated(), "degraded": TrayDegraded(), "attention": TrayAttention(), "app": AppIcon()} {
 		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -1,6 +1,8 @@
-// Package backends defines what a sandbox backend is: something that turns a
-// resolved Spec into a running, confined process, and that can say, through
-// Probe, whether it works on this machine and which rules it enforces.
+// Package backends defines what a sandbox backend is.
+//
+// A backend turns a resolved Spec into a running, confined process, and can
+// say, through Probe, whether it works on this machine and which rules it
+// enforces.
 //
 // The interface is small on purpose. Everything a backend must do is in
 // Backend; what only some backends can do lives in optional interfaces that
@@ -10,6 +12,7 @@ package backends
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -43,10 +46,16 @@ type Mount struct {
 	Source   string `json:"source"`
 	Target   string `json:"target"`
 	ReadOnly bool   `json:"readOnly"`
-	// IDMap, for a run of a root engine, binds a read-write Source that
-	// the sandbox user cannot write through an idmapped mount: the
-	// source's owner is the sandbox user there (backends/idmap). The
-	// engine sets it per run; only an IDMapper backend is given one.
+	// Copy, for a sandbox on another machine (a remote Docker engine),
+	// copies Source into the sandbox once, when the mount is made,
+	// instead of binding it (a folder of this machine cannot be bound
+	// there); later changes on either side stay on that side.
+	Copy bool `json:"copy,omitempty"`
+	// IDMap, for a run of a root engine, binds a Source that the sandbox
+	// user cannot write (read-write) or reach and read (read-only)
+	// through an idmapped mount: the source's owner is the sandbox user
+	// there (backends/idmap). The engine sets it per run; only an
+	// IDMapper backend is given one.
 	IDMap bool `json:"-"`
 }
 
@@ -65,6 +74,23 @@ type PortRules struct {
 	Domains []string `json:"domains"`
 	// DenyDomains are names it may never reach; deny wins over allow.
 	DenyDomains []string `json:"denyDomains"`
+	// AllowHTTP limits what the sandbox may ask of some hosts: the
+	// proxy looks into its connections to a host a rule names and lets
+	// through only the requests some rule of that host allows.
+	AllowHTTP []HTTPRule `json:"allowHttp,omitempty"`
+}
+
+// HTTPRule allows some HTTP requests to a host.
+type HTTPRule struct {
+	// Host is HOST[:PORT] ("*." for the name and its subdomains); without
+	// a port the rule holds on 443 and 80.
+	Host string `json:"host"`
+	// Methods are the methods allowed (GET, POST, ...); empty is any.
+	Methods []string `json:"methods,omitempty"`
+	// Paths are the paths allowed: a prefix ("/repos/"), or a glob over
+	// the whole path when it holds * (within a segment), ** (across
+	// segments) or ? ("/repos/*/pulls"); empty is any.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Empty reports whether no port is named at all. Domain lists alone do
@@ -103,6 +129,18 @@ type Spec struct {
 	// directory found there, and refuses a path that has since come to
 	// go through a symlink.
 	WorkspaceExact bool
+	// WorkspaceIDMap binds a Workspace the sandbox user cannot write (a
+	// root engine's project folder of root's) through an idmapped mount,
+	// as Mount.IDMap does a mount; it implies WorkspaceExact. The engine
+	// sets it per run; only an IDMapper backend is given one.
+	WorkspaceIDMap bool
+	// Caches are folders of the engine's own (a project's package
+	// caches, app/pkgcache) bound read-write into the sandbox's private
+	// /tmp: Source on the host, Target an absolute path under /tmp in the
+	// sandbox, IDMap as for a Mount (the engine owns them; each run's
+	// sandbox user is their owner there). Only a backend that has a
+	// private /tmp (bwrap) is given any.
+	Caches []Mount
 	// Argv is the command to run inside; Argv[0] is resolved inside the
 	// sandbox's PATH.
 	Argv []string
@@ -178,6 +216,22 @@ type Spec struct {
 	// it observes, as it happens. A backend that cannot trace from outside
 	// the sandbox says so in Enforcement.Missing.
 	Trace func(TraceEvent)
+	// Refused, when set, is told of each connect the Unix socket guard
+	// refused the run ("unix:/path", or an inet address of a run without
+	// a network namespace), for the run's list of refusals.
+	Refused func(target string)
+	// Files are written into the workspace, as the sandbox user, just
+	// before the command starts, by a backend whose workspace the engine
+	// cannot reach itself (a sandbox on another machine): the run's code
+	// file, the trace hooks.
+	Files []File
+}
+
+// File is a file Spec.Files puts in the workspace.
+type File struct {
+	// Path is relative to the workspace; its folders are made.
+	Path string
+	Data []byte
 }
 
 // NetPlumbing is what a backend binds into a sandbox so that its traffic
@@ -195,6 +249,16 @@ type NetPlumbing struct {
 	// Loopback are the host service ports the forwarder opens on loopback
 	// inside, relayed to the proxy (which checks them per connection).
 	Loopback []int
+	// Refused, when set, is told of each connection to a run's door to
+	// the proxy (Landlock's, a port on 127.0.0.1) that came from outside
+	// the run and was closed: from says where from and whose, why what
+	// was wrong with it.
+	Refused func(from, why string)
+	// Serve, for a sandbox on another machine (no directory of this one
+	// can be bound there, so Dir is empty), takes each connection the
+	// sandbox opens to the engine's proxy, carried over the backend's own
+	// link; the engine's proxy answers it as one from Dir's socket.
+	Serve func(net.Conn)
 }
 
 // UnixGuard is what a backend needs for the Unix socket guard.
@@ -279,19 +343,19 @@ type Backend interface {
 	Start(ctx context.Context, spec *Spec) (Process, error)
 }
 
-// Prestarter is a backend that can set a sandbox up whole before its
+// AheadStarter is a backend that can set a sandbox up whole before its
 // command is known, for a run to take later: namespaces, mounts, the
 // barrier and the limits are in place and the sandbox waits, with
 // nothing of it run, until Go hands it its command (the engine keeps
-// one-shot sandboxes ready this way). The spec is Start's, with no Argv.
-type Prestarter interface {
-	Prestart(ctx context.Context, spec *Spec) (Prestarted, error)
+// one-shot sandboxes made ahead this way). The spec is Start's, with no Argv.
+type AheadStarter interface {
+	StartAhead(ctx context.Context, spec *Spec) (AheadProcess, error)
 }
 
-// Prestarted is a sandbox Prestart set up. It is the run's process, as
+// AheadProcess is a sandbox StartAhead set up. It is the run's process, as
 // Start would return it; it ends when killed (a sandbox no run took is
 // given up with Kill and Wait) or when its command does.
-type Prestarted interface {
+type AheadProcess interface {
 	Process
 	// Go hands argv over: the command starts at once, with the spec's
 	// environment, and is looked up on its PATH as Start's would be. It
@@ -337,6 +401,13 @@ type Signaler interface {
 // one-shot runs; the engine sets how many from its settings.
 type PoolSizer interface {
 	SetPoolSize(n int)
+}
+
+// TrialUserSetter is a backend that starts sandboxes of its own, not a
+// run's (a probe's trial sandbox, an idle pooled container): a root
+// engine gives it the uid they run as, one no sandbox has.
+type TrialUserSetter interface {
+	SetTrialUser(u *Credential)
 }
 
 // Persistent is implemented by backends that keep something per sandbox

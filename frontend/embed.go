@@ -1,5 +1,6 @@
-// Package frontend embeds the built dashboard (frontend/dist, made by
-// `npm run build` with Vite) into the binary.
+// Package frontend embeds the built dashboard into the binary.
+//
+// The dashboard is frontend/dist, made by `npm run build` with Vite.
 package frontend
 
 import (

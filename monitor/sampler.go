@@ -1,7 +1,9 @@
-// Package monitor samples the processes of running sandboxes: per sandbox a
-// process list with CPU and memory, totals, and a bounded history for charts.
-// It also answers whether a pid belongs to a sandbox, so that the engine can
-// kill a sandbox's process without ever signalling a foreign one.
+// Package monitor samples the processes of running sandboxes.
+//
+// Per sandbox it keeps a process list with CPU and memory, totals, and a
+// bounded history for charts. It also answers whether a pid belongs to a
+// sandbox, so that the engine can kill a sandbox's process without ever
+// signalling a foreign one.
 //
 // A sandbox is identified to the monitor only by the host pids of its
 // process-tree roots (for bubblewrap, the bwrap process); everything below

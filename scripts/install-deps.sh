@@ -16,7 +16,7 @@ want=(bubblewrap python3 ca-certificates)
 command -v node >/dev/null 2>&1 || want+=(nodejs)
 case "${1:-}" in
 desktop) want+=(gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev) ;;
-test) want+=(strace busybox-static chromium dbus-daemon curl git gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth dbus dbus-bin imagemagick zsh fish groff-base lintian x11-utils systemd) ;;
+test) want+=(strace busybox-static openssl iproute2 chromium dbus-daemon curl git gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth dbus dbus-bin gnome-keyring gdb imagemagick bash-completion zsh fish groff-base lintian x11-utils systemd) ;;
 esac
 
 missing=()

@@ -31,7 +31,7 @@ echo "== building the dashboard"
 test -f "$repo/frontend/dist/.placeholder" || { echo "test-browser: the build deleted frontend/dist/.placeholder" >&2; exit 1; }
 grep -q '<!--senclaw-token-->' "$repo/frontend/dist/index.html" || { echo "test-browser: dist/index.html lost the token marker" >&2; exit 1; }
 
-# A root engine runs sandboxed code as uid 65534, which must be able to
+# A root engine runs sandboxed code as unprivileged uids of its own, which must be able to
 # traverse to the workspaces: the temp root is 0711, not mktemp's 0700.
 tmp=$(mktemp -d /tmp/senclaw-browser.XXXXXX)
 chmod 711 "$tmp"
@@ -39,8 +39,9 @@ mkdir -m 700 "$tmp/run" "$tmp/config"
 mkdir -m 711 "$tmp/data"
 bin=$tmp/senclaw
 
-echo "== building senclaw with the dashboard embedded"
-(cd "$repo" && go build -o "$bin" . && CGO_ENABLED=0 go build -o "$tmp/senclaw-netfwd" ./backends/netfwd/cmd/senclaw-netfwd)
+echo "== building senclaw and senclaw-engine (the dashboard embedded)"
+(cd "$repo" && CGO_ENABLED=0 go build -buildvcs=false -o "$bin" . && CGO_ENABLED=0 go build -buildvcs=false -o "$tmp/senclaw-engine" ./app/daemon/cmd/senclaw-engine &&
+	CGO_ENABLED=0 go build -buildvcs=false -o "$tmp/senclaw-netfwd" ./backends/netfwd/cmd/senclaw-netfwd)
 
 export XDG_RUNTIME_DIR=$tmp/run XDG_CONFIG_HOME=$tmp/config
 daemon_pid=
@@ -84,7 +85,7 @@ SENCLAW_BIN=$bin \
 	SENCLAW_ARTIFACTS=$artifacts \
 	CHROMIUM=$chromium \
 	node --test --test-concurrency=1 --test-reporter=spec \
-	${SENCLAW_BROWSER_TESTS:-tests/dashboard.test.mjs tests/degraded.test.mjs tests/agentshell.test.mjs tests/schedules.test.mjs tests/paging.test.mjs tests/spaceapps.test.mjs tests/everyday.test.mjs tests/bench.test.mjs}
+	${SENCLAW_BROWSER_TESTS:-tests/dashboard.test.mjs tests/degraded.test.mjs tests/agentshell.test.mjs tests/schedules.test.mjs tests/paging.test.mjs tests/spaceapps.test.mjs tests/principals.test.mjs tests/everyday.test.mjs tests/layout.test.mjs tests/bench.test.mjs}
 
 echo "== artifacts in $artifacts"
 cat "$artifacts/bench-first-render.txt" 2>/dev/null || true

@@ -3,8 +3,10 @@
 # memory benchmark. It:
 #   1. installs what it needs (Debian: Xvfb, D-Bus, GTK/WebKit headers,
 #      ImageMagick) when it can,
-#   2. builds the desktop binary (-tags desktop,production,webkit2_41) and
-#      the headless one (CGO_ENABLED=0),
+#   2. builds the desktop app as make build-desktop does (senclaw and
+#      senclaw-engine without cgo, senclaw-window with -tags
+#      desktop,production,webkit2_41), and a headless build (no
+#      senclaw-window beside the engine),
 #   3. runs `senclaw` under Xvfb inside a private D-Bus session
 #      (dbus-run-session) with its own XDG_RUNTIME_DIR, XDG_CONFIG_HOME and
 #      --data-dir, waits for the API socket, screenshots the screen into
@@ -48,6 +50,14 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; 
 anon_kib() { awk '/^RssAnon:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 # pss_kib PID: proportional set size (shared pages split between sharers).
 pss_kib() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
+# non_sandbox_children PID: PID's children but the engine's own sandboxes
+# (the one-shot ones it keeps made ahead are bwrap children of it).
+non_sandbox_children() {
+	local k
+	for k in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do
+		[ "$(cat "/proc/$k/comm" 2>/dev/null)" = bwrap ] || printf '%s ' "$k"
+	done
+}
 # descendants PID: every process below PID.
 descendants() {
 	local kids
@@ -83,13 +93,29 @@ stop_clean() {
 	echo "ok: $what quit cleanly on SIGTERM in $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s (exit 0, socket removed)"
 }
 
+# stop_all: what the tests started ends as a person's would (SIGTERM: the
+# engine then takes its sandboxes and their mounts with it), SIGKILL for
+# what does not within 10 s, and no mount is left under $work.
+stop_all() {
+	local p i
+	for p in "${pids_to_kill[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for ((i = 0; i < 100; i++)); do
+		local alive=0
+		for p in "${pids_to_kill[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	awk -v w="$work/" 'index($5, w) == 1 { print $5 }' /proc/self/mountinfo | sort -r | while read -r m; do umount "$m" 2>/dev/null || true; done
+}
+
 # --- 3. the desktop app, inside a private D-Bus session under Xvfb ------------
 # The part that needs the display runs as this script's "inside" mode.
-# window_pid PID: the window process (`senclaw window`) the app PID started.
+# window_pid PID: the window process (senclaw-window) the app PID started.
 window_pid() {
 	local k
 	for k in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do
-		if tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null | has " window --socket "; then
+		if tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null | has "senclaw-window .*--socket "; then
 			echo "$k"
 			return 0
 		fi
@@ -164,7 +190,7 @@ inside() {
 	grep -q "^registered .*StatusNotifierItem" "$work/trayhost.out" || fail "the tray item did not register with the tray host"
 	echo "ok: the tray is up on the private session bus and registered with the tray host"
 	local win
-	win=$(window_pid "$pid") || fail "no window process (senclaw window) under the app"
+	win=$(window_pid "$pid") || fail "no window process (senclaw-window) under the app"
 	local main_mem win_mem helpers
 	main_mem=$(mem_of "$pid")
 	helpers=$(descendants "$win" | wc -l)
@@ -188,7 +214,7 @@ inside() {
 	done
 	[ -z "$left" ] || fail "WebKit processes outlived the closed window:$left"
 	kill -0 "$pid" 2>/dev/null || { cat "$work/desktop.err" >&2; fail "closing the window quit the app although a tray host shows its icon"; }
-	[ "$(descendants "$pid" | wc -l)" = 0 ] || fail "processes left under the app after the window closed: $(descendants "$pid" | tr '\n' ' ')"
+	[ -z "$(non_sandbox_children "$pid")" ] || fail "processes left under the app after the window closed: $(non_sandbox_children "$pid")"
 	echo "ok: closing the window ends its process and WebKit's; the engine and the tray go on"
 	sleep "${SETTLE:-10}"
 	local tray_mem
@@ -212,7 +238,7 @@ inside() {
 	sleep 2
 	[ "$(window_pid "$pid")" = "$win" ] && kill -0 "$win" 2>/dev/null || fail "Open dashboard with the window open did not keep the one window"
 	local wins
-	wins=$(for k in $(ps -o pid= --ppid "$pid"); do tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null; echo; done | grep -c " window --socket " || true)
+	wins=$(for k in $(ps -o pid= --ppid "$pid"); do tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null; echo; done | grep -c "senclaw-window .*--socket " || true)
 	[ "$wins" = 1 ] || fail "Open dashboard with the window open left $wins window processes"
 	echo "ok: Open dashboard with the window open keeps the one window (brought to the front)"
 	echo "main_mem=\"$main_mem\" win_mem=\"$win_mem\" helpers=$helpers tray_mem=\"$tray_mem\"" >"$work/rss-desktop"
@@ -290,7 +316,7 @@ if [ "${1:-}" = "--inside" ]; then
 	# Re-entered by xvfb-run below, with DISPLAY and the private bus set.
 	work=$2
 	pids_to_kill=()
-	trap 'for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null || true; done' EXIT
+	trap stop_all EXIT
 	inside
 	exit 0
 fi
@@ -320,16 +346,22 @@ work=$(mktemp -d /tmp/senclaw-desktop-test.XXXXXX)
 chmod 711 "$work" # as root, sandboxed code runs as uid 65534 and must reach its workspace
 pids_to_kill=()
 cleanup() {
-	for p in "${pids_to_kill[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	stop_all
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-echo "building the desktop binary (-tags desktop,production,webkit2_41)"
-go build -tags desktop,production,webkit2_41 -o "$work/senclaw" .
-go build -o "$work/fake-tray-host" ./scripts/fake-tray-host
-echo "building the headless binary (CGO_ENABLED=0)"
-CGO_ENABLED=0 go build -o "$work/senclaw-headless" .
+echo "building the desktop app: senclaw, senclaw-engine, senclaw-netfwd and senclaw-window (-tags desktop,production,webkit2_41)"
+mkdir -p "$work/app" "$work/headless"
+CGO_ENABLED=0 go build -buildvcs=false -o "$work/app/senclaw" .
+CGO_ENABLED=0 go build -buildvcs=false -o "$work/app/senclaw-engine" ./app/daemon/cmd/senclaw-engine
+CGO_ENABLED=0 go build -buildvcs=false -o "$work/app/senclaw-netfwd" ./backends/netfwd/cmd/senclaw-netfwd
+go build -buildvcs=false -tags desktop,production,webkit2_41 -o "$work/app/senclaw-window" ./app/desktop/cmd/senclaw-window
+go build -buildvcs=false -o "$work/fake-tray-host" ./scripts/fake-tray-host
+echo "and a headless build: the same without senclaw-window"
+cp "$work/app/senclaw" "$work/app/senclaw-engine" "$work/app/senclaw-netfwd" "$work/headless/"
+ln -s app/senclaw "$work/senclaw"
+ln -s headless/senclaw "$work/senclaw-headless"
 
 
 # --- 3. the desktop app, inside a private D-Bus session under Xvfb ------------
@@ -358,7 +390,7 @@ check_fallback() {
 }
 check_fallback no-display "$work/senclaw" "no display" -u DISPLAY -u WAYLAND_DISPLAY
 check_fallback gtk-fails "$work/senclaw" "GTK could not open the display" -u WAYLAND_DISPLAY DISPLAY=:97 NO_AT_BRIDGE=1
-check_fallback headless-build "$work/senclaw-headless" "built headless" DISPLAY=:0
+check_fallback headless-build "$work/senclaw-headless" "a headless build" DISPLAY=:0
 
 # --- 5. idle RSS: `senclaw serve` vs the desktop app --------------------------
 serve_rss() {
@@ -374,7 +406,6 @@ serve_rss() {
 	stop_clean "$pid" "$sock" "$name" >/dev/null
 }
 read -r serve_rss_kib serve_anon_kib < <(serve_rss serve-headless "$work/senclaw-headless")
-read -r servebin_rss_kib servebin_anon_kib < <(serve_rss serve-desktopbin "$work/senclaw")
 # shellcheck disable=SC1090
 eval "$(cat "$work/rss-desktop")"
 read -r main_rss main_anon _ <<<"$main_mem"
@@ -384,8 +415,7 @@ delta_tray=$((tray_rss - serve_rss_kib))
 delta_open=$((main_rss + win_rss - serve_rss_kib))
 {
 	echo "idle memory after ${SETTLE:-10} s, MiB                               RSS   private (RssAnon)"
-	echo "  senclaw serve, headless build (CGO off)                    $(mib "$serve_rss_kib")   $(mib "$serve_anon_kib")"
-	echo "  senclaw serve, desktop build (GTK/WebKit linked)           $(mib "$servebin_rss_kib")   $(mib "$servebin_anon_kib")"
+	echo "  senclaw serve (senclaw-engine, CGO off)                    $(mib "$serve_rss_kib")   $(mib "$serve_anon_kib")"
 	echo "  desktop app, main process (engine + API + tray)            $(mib "$main_rss")   $(mib "$main_anon")"
 	echo "  window process + $helpers WebKit helpers, while open            $(mib "$win_rss")   $(mib "$win_anon")   (PSS $(mib "$win_pss"))"
 	echo "  desktop app after the window is closed (engine + tray)     $(mib "$tray_rss")   $(mib "$tray_anon")"

@@ -1,10 +1,12 @@
-// Package agentshell connects the agents people use to the engine's
-// agent shell: the hooks that Claude Code and Gemini CLI call before
-// their shell tool runs a command (they rewrite it to run through
-// `senclaw agent-shell -c`, or deny it with the reason when the agent
-// shell would refuse it), the edits of those agents' settings files that
-// install and remove the hooks, the wrapper script for any program that
-// honours SHELL, and the reading of where each is installed.
+// Package agentshell connects the agents people use to the engine's agent
+// shell.
+//
+// It holds the hooks that Claude Code and Gemini CLI call before their shell
+// tool runs a command (they rewrite it to run through `senclaw agent-shell
+// -c`, or deny it with the reason when the agent shell would refuse it), the
+// edits of those agents' settings files that install and remove the hooks,
+// the wrapper script for any program that honours SHELL, and the reading of
+// where each is installed.
 //
 // It talks to no daemon itself: the caller passes what asks the engine
 // (Checker), so the package serves the CLI and the API alike.
@@ -75,11 +77,12 @@ var shellTool = map[string]string{ClaudeCode: "Bash", GeminiCLI: "run_shell_comm
 // (anthropics/claude-code#30770). No permissionDecision goes with it: an
 // "allow" would skip the permission prompt the person set up, and in
 // bypassPermissions mode Claude Code drops updatedInput when a decision
-// is present (rtk-ai/rtk#981, #893). A denial is permissionDecision "deny"
-// with permissionDecisionReason, which Claude Code shows to the model.
+// is present (rtk-ai/rtk#981 and rtk-ai/rtk#893). A denial is
+// permissionDecision "deny" with permissionDecisionReason, which Claude
+// Code shows to the model.
 // Claude Code checks its permission rules against the rewritten command
 // (anthropics/claude-code#65393): allow rules written for the bare
-// command ask again, and deny rules become prompts (README).
+// command ask again, and deny rules become prompts (docs/agent-shell.md).
 //
 // Gemini CLI (docs/hooks/reference.md, BeforeTool): the answer is
 // {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input":

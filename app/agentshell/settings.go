@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -72,10 +73,17 @@ type Change struct {
 	After  []byte
 	// Notes say what else the change means (a switch it turns on, ...).
 	Notes []string
+	// Private: the file holds a secret (an API token), so Apply writes
+	// it for its owner alone (0600; an existing file loses its group and
+	// other bits), in a folder it makes 0700.
+	Private bool
+	// Delete: the file goes (a removal of the file an install made,
+	// Undo), and with DeleteDir its folder too when it is empty.
+	Delete, DeleteDir bool
 }
 
 // Changed reports whether the file's content changes.
-func (c Change) Changed() bool { return !bytes.Equal(c.Before, c.After) }
+func (c Change) Changed() bool { return c.Delete || !bytes.Equal(c.Before, c.After) }
 
 // MaxSettings bounds the size of a settings file this package reads.
 const MaxSettings = 4 << 20
@@ -84,7 +92,7 @@ const MaxSettings = 4 << 20
 // does to t's file, without writing. The file's other content is kept as
 // it is, in its order; the file is written back with its own indentation.
 func Plan(t Target, senclaw string, remove bool) (Change, error) {
-	before, err := readBounded(t.Path)
+	before, err := readTarget(t)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Change{}, err
 	}
@@ -143,6 +151,9 @@ func Plan(t Target, senclaw string, remove bool) (Change, error) {
 		root.set("hooks", hooks.marshal())
 	}
 	if t.Agent == GeminiCLI && !remove {
+		// Gemini CLI's switch for hooks: tools.enableHooks (off unless
+		// set) in its early releases, hooksConfig.enabled (on unless
+		// set false) since; either one off and the hook never runs.
 		tools, err := childObject(root, "tools", t.Path)
 		if err != nil {
 			return Change{}, err
@@ -150,7 +161,16 @@ func Plan(t Target, senclaw string, remove bool) (Change, error) {
 		if raw, ok := tools.get("enableHooks"); !ok || string(compact(raw)) != "true" {
 			tools.set("enableHooks", []byte("true"))
 			root.set("tools", tools.marshal())
-			c.Notes = append(c.Notes, "turns on tools.enableHooks, Gemini CLI's switch for hooks (--remove leaves it on)")
+			c.Notes = append(c.Notes, "turns on tools.enableHooks, older Gemini CLI releases' switch for hooks (--remove leaves it on)")
+		}
+		hooksConfig, err := childObject(root, "hooksConfig", t.Path)
+		if err != nil {
+			return Change{}, err
+		}
+		if raw, ok := hooksConfig.get("enabled"); ok && string(compact(raw)) != "true" {
+			hooksConfig.set("enabled", []byte("true"))
+			root.set("hooksConfig", hooksConfig.marshal())
+			c.Notes = append(c.Notes, "turns on hooksConfig.enabled, Gemini CLI's switch for hooks, which was off: it turns all your Gemini CLI hooks back on (--remove leaves it on)")
 		}
 	}
 	if before == nil && len(root.keys) == 0 {
@@ -165,21 +185,32 @@ func Plan(t Target, senclaw string, remove bool) (Change, error) {
 }
 
 // Apply writes c.After over the file, atomically (a temporary file in the
-// same folder, then a rename), keeping the file's mode; a settings file
-// that is a symlink is written where it leads.
+// same folder, then a rename), keeping the file's mode. The user's
+// settings file, when it is a symlink (to their dotfiles), is written
+// where it leads; a project's is written only inside the project
+// (writeInProject).
 func Apply(c Change) error {
 	if !c.Changed() {
 		return nil
+	}
+	if c.Delete {
+		return remove(c)
+	}
+	if c.Target.Project != "" {
+		return writeInProject(c.Target.Project, c.Target.Path, c.After)
 	}
 	path := c.Target.Path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	mode := fs.FileMode(0o644)
+	mode, dirMode := fs.FileMode(0o644), fs.FileMode(0o755)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if c.Private {
+		mode, dirMode = mode&^0o077, 0o700
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".senclaw-*")
@@ -199,6 +230,55 @@ func Apply(c Change) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// PlanKeys computes what setting (or, with remove, deleting) the keys of
+// set under the top-level object parent ("mcpServers") does to t's file,
+// without writing: the file's other content is kept as it is, in its
+// order, and written back with its own indentation, as Plan does.
+func PlanKeys(t Target, parent string, set map[string]json.RawMessage, remove bool) (Change, error) {
+	before, err := readBounded(t.Path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Change{}, err
+	}
+	c := Change{Target: t, Before: before}
+	src := before
+	if len(bytes.TrimSpace(src)) == 0 {
+		src = []byte("{}")
+	}
+	root, err := parseObject(src)
+	if err != nil {
+		return Change{}, fmt.Errorf("%s is not a JSON object (%v); fix it, or move it away, and try again", t.Path, err)
+	}
+	child, err := childObject(root, parent, t.Path)
+	if err != nil {
+		return Change{}, err
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if remove {
+			child.del(k)
+		} else if old, ok := child.get(k); !ok || !bytes.Equal(compact(old), compact(set[k])) {
+			child.set(k, set[k])
+		}
+	}
+	if len(child.keys) == 0 {
+		root.del(parent)
+	} else {
+		root.set(parent, child.marshal())
+	}
+	if before == nil && len(root.keys) == 0 {
+		return c, nil // nothing to remove from a file that is not there
+	}
+	c.After = format(root.marshal(), before)
+	if before != nil && bytes.Equal(bytes.TrimSpace(compact(before)), bytes.TrimSpace(compact(c.After))) {
+		c.After = before
+	}
+	return c, nil
 }
 
 // Installed reports whether senclaw's hook is in t's file, and the
@@ -249,6 +329,14 @@ func ourCommand(e json.RawMessage, agent string) string {
 		}
 	}
 	return ""
+}
+
+// readTarget reads t's file: a project's through the project only.
+func readTarget(t Target) ([]byte, error) {
+	if t.Project != "" {
+		return readInProject(t.Project, t.Path)
+	}
+	return readBounded(t.Path)
 }
 
 func readBounded(path string) ([]byte, error) {
@@ -390,4 +478,26 @@ func format(doc, original []byte) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
+}
+
+// remove removes the file of c (Delete), and its folder when DeleteDir
+// and it is empty; a project's inside the project only (removeInProject).
+func remove(c Change) error {
+	if c.Target.Project != "" {
+		return removeInProject(c.Target.Project, c.Target.Path, c.DeleteDir)
+	}
+	fi, err := os.Lstat(c.Target.Path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is no longer a regular file; leaving it", c.Target.Path)
+	}
+	if err := os.Remove(c.Target.Path); err != nil {
+		return err
+	}
+	if c.DeleteDir {
+		_ = os.Remove(filepath.Dir(c.Target.Path)) // only when empty
+	}
+	return nil
 }

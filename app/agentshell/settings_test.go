@@ -1,6 +1,7 @@
 package agentshell
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,43 @@ func TestStatusDoesNotFollowLinksOutOfAProject(t *testing.T) {
 		if in.Project == project && in.Installed {
 			t.Fatalf("followed a link out of the project: %+v", in)
 		}
+	}
+}
+
+// Gemini CLI runs no hook while hooksConfig.enabled is false (its switch
+// since tools.enableHooks): installing turns it on, says so, and keeps
+// the rest of hooksConfig.
+func TestIntegrateGeminiTurnsItsHooksSwitchOn(t *testing.T) {
+	t.Parallel()
+	tgt := GeminiTarget(t.TempDir(), "")
+	os.MkdirAll(filepath.Dir(tgt.Path), 0o755)
+	orig := `{"hooksConfig": {"enabled": false, "disabled": ["lint"]}, "theme": "dark"}`
+	if err := os.WriteFile(tgt.Path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Plan(tgt, "/usr/bin/senclaw", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		HooksConfig struct {
+			Enabled  bool     `json:"enabled"`
+			Disabled []string `json:"disabled"`
+		} `json:"hooksConfig"`
+		Theme string `json:"theme"`
+	}
+	if err := json.Unmarshal(c.After, &got); err != nil {
+		t.Fatalf("%v:\n%s", err, c.After)
+	}
+	if !got.HooksConfig.Enabled || len(got.HooksConfig.Disabled) != 1 || got.Theme != "dark" {
+		t.Fatalf("hooksConfig not turned on, or the rest lost:\n%s", c.After)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "hooksConfig.enabled") {
+		t.Errorf("no note says hooksConfig.enabled was turned on: %q", c.Notes)
+	}
+	// A file where it is on (or not set) is not touched for it.
+	os.WriteFile(tgt.Path, []byte(`{"hooksConfig": {"enabled": true}}`), 0o600)
+	if c, err := Plan(tgt, "/usr/bin/senclaw", false); err != nil || strings.Contains(strings.Join(c.Notes, "\n"), "hooksConfig") {
+		t.Errorf("hooksConfig on: %v %q", err, c.Notes)
 	}
 }

@@ -3,7 +3,6 @@ package agentshell
 import (
 	"bytes"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,8 +95,8 @@ type Integration struct {
 // Status reads where the integrations are installed: the user's settings
 // of each agent, the settings of each project given (the agent
 // sandboxes' projects), and the wrapper in the data dir. It only reads,
-// bounded, and a project's files only through the project itself, never
-// through a symlink that leads out of it (a sandboxed command may write
+// bounded, and a project's files only through the project itself,
+// following no link in it (readInProject: a sandboxed command may write
 // the project).
 func Status(home, dataDir string, projects []string) []Integration {
 	var out []Integration
@@ -137,28 +136,4 @@ func Status(home, dataDir string, projects []string) []Integration {
 	wrapper := WrapperPath(dataDir)
 	add(Target{Agent: Shell, Scope: "user", Path: wrapper}, func() ([]byte, error) { return readBounded(wrapper) })
 	return out
-}
-
-// readInProject reads path, which lies in project, through an os.Root of
-// the project: a symlink leading out of it is an error, not followed.
-func readInProject(project, path string) ([]byte, error) {
-	rel, err := filepath.Rel(project, path)
-	if err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(project)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSettings+1))
-	if err == nil && len(data) > MaxSettings {
-		err = errors.New(path + " is too large")
-	}
-	return data, err
 }

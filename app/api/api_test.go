@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -136,6 +137,30 @@ func TestAuthOverTCP(t *testing.T) {
 	}
 }
 
+// TestHealthNeedsNoToken: GET /health over TCP answers without a token,
+// up or down and nothing more (not why: that names the data dir), and
+// still only to this server's Host. Before, /health was the dashboard's
+// page and the README's health check needed /api/sandbox/health and the
+// token.
+func TestHealthNeedsNoToken(t *testing.T) {
+	t.Parallel()
+	_, up := tcpServer(t, New(Options{Engine: testEngine(t), Token: testToken}))
+	_, down := tcpServer(t, New(Options{EngineErr: errors.New("store damaged: /home/me/secret"), Token: testToken}))
+	noToken := map[string]string{"Authorization": ""}
+	if status, body := do(t, up, call{method: "GET", path: "/health", headers: noToken}); status != 200 || len(body) != 1 || body["ok"] != true {
+		t.Errorf("GET /health without a token: %d %v", status, body)
+	}
+	if status, body := do(t, down, call{method: "GET", path: "/health", headers: noToken}); status != 503 || len(body) != 1 || body["ok"] != false {
+		t.Errorf("GET /health of an engine that could not start: %d %v", status, body)
+	}
+	if status, _ := do(t, up, call{method: "GET", path: "/health", headers: map[string]string{"Authorization": "", "Host": "evil.example:80"}}); status != 403 {
+		t.Errorf("GET /health with a foreign Host: %d, want 403", status)
+	}
+	if status, _ := do(t, up, call{method: "GET", path: "/api/sandbox/health", headers: noToken}); status != 401 {
+		t.Errorf("GET /api/sandbox/health without a token: %d, want 401", status)
+	}
+}
+
 // A connection that no listener marked is refused: only the daemon's own
 // listeners and the desktop window reach the API.
 func TestUnmarkedConnectionsAreRefused(t *testing.T) {
@@ -163,7 +188,7 @@ func TestEngineUnavailableAnswers503Everywhere(t *testing.T) {
 			t.Errorf("%s: %d %v", route, status, body)
 		}
 	}
-	// issue #15: health says why, and the daemon can still be stopped.
+	// A damaged store: health says why, and the daemon can still be stopped.
 	status, body := do(t, base, call{method: "GET", path: "/api/sandbox/health"})
 	if status != 503 || body["ok"] != false || body["error"] != "store damaged: disk on fire" {
 		t.Errorf("health: %d %v", status, body)
@@ -192,9 +217,10 @@ func TestRoutesMatchTheOpenAPIDocument(t *testing.T) {
 			documented = append(documented, strings.ToUpper(method)+" "+path)
 		}
 	}
-	// The routes outside the table: the document itself, the dashboard's
-	// login and page, and MCP (mounted by the daemon).
-	served := append([]string{"GET /api/sandbox/openapi.json", "GET /login", "GET /", "POST /mcp", "GET /mcp", "DELETE /mcp"}, New(Options{}).table...)
+	// The routes outside the table: the document itself, the public
+	// health, the dashboard's login and page, and MCP (mounted by the
+	// daemon).
+	served := append([]string{"GET /api/sandbox/openapi.json", "GET /health", "GET /login", "POST /login", "GET /", "POST /mcp", "GET /mcp", "DELETE /mcp"}, New(Options{}).table...)
 	sort.Strings(documented)
 	sort.Strings(served)
 	if strings.Join(documented, "\n") != strings.Join(served, "\n") {
@@ -331,7 +357,7 @@ func TestSocketNeedsNoTokenAndIsPrivate(t *testing.T) {
 
 func TestANonLoopbackListenIsRefused(t *testing.T) {
 	t.Parallel()
-	for _, o := range []DaemonOptions{{Listen: "0.0.0.0:0"}, {Listen: "0.0.0.0:0", AllowRemote: true}} {
+	for _, o := range []DaemonOptions{{Listen: "0.0.0.0:0"}, {Listen: "0.0.0.0:0", TLSCert: "c", TLSKey: "k"}} {
 		if _, _, err := listenTCP(o); err == nil {
 			t.Fatalf("%+v was accepted", o)
 		}
@@ -393,5 +419,48 @@ func TestASandboxNameWorksWhereAnIDDoes(t *testing.T) {
 	}
 	if status, _ := do(t, base, call{method: "GET", path: "/api/sandbox/sandboxes/nobody"}); status != 404 {
 		t.Fatalf("an unknown name: %d", status)
+	}
+}
+
+// A client that finds the socket finds the daemon's info file too: the
+// socket is published only once info.json is written (`senclaw serve &
+// senclaw mcp-config` read no info file before).
+func TestSocketAppearsWithItsInfoFile(t *testing.T) {
+	t.Parallel()
+	rt := filepath.Join(testDir(t), "rt")
+	s := New(Options{Engine: testEngine(t), Token: testToken})
+	lock, err := AcquireLock(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	sock := filepath.Join(rt, "api.sock")
+	info := filepath.Join(rt, "info.json")
+	seen := make(chan error, 1)
+	go func() {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+			if _, err := os.Lstat(sock); err == nil {
+				if _, err := os.Lstat(info); err != nil {
+					seen <- fmt.Errorf("the socket was there before the info file: %v", err)
+					return
+				}
+				seen <- nil
+				return
+			}
+		}
+		seen <- errors.New("no socket in 20 s")
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, DaemonOptions{Lock: lock, Listen: "127.0.0.1:0"}) }()
+	if err := <-seen; err != nil {
+		t.Error(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(rt, "*sock*")); len(left) != 0 {
+		t.Fatalf("sockets left behind: %v", left)
 	}
 }

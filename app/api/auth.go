@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/senclaw/sandbox/app/principal"
 )
 
 // transport says how a connection reached the server; listeners put it in
@@ -46,76 +48,152 @@ func allowedHosts(addr net.Addr) []string {
 
 const sessionCookie = "senclaw_session"
 
-// authorize lets a request through or answers it with 401/403. Over TCP a
+// authorize decides who sent r, or answers it with 401/403. Over the
+// owner's socket (peer already checked) a request without a token is the
+// owner's; one with a token is that token's principal, and a token the
+// engine does not know is refused, never taken for the owner. Over TCP a
 // request needs a known Host (no DNS rebinding), an Origin that is this
 // server's own if any (no cross-site requests), and for the API a bearer
-// token or session. A Space App's own token (daemonApi) reaches only that
-// app's runtime and logs: another app's id answers 404, anything else 403.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
+// token or session. A Space App's own token (daemonApi) is an app
+// principal: the table lets it reach its own runtime and logs alone.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (principal.Principal, bool) {
 	t, _ := r.Context().Value(transportKey{}).(transport)
 	switch t.kind {
-	case "socket", "inproc":
-		return true
+	case "inproc":
+		if p, ok := principal.From(r.Context()); ok {
+			// The MCP face acts for the principal that sent it the
+			// request; a token's principal is read again, so that a
+			// token removed or changed since then is seen as it is now.
+			if p.Kind == principal.Agent || p.Kind == principal.Tenant {
+				live, ok := s.tokenByID(p.TokenID)
+				if !ok {
+					s.tokenRejected(w, r, "inproc")
+					return principal.Principal{}, false
+				}
+				live.Via = p.Via
+				return live, true
+			}
+			return p, true
+		}
+		return principal.Principal{Kind: principal.Owner, Via: "inproc"}, true
+	case "socket":
+		tok := bearer(r)
+		if tok == "" && r.Header.Get("Authorization") == "" {
+			return principal.Principal{Kind: principal.Owner, Via: "socket"}, true
+		}
+		if p, ok := s.byToken(r, tok, "socket"); ok {
+			return p, true
+		}
+		s.tokenRejected(w, r, "socket")
+		return principal.Principal{}, false
 	case "tcp":
+	case "lan":
+		return s.authorizeLAN(w, r)
 	default:
 		writeJSON(w, http.StatusForbidden, errorBody{Error: "connection of unknown origin"})
-		return false
+		return principal.Principal{}, false
 	}
 	if !slices.Contains(t.hosts, r.Host) {
 		writeJSON(w, http.StatusForbidden, errorBody{Error: "Host " + strconv.Quote(r.Host) + " is not this server's address; senclaw answers only 127.0.0.1, localhost and [::1]"})
-		return false
+		return principal.Principal{}, false
 	}
-	if origin := r.Header.Get("Origin"); origin != "" {
+	// A login page is a file:// page, whose form posts with Origin "null":
+	// accepted for that route alone, where only a live one-time code,
+	// which no other site can know, does anything.
+	loginForm := r.Method == http.MethodPost && r.URL.Path == "/login" && r.Header.Get("Origin") == "null"
+	if origin := r.Header.Get("Origin"); origin != "" && !loginForm {
 		if !strings.HasPrefix(origin, "http://") || !slices.Contains(t.hosts, strings.TrimPrefix(origin, "http://")) {
 			writeJSON(w, http.StatusForbidden, errorBody{Error: "cross-site request from " + strconv.Quote(origin) + " refused"})
-			return false
+			return principal.Principal{}, false
 		}
 	}
 	if !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/mcp" {
-		return true // the page and the login route do their own checks
+		return principal.Principal{Via: "tcp"}, true // the page and the login route do their own checks
 	}
-	if s.bearerOK(r) || s.sessions.pageOK(r) {
-		return true
+	if s.sessions.pageOK(r) {
+		return principal.Principal{Kind: principal.Owner, TokenID: "session:" + shortID(bearer(r)), Via: "tcp"}, true
 	}
-	if id, ok := s.appToken(r); ok {
-		return s.appScope(w, r, id)
+	if tok := bearer(r); tok != "" {
+		if p, ok := s.byToken(r, tok, "tcp"); ok {
+			return p, true
+		}
 	}
-	writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong token: send Authorization: Bearer <token> (the token is in the api-token file of senclaw's config dir), or open the dashboard with `senclaw url`"})
-	return false
+	s.tokenRejected(w, r, "tcp")
+	return principal.Principal{}, false
 }
 
-// appToken returns the Space App whose own token the request carries.
-func (s *Server) appToken(r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || s.apps == nil {
+// byToken is the principal whose token tok is: the owner's API token, a
+// Space App's own token, or an agent or tenant token of the engine's.
+func (s *Server) byToken(r *http.Request, tok, via string) (principal.Principal, bool) {
+	if tok == "" {
+		return principal.Principal{}, false
+	}
+	if s.opts.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
+		return principal.Principal{Kind: principal.Owner, TokenID: "owner-token", Via: via}, true
+	}
+	if id, ok := s.appToken(tok); ok {
+		tenant, _ := s.apps.TenantOf(id)
+		return principal.Principal{Kind: principal.App, Name: id, TokenID: "app:" + id, Tenant: tenant, Via: via}, true
+	}
+	if s.opts.Tokens != nil {
+		if p, ok := s.opts.Tokens.Verify(tok); ok {
+			p.Via = via
+			return p, true
+		}
+	}
+	return principal.Principal{}, false
+}
+
+// tokenByID is the principal of the agent or tenant token id now.
+func (s *Server) tokenByID(id string) (principal.Principal, bool) {
+	if s.opts.Tokens == nil || id == "" {
+		return principal.Principal{}, false
+	}
+	return s.opts.Tokens.ByID(id)
+}
+
+// tokenRejected answers a request whose token no principal has: 401.
+func (s *Server) tokenRejected(w http.ResponseWriter, r *http.Request, via string) {
+	reason := "no token"
+	if r.Header.Get("Authorization") != "" {
+		reason = "a token the engine does not know"
+	}
+	s.security(r, principal.Principal{Via: via}, secKindTokenRejected, reason)
+	msg := "missing or wrong token: send Authorization: Bearer <token> (the token is in the api-token file of senclaw's config dir, or one `senclaw tokens add` made), or open the dashboard with `senclaw open`"
+	if via == "socket" {
+		msg = "the token this request sends is not one the engine knows (rotated or removed?): send none to act as the owner of this socket, or a token `senclaw tokens add` made"
+	}
+	writeJSON(w, http.StatusUnauthorized, errorBody{Error: msg})
+}
+
+// appToken returns the Space App whose own token tok is.
+func (s *Server) appToken(tok string) (string, bool) {
+	if s.apps == nil {
 		return "", false
 	}
 	return s.apps.AppForToken(tok)
 }
 
-// appScope lets a Space App's token reach GET .../apps/<its id>/runtime
-// and .../logs only.
-func (s *Server) appScope(w http.ResponseWriter, r *http.Request, id string) bool {
-	rest, under := strings.CutPrefix(r.URL.Path, spacePrefix+"/")
-	target, route, _ := strings.Cut(rest, "/")
-	if r.Method == http.MethodGet && under && (route == "runtime" || route == "logs") {
-		if target == id {
-			return true
+// allowed decides r by the table's row for its route before anything
+// happens: 403 naming the scope or the tool policy (and a security
+// event), 404 for an app's token on another app's routes (an id that is
+// not its own is not confirmed).
+func (s *Server) allowed(w http.ResponseWriter, r *http.Request, route principal.Route) bool {
+	p := Principal(r.Context())
+	if p.Kind == principal.App && route.App {
+		if id := r.PathValue("id"); id != p.Name {
+			s.security(r, p, secKindCrossTenant, "a Space App's token asked for another app's route")
+			writeJSON(w, http.StatusNotFound, errorBody{Error: "no Space App with id " + strconv.Quote(id)})
+			return false
 		}
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "no Space App with id " + strconv.Quote(target)})
-		return false
+		return true
 	}
-	writeJSON(w, http.StatusForbidden, errorBody{Error: "this token is Space App " + strconv.Quote(id) + "'s own: it reaches only GET " + spacePrefix + "/" + id + "/runtime and /logs"})
+	err := principal.Allow(p, route)
+	if err == nil {
+		return true
+	}
+	s.denied(w, r, err)
 	return false
-}
-
-func (s *Server) bearerOK(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || tok == "" {
-		return false
-	}
-	return s.opts.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
 }
 
 // RandomToken returns 32 random bytes in hex.
@@ -159,7 +237,8 @@ type session struct {
 }
 
 const (
-	loginCodeTTL = 2 * time.Minute
+	// loginCodeTTL is how long a one-time login code is worth anything.
+	loginCodeTTL = 60 * time.Second
 	// sessionTTL is a session's absolute lifetime, from its login.
 	sessionTTL = 12 * time.Hour
 	// sessionIdle ends a session nothing used for that long.

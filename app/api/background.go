@@ -25,10 +25,13 @@ func (s *Server) killRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// runLog answers GET /runs/{id}/log: a part of a background run's log
-// (?offset, negative from the end; ?limit bytes, default 128 KiB), or with
-// ?follow=1 an NDJSON stream of {"data"} lines as the log grows, ended by
-// {"end": record} when the run is over.
+// runLog answers GET /runs/{id}/log: a part of a run's output (?offset,
+// negative from the end; ?limit bytes, default 128 KiB): a background
+// run's log, what a foreground run going on writes, or what a finished
+// run's record keeps. With ?follow=1 it is an NDJSON stream of {"data"}
+// lines as the output grows ("stream": "stderr" on the stderr of a
+// finished foreground run; {"skipped": N} where N bytes were not kept),
+// ended by {"end": record} when the run is over.
 func (s *Server) runLog(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	q := r.URL.Query()
@@ -45,7 +48,11 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	follow, _ := strconv.ParseBool(q.Get("follow"))
-	part, err := s.e.ReadRunLog(id, offset, limit)
+	out, err := s.e.OpenRunLog(id)
+	if err != nil {
+		return err
+	}
+	part, err := out.Read(offset, limit)
 	if err != nil {
 		return err
 	}
@@ -58,16 +65,17 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
-	next := part.Offset
+	next := max(0, part.Offset) // where the reader is
+	if offset >= 0 {
+		next = offset
+	}
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
-		if part.Data != "" {
-			if err := enc.Encode(map[string]string{"data": part.Data}); err != nil {
-				return nil // the reader went away
-			}
-			next = part.Offset + int64(len(part.Data))
+		if err := sendLogPart(enc, part, next); err != nil {
+			return nil // the reader went away
 		}
+		next = part.Offset + int64(len(part.Data))
 		if fl != nil {
 			fl.Flush()
 		}
@@ -85,9 +93,33 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) error {
 			case <-tick.C:
 			}
 		}
-		if part, err = s.e.ReadRunLog(id, next, limit); err != nil {
+		if part, err = out.Read(next, limit); err != nil {
 			_ = enc.Encode(map[string]any{"error": errorBody{Error: err.Error()}})
 			return nil
 		}
 	}
+}
+
+// sendLogPart writes part as the follow stream's lines for a reader at
+// next: what was not kept before it, its stdout, its stderr.
+func sendLogPart(enc *json.Encoder, part *app.RunLog, next int64) error {
+	if part.Offset > next {
+		if err := enc.Encode(map[string]int64{"skipped": part.Offset - next}); err != nil {
+			return err
+		}
+	}
+	stdout, stderr := part.Data, ""
+	if at := part.StderrAt; at != nil {
+		cut := min(max(*at-part.Offset, 0), int64(len(part.Data)))
+		stdout, stderr = part.Data[:cut], part.Data[cut:]
+	}
+	if stdout != "" {
+		if err := enc.Encode(map[string]string{"data": stdout}); err != nil {
+			return err
+		}
+	}
+	if stderr != "" {
+		return enc.Encode(map[string]string{"data": stderr, "stream": "stderr"})
+	}
+	return nil
 }

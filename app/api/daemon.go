@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,36 +11,42 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/senclaw/sandbox/app/apitype"
+	"github.com/senclaw/sandbox/app/rundir"
 )
 
 // DaemonOptions configure Serve.
 type DaemonOptions struct {
 	// RuntimeDir holds the socket, the lock and the daemon info file.
 	RuntimeDir string
+	// Lock is the daemon lock the caller took (AcquireLock): Serve works
+	// in the runtime dir it holds open. Nil: Serve opens RuntimeDir
+	// itself, with the same checks.
+	Lock *Lock
 	// Listen is the TCP address for the browser dashboard ("" = none).
 	Listen string
-	// FallbackListen is used when Listen is already taken (the default
-	// port held by another program); "" makes a taken port an error.
+	// FallbackListen is used when Listen is already taken by another
+	// program of this user (a second engine of theirs), and the note says
+	// which; "" makes a taken port an error. A port another user holds is
+	// never fallen back from: see WithoutTCPIfSquatted.
 	FallbackListen string
-	// AllowRemote permits a non-loopback Listen address, and then only
-	// with TLS (TLSCert and TLSKey).
-	AllowRemote     bool
+	// WithoutTCPIfSquatted serves the socket alone when another user
+	// holds Listen (the desktop app, whose window needs no TCP), with a
+	// note saying so; otherwise Serve refuses to start (*PortTakenError).
+	WithoutTCPIfSquatted bool
+	// LAN is the LAN listener's address (ADDR:PORT; "" none): the API
+	// and /mcp over TLS only, to agent and tenant tokens only (lan.go).
+	LAN string
+	// TLSCert and TLSKey are the LAN listener's certificate and key, the
+	// owner's; empty: the one the engine makes and keeps in LANDir (the
+	// config dir).
 	TLSCert, TLSKey string
+	LANDir          string
 	// Ready is called once the listeners are up, with the dashboard URL.
 	Ready func(info DaemonInfo)
 }
-
-// DaemonInfo is what a running daemon tells the others (in info.json).
-type DaemonInfo struct {
-	Pid    int    `json:"pid"`
-	Socket string `json:"socket"`
-	URL    string `json:"url,omitempty"`
-}
-
-// SocketPath is where the API socket of runtimeDir is.
-func SocketPath(runtimeDir string) string { return filepath.Join(runtimeDir, "api.sock") }
 
 // ErrAlreadyRunning is returned by Serve when another daemon of this user
 // holds the lock.
@@ -52,83 +57,142 @@ func (e *ErrAlreadyRunning) Error() string {
 	if e.Info.URL != "" {
 		where = e.Info.URL + " and " + where
 	}
+	if e.Info.Pid == 0 {
+		// Its info file is not there: it did not get that far in lockWait.
+		return "senclaw is already running here, starting or stopping (it did not say where it listens within " + lockWait.String() + "); try again, or stop it with `senclaw stop`"
+	}
 	return fmt.Sprintf("senclaw is already running (pid %d) at %s; stop it with `senclaw stop`", e.Info.Pid, where)
 }
 
-// ReadDaemonInfo reads the info file of a running daemon.
-func ReadDaemonInfo(runtimeDir string) (DaemonInfo, error) {
+func readInfo(dir *rundir.Dir) (DaemonInfo, error) {
 	var info DaemonInfo
-	data, err := os.ReadFile(filepath.Join(runtimeDir, "info.json"))
+	data, err := dir.ReadFile(apitype.InfoFile, apitype.MaxInfo, "daemon's info file")
 	if err != nil {
 		return info, err
 	}
 	return info, json.Unmarshal(data, &info)
 }
 
-// Lock is the per-user daemon lock.
-type Lock struct{ release func() }
+// Lock is the per-user daemon lock, and the runtime dir it is in, held
+// open.
+type Lock struct {
+	dir     *rundir.Dir
+	release func()
+}
 
 // Release gives the lock up.
-func (l *Lock) Release() { l.release() }
+func (l *Lock) Release() {
+	l.release()
+	l.dir.Close()
+}
 
-// AcquireLock takes the per-user daemon lock in runtimeDir, before the
-// engine opens its store: a second daemon says where the first one is.
+// AcquireLock makes (or checks) the runtime dir and takes the per-user
+// daemon lock in it, before the engine opens its store: a second daemon
+// says where the first one is. A runtime dir that is not this user's own
+// folder, closed to others, is refused (*rundir.UnsafeError).
 func AcquireLock(runtimeDir string) (*Lock, error) {
-	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the runtime dir: %w", err)
-	}
-	if err := os.Chmod(runtimeDir, 0o700); err != nil {
-		return nil, fmt.Errorf("securing the runtime dir: %w", err)
-	}
-	unlock, err := lockRuntime(runtimeDir)
+	dir, err := rundir.Open(runtimeDir)
 	if err != nil {
-		if errors.Is(err, errLocked) {
-			info, _ := ReadDaemonInfo(runtimeDir)
-			return nil, &ErrAlreadyRunning{Info: info}
-		}
 		return nil, err
 	}
-	return &Lock{release: unlock}, nil
+	unlock, err := dir.Lock()
+	// A daemon that holds the lock but has no info file is stopping (it
+	// removes the file first, the lock last: `senclaw stop && senclaw
+	// run`) or still starting: wait for it to let go, or to be up and say
+	// where it is.
+	for deadline := time.Now().Add(lockWait); errors.Is(err, rundir.ErrLocked) && time.Now().Before(deadline); {
+		if _, ierr := readInfo(dir); ierr == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+		unlock, err = dir.Lock()
+	}
+	if err != nil {
+		if errors.Is(err, rundir.ErrLocked) {
+			info, _ := readInfo(dir)
+			dir.Close()
+			return nil, &ErrAlreadyRunning{Info: info}
+		}
+		dir.Close()
+		return nil, err
+	}
+	return &Lock{dir: dir, release: unlock}, nil
 }
+
+// lockWait bounds how long a new daemon waits for another one of this
+// user to let go of the lock, or to say where it is.
+const lockWait = 10 * time.Second
 
 // Serve runs the daemon until ctx ends: the API on a 0600 Unix socket and,
 // if asked, on a loopback TCP address. The caller holds the daemon lock
 // (AcquireLock). It shuts down gracefully and returns nil on ctx's end.
 func (s *Server) Serve(ctx context.Context, o DaemonOptions) error {
-	sock := SocketPath(o.RuntimeDir)
-	_ = os.Remove(sock) // stale: we hold the lock, so no daemon uses it
-	ul, err := net.Listen("unix", sock)
+	var dir *rundir.Dir
+	if o.Lock != nil {
+		dir = o.Lock.dir
+	} else {
+		var err error
+		if dir, err = rundir.Open(o.RuntimeDir); err != nil {
+			return err
+		}
+		defer dir.Close()
+	}
+	sock := apitype.SocketPath(dir.Path)
+	// The socket is bound under a name of its own and renamed into place
+	// once info.json is written: a client that finds api.sock finds the
+	// daemon's info too (`senclaw serve & senclaw mcp-config`). We hold
+	// the lock, so a stale api.sock is no daemon's and is replaced.
+	bound := "." + filepath.Base(sock) + ".new"
+	ul, err := dir.Listen(bound)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", sock, err)
+		return err
 	}
-	if err := os.Chmod(sock, 0o600); err != nil {
-		ul.Close()
-		return fmt.Errorf("securing %s: %w", sock, err)
-	}
+	defer dir.Remove(bound)
+	defer dir.Remove(filepath.Base(sock))
 	servers := []*http.Server{s.httpServer("socket", nil)}
 	listeners := []net.Listener{peerChecked(ul)}
 	info := DaemonInfo{Pid: os.Getpid(), Socket: sock}
 
 	if o.Listen != "" {
-		tl, url, err := listenTCP(o)
-		if err != nil && o.FallbackListen != "" && errors.Is(err, syscall.EADDRINUSE) {
-			s.log.Warn("The dashboard port is taken; listening on another one.", "wanted", o.Listen, "err", err)
-			o.Listen = o.FallbackListen
-			tl, url, err = listenTCP(o)
-		}
+		tl, url, note, err := s.listenDashboard(o)
 		if err != nil {
 			ul.Close()
 			return err
 		}
-		servers = append(servers, s.httpServer("tcp", allowedHosts(tl.Addr())))
-		listeners = append(listeners, tl)
-		info.URL = url
+		if tl != nil {
+			servers = append(servers, s.httpServer("tcp", allowedHosts(tl.Addr())))
+			listeners = append(listeners, tl)
+			info.URL = url
+		}
+		info.Note = note
+	}
+	if o.LAN != "" {
+		ll, lan, err := s.listenLAN(o)
+		if err != nil {
+			ul.Close()
+			for _, l := range listeners[1:] {
+				l.Close()
+			}
+			return err
+		}
+		servers = append(servers, s.httpServer("lan", nil))
+		listeners = append(listeners, ll)
+		info.LAN = &lan
+		s.lanInfo.Store(&lan)
+		s.log.Info("The LAN listener is on: agent and tenant tokens only, over TLS.", "url", lan.URL, "fingerprint", lan.Fingerprint)
 	}
 	if data, err := json.Marshal(info); err == nil {
-		_ = os.WriteFile(filepath.Join(o.RuntimeDir, "info.json"), data, 0o600)
+		if err := dir.WriteFile(apitype.InfoFile, data); err != nil {
+			s.log.Warn("The daemon could not write its info file; clients find its socket, but not its URL.", "err", err)
+		}
 	}
-	defer os.Remove(filepath.Join(o.RuntimeDir, "info.json"))
-	defer os.Remove(sock)
+	defer dir.Remove(apitype.InfoFile)
+	if err := dir.Rename(bound, filepath.Base(sock)); err != nil {
+		ul.Close()
+		return fmt.Errorf("publishing the daemon's socket: %w", err)
+	}
+	s.pages.serve(dir, info.URL)
+	defer s.pages.stop()
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
@@ -166,38 +230,23 @@ func (s *Server) httpServer(kind string, hosts []string) *http.Server {
 	}
 }
 
-// listenTCP opens the dashboard listener: loopback only, unless remote
-// access was asked for explicitly, and then only with TLS.
+// listenTCP opens the dashboard listener: loopback only. Other machines
+// reach the engine through the LAN listener alone (--lan), which takes
+// neither the owner's token nor the dashboard's login.
 func listenTCP(o DaemonOptions) (net.Listener, string, error) {
 	host, _, err := net.SplitHostPort(o.Listen)
 	if err != nil {
 		return nil, "", fmt.Errorf("--listen %q: use HOST:PORT, e.g. 127.0.0.1:7878", o.Listen)
 	}
 	ip := net.ParseIP(host)
-	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-	if !loopback {
-		if !o.AllowRemote {
-			return nil, "", fmt.Errorf("--listen %q is not a loopback address: the API would be reachable from other machines; add --allow-remote (with --tls-cert and --tls-key) if you mean it", o.Listen)
-		}
-		if o.TLSCert == "" || o.TLSKey == "" {
-			return nil, "", fmt.Errorf("--allow-remote needs --tls-cert and --tls-key: the API token must not cross a network in clear text")
-		}
+	if loopback := host == "localhost" || (ip != nil && ip.IsLoopback()); !loopback {
+		return nil, "", fmt.Errorf("--listen %q is not a loopback address: the dashboard and the owner's token are for this machine alone; for other machines use --lan ADDR:PORT, which serves the API and /mcp over TLS to agent and tenant tokens only", o.Listen)
 	}
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return nil, "", fmt.Errorf("listening on %s: %w", o.Listen, err)
 	}
-	scheme := "http"
-	if !loopback {
-		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
-		if err != nil {
-			l.Close()
-			return nil, "", fmt.Errorf("loading the TLS key pair: %w", err)
-		}
-		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-		scheme = "https"
-	}
-	return l, scheme + "://" + l.Addr().String(), nil
+	return l, "http://" + l.Addr().String(), nil
 }
 
 // LoadOrCreateToken reads the API token at path, creating a random one

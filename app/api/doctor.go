@@ -4,7 +4,7 @@ import (
 	"net/http"
 )
 
-// doctorRoutes serve senclaw doctor (issue #15). They answer when the
+// doctorRoutes serve senclaw doctor. They answer when the
 // engine could not start: a damaged store is what the doctor repairs.
 func (s *Server) doctorRoutes() {
 	s.route("GET /doctor", func(w http.ResponseWriter, r *http.Request) error {

@@ -20,6 +20,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/senclaw/sandbox/backends/reexec"
 )
 
 // The response-schema check: every answer the tests of this package get
@@ -191,6 +193,7 @@ func checkedBody(t *testing.T, resp *http.Response) []byte {
 var unchecked = map[string]bool{"POST /mcp": true, "GET /mcp": true, "DELETE /mcp": true}
 
 func TestMain(m *testing.M) {
+	reexec.Init()
 	flag.Parse()
 	code := m.Run()
 	if code == 0 && flag.Lookup("test.run").Value.String() == "" && !testing.Short() {

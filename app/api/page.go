@@ -2,32 +2,51 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"html"
 	"io/fs"
 	"net/http"
 	"os"
 	"path"
 	"strings"
+
+	"github.com/senclaw/sandbox/app"
 )
 
 // loginCode answers POST /login-codes (socket only in practice: it needs
 // the token) with a one-time URL for a browser.
+// With ?page=1 the code goes into an owner-only login page instead
+// (loginPages), whose path is answered and the code not.
 func (s *Server) loginCode(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"code": s.sessions.newCode(), "path": "/login?code="})
+	if r.URL.Query().Get("page") != "1" {
+		writeJSON(w, http.StatusOK, map[string]any{"code": s.sessions.newCode(), "path": "/login?code="})
+		return nil
+	}
+	code := s.sessions.newCode()
+	file, err := s.pages.make(code)
+	if err != nil {
+		s.sessions.redeem(code) // spent: it was never handed out
+		var np *errNoPage
+		if errors.As(err, &np) {
+			return &app.ConflictError{Reason: np.msg}
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"file": file})
 	return nil
 }
 
 // login redeems a one-time code: a session cookie and a redirect to the
 // dashboard.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.sessions.redeem(r.URL.Query().Get("code"))
+	id, ok := s.redeem(r.URL.Query().Get("code"))
 	if !ok {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(noSessionPage("That login link is not valid any more: each link works once, for two minutes.")))
+		_, _ = w.Write([]byte(noSessionPage("That login link is not valid any more: each link works once, within 60 seconds.")))
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL.Seconds())})
+	http.SetCookie(w, sessionCookieFor(id))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -59,7 +78,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 	if token == "" {
 		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(noSessionPage("Open the dashboard with the command `senclaw url`: it prints a one-time link.")))
+		_, _ = w.Write([]byte(noSessionPage("Open the dashboard with the command `senclaw open` (or copy the one-time link `senclaw url` prints into the browser).")))
 		return
 	}
 	index, err := s.index()

@@ -3,49 +3,38 @@ package api
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
 	"strings"
+
+	"github.com/senclaw/sandbox/app/principal"
 )
 
-// Principal is who sent an authorized request: "owner" over the owner's
-// Unix socket and the desktop window, "token:<id>" or "session:<id>" over
-// TCP (the bearer token's or the dashboard session's id: a short hash,
-// never the secret). Faces that keep state per caller (MCP sessions) bind
-// it to this; a later per-agent token gets a principal of its own.
-func Principal(ctx context.Context) string {
-	p, _ := ctx.Value(principalKey{}).(string)
+// Principal is who sent an authorized request (see app/principal).
+// Requests that reached no route's check (the dashboard's page) have the
+// zero Principal.
+func Principal(ctx context.Context) principal.Principal {
+	p, _ := principal.From(ctx)
 	return p
 }
-
-type principalKey struct{}
 
 // AsOwner marks ctx as an in-process request of the owner (the daemon's
 // own faces calling the API handler directly).
 func AsOwner(ctx context.Context) context.Context {
-	return context.WithValue(WithTransport(ctx, "inproc", nil), principalKey{}, "owner")
+	return As(ctx, principal.OwnerPrincipal)
 }
 
-// withPrincipal records who sent the authorized request r.
-func (s *Server) withPrincipal(r *http.Request) *http.Request {
-	if Principal(r.Context()) != "" {
-		return r
-	}
-	t, _ := r.Context().Value(transportKey{}).(transport)
-	p := "owner"
-	if t.kind == "tcp" {
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		switch {
-		case tok == "":
-			p = "page" // the dashboard page and its login, which need none
-		case subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1:
-			p = "token:" + shortID(tok)
-		default:
-			p = "session:" + shortID(tok)
-		}
-	}
-	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+// As marks ctx as an in-process request of p: the daemon's MCP face calls
+// the API handler for the principal that sent it the request, which the
+// API decides on again as if p had called it.
+func As(ctx context.Context, p principal.Principal) context.Context {
+	return principal.With(WithTransport(ctx, "inproc", nil), p)
+}
+
+// bearer is the request's bearer token, "" when it sends none.
+func bearer(r *http.Request) string {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return tok
 }
 
 func shortID(secret string) string {
@@ -60,6 +49,6 @@ func (s *Server) MountMCP(h http.Handler) {
 	// The transport's three methods: POST (messages), GET (the standalone
 	// SSE stream) and DELETE (ending a session).
 	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		s.mux.Handle(m+" /mcp", h)
+		s.handle(m+" /mcp", h.ServeHTTP)
 	}
 }

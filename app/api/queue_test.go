@@ -9,7 +9,7 @@ import (
 )
 
 // A run past a full queue is answered 429 with the bound named (field
-// queueLength), refused, and its record (issue #15).
+// queueLength), refused, and its record.
 func TestAFullQueueAnswers429(t *testing.T) {
 	t.Parallel()
 	e := testEngine(t)

@@ -17,10 +17,11 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 	method, path, _ := strings.Cut(pattern, " ")
 	s.table = append(s.table, method+" /api/sandbox"+path)
 	bySandbox := strings.HasPrefix(path, "/sandboxes/{id}")
-	// issue #15: what a daemon whose engine cannot start must still
+	byRun := strings.HasPrefix(path, "/runs/{id}")
+	// What a daemon whose engine cannot start must still
 	// answer: its health (with the reason), how to stop it, its doctor.
 	engineless := engineless[method+" "+path]
-	s.mux.HandleFunc(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(method+" /api/sandbox"+path, func(w http.ResponseWriter, r *http.Request) {
 		if s.e == nil && !engineless {
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the daemon runs, but its engine cannot: " + errText(s.opts.EngineErr) + "; nothing was done (senclaw doctor says more; senclaw stop stops the daemon)"})
 			return
@@ -28,10 +29,14 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 		if bySandbox {
 			// A unique sandbox name works wherever an id does. An id no
 			// sandbox has any more (a one-shot run's, whose events stay)
-			// goes on to the handler as it is.
-			id, err := s.e.ResolveSandbox(r.PathValue("id"))
+			// goes on to the handler as it is. Another tenant's answers
+			// as an unknown id would.
+			id, err := s.e.ResolveSandboxFor(Principal(r.Context()), r.PathValue("id"))
 			var nf *app.NotFoundError
 			switch {
+			case errors.As(err, &nf) && nf.CrossTenant:
+				s.writeErr(w, r, err)
+				return
 			case errors.As(err, &nf):
 			case err != nil:
 				writeError(w, err)
@@ -40,14 +45,21 @@ func (s *Server) route(pattern string, h func(w http.ResponseWriter, r *http.Req
 				r.SetPathValue("id", id)
 			}
 		}
+		if byRun {
+			// Another tenant's run answers as an unknown id would.
+			if run, err := s.e.Run(r.PathValue("id")); err == nil && !Principal(r.Context()).Sees(run.Tenant) {
+				s.writeErr(w, r, &app.NotFoundError{Kind: "run", ID: r.PathValue("id"), CrossTenant: true})
+				return
+			}
+		}
 		if err := h(w, r); err != nil {
-			writeError(w, err)
+			s.writeErr(w, r, err)
 		}
 	})
 }
 
 // engineless are the routes that answer when the engine could not start.
-var engineless = map[string]bool{"GET /health": true, "POST /daemon/stop": true, "GET /doctor": true, "POST /doctor/repair": true}
+var engineless = map[string]bool{"GET /health": true, "GET /whoami": true, "POST /daemon/stop": true, "GET /doctor": true, "POST /doctor/repair": true}
 
 // health answers GET /health: 200 while the engine runs; 503 with the
 // reason ("store damaged: ...") when it could not start, so that a client
@@ -61,6 +73,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// publicHealth answers GET /health, outside the API and without a
+// token, for monitors and scripts: up or down, and nothing else (why the
+// engine could not start names paths; /api/sandbox/health says it).
+func (s *Server) publicHealth(w http.ResponseWriter, r *http.Request) {
+	status := http.StatusOK
+	if s.e == nil {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, map[string]bool{"ok": s.e != nil})
+}
+
 func errText(err error) string {
 	if err == nil {
 		return "unknown error"
@@ -71,6 +94,7 @@ func errText(err error) string {
 func (s *Server) routes() {
 	s.route("GET /status", s.status)
 	s.route("GET /health", s.health)
+	s.route("GET /whoami", s.whoami)
 	s.route("GET /caps", func(w http.ResponseWriter, r *http.Request) error {
 		refresh, _ := strconv.ParseBool(r.URL.Query().Get("refresh"))
 		writeJSON(w, http.StatusOK, s.e.Capabilities(r.Context(), refresh))
@@ -110,6 +134,9 @@ func (s *Server) routes() {
 	s.route("POST /sandboxes/{id}/trace", s.setTrace)
 	s.route("GET /sandboxes/{id}/events", s.events)
 	s.route("DELETE /sandboxes/{id}/events", s.clearEvents)
+	s.route("DELETE /sandboxes/{id}/cache", s.clearCaches)
+	s.route("GET /caches", s.listCaches)
+	s.route("DELETE /caches", s.clearCaches)
 	s.route("GET /settings", func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, s.e.Settings())
 		return nil
@@ -127,6 +154,7 @@ func (s *Server) routes() {
 	s.route("POST /run-once", s.runOnce)
 	s.route("POST /agent-shell", s.agentShell)
 	s.route("POST /agent-shell/check", s.agentShellCheck)
+	s.route("POST /guard/check", s.guardCheck)
 	s.route("GET /integrations", s.integrations)
 	s.route("POST /stop-all", func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopped": s.e.StopAll(r.Context())})
@@ -134,17 +162,23 @@ func (s *Server) routes() {
 	})
 	s.route("GET /autostart", s.getAutostart)
 	s.route("PUT /autostart", s.putAutostart)
-	s.spaceRoutes() // space.go (issue #11)
+	s.spaceRoutes() // space.go
 	s.route("POST /login-codes", s.loginCode)
 	s.route("POST /daemon/stop", s.daemonStop)
-	s.scheduleRoutes() // schedules.go (issue #16)
-	s.doctorRoutes()   // doctor.go (issue #15)
-	s.mux.HandleFunc("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+	s.scheduleRoutes() // schedules.go
+	s.secretRoutes()   // secrets.go
+	s.doctorRoutes()   // doctor.go
+	s.tokenRoutes()    // tokens.go
+	s.tenantRoutes()   // tenants.go
+	s.route("GET /security-events", s.securityEvents)
+	s.handle("GET /api/sandbox/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
 	})
-	s.mux.HandleFunc("GET /login", s.login)
-	s.mux.HandleFunc("GET /", s.page)
+	s.handle("GET /health", s.publicHealth)
+	s.handle("GET /login", s.login)
+	s.handle("POST /login", s.loginPosted)
+	s.handle("GET /", s.page)
 }
 
 // openAPI describes the API; a test keeps it and the routes in step.
@@ -152,29 +186,19 @@ func (s *Server) routes() {
 //go:embed openapi.json
 var openAPI []byte
 
-// Status is the answer of GET /status.
-type Status struct {
-	Version   string `json:"version"`
-	State     string `json:"state"`
-	Summary   string `json:"summary"`
-	UptimeSec int64  `json:"uptimeSec"`
-	Sandboxes int    `json:"sandboxes"`
-	Running   int    `json:"running"`
-	DataDir   string `json:"dataDir"`
-	Pid       int    `json:"pid"`
-	// Runs says how many runs execute, wait in the queue and go on in
-	// the background (issue #15).
-	Runs app.QueueStats `json:"runs"`
-}
-
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	caps := s.e.Capabilities(r.Context(), false)
 	all, err := s.e.List()
 	if err != nil {
 		return err
 	}
-	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), Sandboxes: len(all), DataDir: s.e.DataDir(), Pid: pid(), Runs: s.e.Queue()}
+	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), DataDir: s.e.DataDir(), Pid: pid(), Runs: s.e.Queue(), LAN: s.lanInfo.Load()}
+	p := Principal(r.Context())
 	for _, sb := range all {
+		if !p.Sees(sb.Tenant) {
+			continue // another tenant's: not counted for this one
+		}
+		st.Sandboxes++
 		if sb.State == app.StateRunning {
 			st.Running++
 		}
@@ -219,9 +243,15 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	switch st := r.URL.Query().Get("state"); st {
 	case "":
 	case "running":
-		runs, err := s.e.BackgroundRuns()
+		all, err := s.e.BackgroundRuns()
 		if err != nil {
 			return err
+		}
+		runs := []app.RunRecord{}
+		for _, run := range all {
+			if q.AllTenants || run.Tenant == q.Tenant {
+				runs = append(runs, run)
+			}
 		}
 		writeJSON(w, http.StatusOK, app.RunPage{Runs: runs, Total: len(runs)})
 		return nil
@@ -231,7 +261,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	if q.Limit > 5000 {
 		return &badRequest{field: "limit", msg: "limit " + strconv.Itoa(q.Limit) + ": must be a whole number from 1 to 5000"}
 	}
-	q.Source = r.URL.Query().Get("source") // the tray: the scheduler's runs (issue #16)
+	q.Source = r.URL.Query().Get("source") // the tray: the scheduler's runs
 	if v := r.URL.Query().Get("refused"); v != "" {
 		if q.Refused, err = strconv.ParseBool(v); err != nil {
 			return &badRequest{field: "refused", msg: "refused " + strconv.Quote(v) + ": must be true or false"}

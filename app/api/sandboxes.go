@@ -48,7 +48,15 @@ func listQuery(r *http.Request, def int) (app.ListQuery, error) {
 	if len(match) > 200 {
 		return app.ListQuery{}, &badRequest{field: "q", msg: "q: at most 200 characters"}
 	}
-	return app.ListQuery{Limit: limit, Offset: offset, Match: match}, nil
+	q := app.ListQuery{Limit: limit, Offset: offset, Match: match}
+	// The owner lists every tenant's (or ?tenant's); anyone else its own.
+	if p := Principal(r.Context()); p.IsOwner() {
+		q.Tenant = tenantFilter(r)
+		q.AllTenants = q.Tenant == "*"
+	} else {
+		q.Tenant = p.Tenant
+	}
+	return q, nil
 }
 
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) error {
@@ -62,13 +70,6 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, SandboxReply{Sandbox: sb, Notes: s.e.CreateNotes(r.Context(), sb)})
 	return nil
-}
-
-// SandboxReply is the answer of a sandbox's create and update: the
-// sandbox, and in words what it gets (app.Notes).
-type SandboxReply struct {
-	Sandbox *app.Sandbox `json:"sandbox"`
-	app.Notes
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request) error {
@@ -158,25 +159,14 @@ func (b runBody) request(r *http.Request) app.RunRequest {
 	return app.RunRequest{Source: src, Command: b.Command, Argv: b.Argv, Language: b.Language, Code: b.Code, TimeoutMs: b.TimeoutMs, Env: b.Env, Background: b.Background, TTLMs: b.TTLMs, IdleTTLMs: b.IdleTTLMs, Trace: b.Trace}
 }
 
-// RunReply is what a run answers.
-type RunReply struct {
-	Run    app.RunRecord `json:"run"`
-	OK     bool          `json:"ok"`
-	Stdout string        `json:"stdout"`
-	Stderr string        `json:"stderr"`
-	// Notes: the rules the run asked for and did not get are its
-	// warnings, named in the note (empty when everything held); the
-	// details are the limits that held.
-	app.Notes
-	// Lifetime, for a background run, says how it ends: no deadline
-	// unless it was given a TTL.
-	Lifetime string `json:"lifetime,omitempty"`
-}
-
 func reply(res *app.RunResult) RunReply {
 	// A background run that started is ok: it is going as asked.
 	ok := res.Record.OK() || (res.Record.Background && res.Record.State == "running")
-	return RunReply{Run: res.Record, OK: ok, Stdout: res.Stdout, Stderr: res.Stderr, Notes: app.RunNotes(&res.Record), Lifetime: res.Record.Lifetime()}
+	refusals := res.Record.Refusals
+	if refusals == nil {
+		refusals = []app.Refusal{}
+	}
+	return RunReply{Run: res.Record, OK: ok, Stdout: res.Stdout, Stderr: res.Stderr, Notes: app.RunNotes(&res.Record), Lifetime: res.Record.Lifetime(), Refusals: refusals}
 }
 
 // streamer writes output chunks as NDJSON lines while a run goes on, for
@@ -232,7 +222,7 @@ func (s *Server) doRun(w http.ResponseWriter, r *http.Request, req app.RunReques
 		if res != nil && app.IsRefused(err) {
 			status, field := http.StatusForbidden, ""
 			if le := (*app.LimitError)(nil); errors.As(err, &le) {
-				status, field = http.StatusTooManyRequests, le.Setting // issue #15: the queue is full
+				status, field = http.StatusTooManyRequests, le.Setting // the queue is full
 			}
 			writeJSON(w, status, errorBody{Error: err.Error(), Field: field, Refused: true, Run: &res.Record})
 			return nil
@@ -322,12 +312,16 @@ type runOnceBody struct {
 	DiskMB   *int             `json:"diskMb"`
 	// ProjectDir makes a folder of the caller's the run's workspace.
 	ProjectDir *string `json:"projectDir"`
+	// AllowHTTP and Secrets: the one-shot sandbox's HTTP rules and the
+	// secrets its run gets placeholders of.
+	AllowHTTP []backends.HTTPRule `json:"allowHttp"`
+	Secrets   []string            `json:"secrets"`
 }
 
 func (b runOnceBody) config() app.SandboxConfig {
 	return app.SandboxConfig{Name: b.Name, Backend: b.Backend, Image: b.Image, FsMode: b.FsMode, Mounts: b.Mounts, Network: b.Network,
 		Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny, CPUs: b.CPUs, MemoryMB: b.MemoryMB, Pids: b.Pids, DiskMB: b.DiskMB,
-		ProjectDir: b.ProjectDir}
+		ProjectDir: b.ProjectDir, AllowHTTP: b.AllowHTTP, Secrets: b.Secrets}
 }
 
 func (s *Server) runOnce(w http.ResponseWriter, r *http.Request) error {
@@ -411,33 +405,32 @@ func (s *Server) setFsMode(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// FsModeReply is the answer of POST /sandboxes/{id}/fs-mode.
-type FsModeReply struct {
-	OK      bool            `json:"ok"`
-	Sandbox *app.Sandbox    `json:"sandbox"`
-	FsMode  backends.FsMode `json:"fsMode"`
-	Label   string          `json:"label"`
-	app.Notes
-}
-
 func (s *Server) setPorts(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
-		Listen   []int    `json:"listen"`
-		Connect  []int    `json:"connect"`
-		Loopback []int    `json:"loopback"`
-		Domains  []string `json:"domains"`
-		Deny     []string `json:"denyDomains"`
+		Listen    []int                `json:"listen"`
+		Connect   []int                `json:"connect"`
+		Loopback  []int                `json:"loopback"`
+		Domains   []string             `json:"domains"`
+		Deny      []string             `json:"denyDomains"`
+		AllowHTTP *[]backends.HTTPRule `json:"allowHttp"`
 	}
 	if err := decode(r, &b); err != nil {
 		return err
 	}
 	var res *app.PortsResult
 	var err error
-	if b.Domains == nil && b.Deny == nil {
-		// A client that knows only ports keeps the domain lists.
+	if b.Domains == nil && b.Deny == nil && b.AllowHTTP == nil {
+		// A client that knows only ports keeps the domain lists and the
+		// HTTP rules.
 		res, err = s.e.SetPorts(r.Context(), r.PathValue("id"), b.Listen, b.Connect, b.Loopback)
 	} else {
-		res, err = s.e.SetPortRules(r.Context(), r.PathValue("id"), backends.PortRules{Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny})
+		rules := backends.PortRules{Listen: b.Listen, Connect: b.Connect, Loopback: b.Loopback, Domains: b.Domains, DenyDomains: b.Deny}
+		if b.AllowHTTP != nil {
+			rules.AllowHTTP = *b.AllowHTTP
+		} else if sb, gerr := s.e.Get(r.PathValue("id")); gerr == nil {
+			rules.AllowHTTP = sb.Ports.AllowHTTP // not given: kept
+		}
+		res, err = s.e.SetPortRules(r.Context(), r.PathValue("id"), rules)
 	}
 	if err != nil {
 		return err

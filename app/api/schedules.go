@@ -9,7 +9,7 @@ import (
 	"github.com/senclaw/sandbox/app/scheduler"
 )
 
-// scheduleRoutes are the scheduled scripts (issue #16).
+// scheduleRoutes are the scheduled scripts.
 func (s *Server) scheduleRoutes() {
 	s.route("GET /schedules", s.withScheduler(s.listSchedules))
 	s.route("POST /schedules", s.withScheduler(s.createSchedule))
@@ -22,13 +22,6 @@ func (s *Server) scheduleRoutes() {
 	s.route("GET /schedules/{id}/history", s.withScheduler(s.scheduleHistory))
 }
 
-// ScheduleReply is what create and update answer: the schedule, and what
-// the exec policy will do to its runs, in words.
-type ScheduleReply struct {
-	Schedule *scheduler.View `json:"schedule"`
-	Note     string          `json:"note,omitempty"`
-}
-
 // withScheduler answers 503 when this server has no scheduler (a daemon
 // whose engine started without one).
 func (s *Server) withScheduler(h func(sch *scheduler.Scheduler, w http.ResponseWriter, r *http.Request) error) func(http.ResponseWriter, *http.Request) error {
@@ -37,12 +30,20 @@ func (s *Server) withScheduler(h func(sch *scheduler.Scheduler, w http.ResponseW
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the scheduler is not running in this daemon (see the daemon's log)"})
 			return nil
 		}
+		if idOrName := r.PathValue("id"); idOrName != "" {
+			// A unique schedule name works wherever an id does.
+			id, err := s.opts.Scheduler.Resolve(idOrName)
+			if err != nil {
+				return err
+			}
+			r.SetPathValue("id", id)
+		}
 		return h(s.opts.Scheduler, w, r)
 	}
 }
 
 func (s *Server) listSchedules(sch *scheduler.Scheduler, w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"schedules": sch.List()})
+	writeJSON(w, http.StatusOK, map[string]any{"schedules": sch.List(r.Context(), tenantFilter(r))})
 	return nil
 }
 
@@ -51,7 +52,7 @@ func (s *Server) createSchedule(sch *scheduler.Scheduler, w http.ResponseWriter,
 	if err := decode(r, &spec); err != nil {
 		return err
 	}
-	v, notes, err := sch.Create(spec)
+	v, notes, err := sch.Create(r.Context(), spec)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) createSchedule(sch *scheduler.Scheduler, w http.ResponseWriter,
 }
 
 func (s *Server) getSchedule(sch *scheduler.Scheduler, w http.ResponseWriter, r *http.Request) error {
-	v, err := sch.Get(r.PathValue("id"))
+	v, err := sch.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (s *Server) updateSchedule(sch *scheduler.Scheduler, w http.ResponseWriter,
 	if err := decode(r, &spec); err != nil {
 		return err
 	}
-	v, notes, err := sch.Update(r.PathValue("id"), spec)
+	v, notes, err := sch.Update(r.Context(), r.PathValue("id"), spec)
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (s *Server) updateSchedule(sch *scheduler.Scheduler, w http.ResponseWriter,
 }
 
 func (s *Server) deleteSchedule(sch *scheduler.Scheduler, w http.ResponseWriter, r *http.Request) error {
-	if err := sch.Delete(r.PathValue("id")); err != nil {
+	if err := sch.Delete(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "deleted": r.PathValue("id")})
@@ -90,7 +91,7 @@ func (s *Server) deleteSchedule(sch *scheduler.Scheduler, w http.ResponseWriter,
 }
 
 func (s *Server) pauseSchedule(sch *scheduler.Scheduler, w http.ResponseWriter, r *http.Request) error {
-	v, err := sch.Pause(r.PathValue("id"))
+	v, err := sch.Pause(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (s *Server) pauseSchedule(sch *scheduler.Scheduler, w http.ResponseWriter, 
 }
 
 func (s *Server) resumeSchedule(sch *scheduler.Scheduler, w http.ResponseWriter, r *http.Request) error {
-	v, err := sch.Resume(r.PathValue("id"))
+	v, err := sch.Resume(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (s *Server) runSchedule(sch *scheduler.Scheduler, w http.ResponseWriter, r 
 		return err
 	}
 	if !wait {
-		v, err := sch.Get(id)
+		v, err := sch.Get(r.Context(), id)
 		if err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func (s *Server) scheduleHistory(sch *scheduler.Scheduler, w http.ResponseWriter
 	if err != nil {
 		return err
 	}
-	h, err := sch.History(r.PathValue("id"), limit)
+	h, err := sch.History(r.Context(), r.PathValue("id"), limit)
 	if err != nil {
 		return err
 	}

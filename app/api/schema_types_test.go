@@ -11,31 +11,33 @@ import (
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/agentshell"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/autostart"
-	"github.com/senclaw/sandbox/app/scheduler"
+	"github.com/senclaw/sandbox/app/guard"
 	"github.com/senclaw/sandbox/app/spaceapps"
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/monitor"
 )
 
 // schemaTypes are the schemas of openapi.json that document a Go type
 // the server encodes (or decodes, for request bodies).
 var schemaTypes = map[string]any{
-	"Status": Status{}, "Capabilities": app.Capabilities{}, "Capability": backends.Capability{}, "FsModeInfo": app.FsModeInfo{},
-	"Sandbox": app.Sandbox{}, "SandboxPage": app.SandboxPage{}, "SandboxReply": SandboxReply{}, "Mount": backends.Mount{}, "PortRules": backends.PortRules{},
-	"SandboxConfig": app.SandboxConfig{}, "RunRecord": app.RunRecord{}, "RunReply": RunReply{}, "RunPage": app.RunPage{}, "RunLog": app.RunLog{},
-	"FileEntry": app.FileEntry{}, "FileContent": app.FileContent{}, "Stats": app.Stats{}, "MountResult": app.MountResult{}, "PortsResult": app.PortsResult{},
-	"FsModeReply": FsModeReply{}, "EventsResult": app.EventsResult{}, "StoredEvent": app.StoredEvent{}, "Settings": app.Settings{}, "ExecPolicy": app.ExecPolicy{},
+	"Status": apitype.Status{}, "Capabilities": apitype.Capabilities{}, "Capability": backends.Capability{}, "FsModeInfo": apitype.FsModeInfo{},
+	"EngineInfo": apitype.EngineInfo{}, "EngineSettings": apitype.EngineSettings{},
+	"Sandbox": apitype.Sandbox{}, "SandboxPage": app.SandboxPage{}, "SandboxReply": apitype.SandboxReply{}, "Mount": backends.Mount{}, "PortRules": backends.PortRules{},
+	"SandboxConfig": apitype.SandboxConfig{}, "RunRecord": apitype.RunRecord{}, "RunReply": apitype.RunReply{}, "RunPage": app.RunPage{}, "RunLog": apitype.RunLog{},
+	"FileEntry": apitype.FileEntry{}, "FileContent": apitype.FileContent{}, "Stats": apitype.Stats{}, "MountResult": apitype.MountResult{}, "PortsResult": apitype.PortsResult{},
+	"FsModeReply": apitype.FsModeReply{}, "EventsResult": app.EventsResult{}, "StoredEvent": app.StoredEvent{}, "CacheInfo": apitype.CacheInfo{}, "Settings": apitype.Settings{}, "ExecPolicy": apitype.ExecPolicy{},
 	"Integration": agentshell.Integration{}, "Autostart": autostart.State{}, "AgentShellBody": agentShellBody{}, "FileBody": fileBody{},
-	"Schedule": scheduler.View{}, "ScheduleSpec": scheduler.Spec{}, "Firing": scheduler.Firing{}, "ScheduleReply": ScheduleReply{},
-	"AppList": AppList{}, "AppView": spaceapps.AppView{}, "AppHealth": spaceapps.HealthView{}, "AppDetail": spaceapps.AppDetail{},
-	"AppSandboxSummary": spaceapps.SandboxSummary{}, "AppOverview": spaceapps.Overview{},
-	"AppSandboxSettings": spaceapps.SandboxSettings{}, "SandboxPatch": spaceapps.SandboxPatch{}, "AppFolder": spaceapps.Folder{},
-	"RegisterRequest": spaceapps.RegisterRequest{}, "RegisterReply": spaceapps.RegisterReply{}, "StartReply": spaceapps.StartReply{},
-	"AppRuntime": spaceapps.Runtime{}, "HealthPoint": spaceapps.HealthPoint{}, "ProxyCounts": spaceapps.ProxyCounts{},
-	"LaunchView": spaceapps.LaunchView{}, "LogChunk": spaceapps.LogChunk{}, "AppSandboxView": spaceapps.SandboxView{},
-	"AppSandboxReply": spaceapps.SandboxReply{}, "AppIsolation": spaceapps.IsolationView{},
-	"Socket": monitor.Socket{}, "PortHolder": monitor.Holder{}, "StatsPoint": app.StatsPoint{}, "ProcessInfo": app.ProcessInfo{},
+	"Schedule": apitype.Schedule{}, "ScheduleSpec": apitype.ScheduleSpec{}, "Firing": apitype.Firing{}, "ScheduleReply": apitype.ScheduleReply{},
+	"AppList": apitype.AppList{}, "AppView": apitype.AppView{}, "AppHealth": apitype.AppHealth{}, "AppDetail": spaceapps.AppDetail{},
+	"AppSandboxSummary": apitype.AppSandboxSummary{}, "AppOverview": apitype.AppOverview{},
+	"AppSandboxSettings": apitype.AppSandboxSettings{}, "SandboxPatch": apitype.AppSandboxPatch{}, "AppFolder": apitype.AppFolder{},
+	"RegisterRequest": apitype.AppRegisterRequest{}, "RegisterReply": apitype.AppRegisterReply{}, "StartReply": apitype.AppStartReply{},
+	"AppRuntime": apitype.AppRuntime{}, "HealthPoint": apitype.AppHealthPoint{}, "ProxyCounts": apitype.AppProxyCounts{},
+	"LaunchView": apitype.AppLaunch{}, "LogChunk": apitype.AppLogChunk{}, "AppSandboxView": apitype.AppSandboxView{},
+	"AppSandboxReply": apitype.AppSandboxReply{}, "AppIsolation": apitype.AppIsolation{},
+	"Socket": apitype.Socket{}, "PortHolder": apitype.PortHolder{}, "StatsPoint": apitype.StatsPoint{}, "ProcessInfo": apitype.ProcessInfo{},
+	"GuardReport": guard.Report{}, "GuardFinding": guard.Finding{}, "GuardSettings": apitype.GuardSettings{}, "GuardCheckBody": guardCheckBody{},
 	"Error": errorBody{},
 }
 

@@ -1,7 +1,9 @@
-// Package api is the engine's HTTP face: the REST API under /api/sandbox/,
-// the dashboard's static files and login, with authentication (Unix socket
-// peer credentials, bearer tokens, one-time login codes) and Host/Origin
-// checks so that neither another user nor a web page can drive the engine.
+// Package api is the engine's HTTP face: the REST API, the dashboard's files
+// and its login.
+//
+// The REST API is under /api/sandbox/. Authentication (Unix socket peer
+// credentials, bearer tokens, one-time login codes) and Host/Origin checks
+// make sure that neither another user nor a web page can drive the engine.
 package api
 
 import (
@@ -10,13 +12,17 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/autostart"
 	"github.com/senclaw/sandbox/app/doctor"
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/scheduler"
 	"github.com/senclaw/sandbox/app/spaceapps"
+	"github.com/senclaw/sandbox/app/tenants"
+	"github.com/senclaw/sandbox/app/tokens"
 )
 
 // Options configure a Server.
@@ -46,6 +52,11 @@ type Options struct {
 	Apps *spaceapps.Supervisor
 	// Doctor serves /doctor, also when the engine could not start.
 	Doctor *doctor.Doctor
+	// Tokens are the agent and tenant tokens (app/tokens); nil knows
+	// none, and answers /tokens with 503. Tenants are the tenants
+	// (app/tenants); nil answers /tenants with 503.
+	Tokens  *tokens.Registry
+	Tenants *tenants.Directory
 }
 
 // Server answers the API.
@@ -55,10 +66,18 @@ type Server struct {
 	e        *app.Engine
 	apps     *spaceapps.Supervisor
 	sessions *sessions
+	pages    loginPages
 	started  time.Time
 	mux      *http.ServeMux
-	// table lists the API's routes ("METHOD /path"), for the OpenAPI test.
-	table []string
+	// rejected keeps tokens nobody has to one event a minute per source.
+	rejected onceAMinute
+	// lan guards the LAN listener; lanInfo says where it is (nil: off).
+	lan     *lanGuard
+	lanInfo atomic.Pointer[LANInfo]
+	// table lists the API's routes ("METHOD /path"), for the OpenAPI test;
+	// guarded every pattern served behind the scope table.
+	table   []string
+	guarded []string
 }
 
 // New returns a Server.
@@ -69,7 +88,7 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, log: opts.Logger, e: opts.Engine, apps: opts.Apps, sessions: newSessions(opts.Now), started: opts.Now()}
+	s := &Server{opts: opts, log: opts.Logger, e: opts.Engine, apps: opts.Apps, sessions: newSessions(opts.Now), started: opts.Now(), lan: newLANGuard(opts.Now)}
 	s.mux = http.NewServeMux()
 	s.routes()
 	return s
@@ -87,6 +106,10 @@ type errorBody struct {
 	Error string `json:"error"`
 	// Field names the bad input, when there is one.
 	Field string `json:"field,omitempty"`
+	// Scope is the scope a refused request needed (403), Tool the tool
+	// its principal's tool policy leaves out.
+	Scope string `json:"scope,omitempty"`
+	Tool  string `json:"tool,omitempty"`
 	// Refused is true when a run was refused by policy or missing
 	// isolation; Run is its record.
 	Refused bool           `json:"refused,omitempty"`
@@ -109,8 +132,11 @@ func writeError(w http.ResponseWriter, err error) {
 		cf  *app.ConflictError
 		le  *app.LimitError
 		be  *badRequest
+		ue  *app.UnreachableError
 	)
 	switch {
+	case errors.As(err, &ue): // a sandbox's engine elsewhere does not answer
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error()})
 	case errors.As(err, &le): // before ref: a run past a bound is also a refusal
 		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: err.Error(), Field: le.Setting, Refused: errors.As(err, &ref)})
 	case errors.As(err, &fe):
@@ -161,11 +187,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.URL.Path == spacePrefix {
 		limit = spaceapps.MaxZipBytes + 1<<20 // a Space App's zip
 	}
+	if r.Method == http.MethodPut && isRaw(r) {
+		limit = 1 << 62 // a streamed file (senclaw cp): the workspace's quota bounds it
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
-	if !s.authorize(w, r) {
+	p, ok := s.authorize(w, r)
+	if !ok {
 		return
 	}
-	s.mux.ServeHTTP(w, s.withPrincipal(r))
+	s.mux.ServeHTTP(w, r.WithContext(principal.With(r.Context(), p)))
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/spaceapps"
 )
 
@@ -24,13 +25,22 @@ func (s *Server) spaceRoute(pattern string, h func(w http.ResponseWriter, r *htt
 	method, path, _ := strings.Cut(pattern, " ")
 	full := method + " " + strings.TrimSuffix(spacePrefix+path, "/")
 	s.table = append(s.table, full)
-	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
+	byApp := strings.Contains(path, "{id}")
+	s.handle(full, func(w http.ResponseWriter, r *http.Request) {
 		if s.e == nil || s.apps == nil {
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "Space Apps unavailable: the sandbox engine could not start: " + errText(s.opts.EngineErr) + " (see the daemon's log)"})
 			return
 		}
+		if byApp {
+			// Another tenant's app answers as an unknown id would.
+			id := r.PathValue("id")
+			if tenant, ok := s.apps.TenantOf(id); ok && !Principal(r.Context()).Sees(tenant) {
+				s.writeErr(w, r, &app.NotFoundError{Kind: "Space App", ID: id, CrossTenant: true})
+				return
+			}
+		}
 		if err := h(w, r); err != nil {
-			writeError(w, err)
+			s.writeErr(w, r, err)
 		}
 	})
 }
@@ -115,14 +125,8 @@ func (s *Server) spaceRoutes() {
 	})
 }
 
-// AppList is the answer of GET /api/space/apps.
-type AppList struct {
-	Apps     []spaceapps.AppView `json:"apps"`
-	Overview spaceapps.Overview  `json:"overview"`
-}
-
 func (s *Server) listApps(w http.ResponseWriter, r *http.Request) error {
-	apps, ov := s.apps.List(r.Context())
+	apps, ov := s.apps.List(r.Context(), tenantFilter(r))
 	writeJSON(w, http.StatusOK, AppList{Apps: apps, Overview: ov})
 	return nil
 }

@@ -225,7 +225,7 @@ func TestEverySpaceRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/space/apps", body: map[string]any{"dir": src}}, 200, `"created":false`},
 		{call{method: "GET", path: "/api/space/apps"}, 200, `"overview"`},
 		{call{method: "GET", path: a}, 200, `"manifest"`},
-		{call{method: "GET", path: a + "/sandbox"}, 200, `"liveFields":["hosts"]`},
+		{call{method: "GET", path: a + "/sandbox"}, 200, `"liveFields":["hosts","allowHttp"]`},
 		{call{method: "PUT", path: a + "/sandbox", body: map[string]any{"hosts": []string{"https://pypi.org/simple"}}}, 200, `"pypi.org"`},
 		{call{method: "POST", path: a + "/start"}, 200, `"ok":true`},
 		{call{method: "GET", path: a + "/runtime"}, 200, `"sockets"`},

@@ -31,6 +31,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
+	if err := s.seesRunsOf(r, r.PathValue("id"), q.Get("runId")); err != nil {
+		return err
+	}
 	res, err := s.e.Events(app.EventQuery{SandboxID: r.PathValue("id"), RunID: q.Get("runId"), KindPrefix: q.Get("kind"), Limit: limit})
 	if err != nil {
 		return err
@@ -40,10 +43,39 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) clearEvents(w http.ResponseWriter, r *http.Request) error {
+	if err := s.seesRunsOf(r, r.PathValue("id"), ""); err != nil {
+		return err
+	}
 	n, err := s.e.ClearEvents(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "deleted": n})
+	return nil
+}
+
+// seesRunsOf refuses, as an unknown id, the events of a sandbox that is
+// gone (a one-shot's, whose events stay) when its runs, or run runID, are
+// another tenant's. A sandbox that exists was judged by the route.
+func (s *Server) seesRunsOf(r *http.Request, sandboxID, runID string) error {
+	p := Principal(r.Context())
+	if p.IsOwner() {
+		return nil
+	}
+	if runID != "" {
+		if run, err := s.e.Run(runID); err == nil && !p.Sees(run.Tenant) {
+			return &app.NotFoundError{Kind: "run", ID: runID, CrossTenant: true}
+		}
+	}
+	if _, err := s.e.Get(sandboxID); err == nil {
+		return nil
+	}
+	page, err := s.e.RunsPage(sandboxID, app.ListQuery{Limit: 1, AllTenants: true})
+	if err != nil || len(page.Runs) == 0 {
+		return err
+	}
+	if !p.Sees(page.Runs[0].Tenant) {
+		return &app.NotFoundError{Kind: "sandbox", ID: sandboxID, CrossTenant: true}
+	}
 	return nil
 }

@@ -1,7 +1,10 @@
-// Package attach is the wire format of an attached run: the one
-// bidirectional channel between a client (senclaw agent-shell; later an
-// interactive shell in a sandbox) and the engine's API for a run's stdin,
-// its output, its terminal's size and the signals its caller passes on.
+// Package attach is the wire format of an attached run's stdin, output,
+// terminal and signals.
+//
+// It is the one bidirectional channel between a client (senclaw agent-shell;
+// later an interactive shell in a sandbox) and the engine's API for a run's
+// stdin, its output, its terminal's size and the signals its caller passes
+// on.
 //
 // A client asks for it on a run route (POST /api/sandbox/agent-shell)
 // with "Connection: Upgrade" and "Upgrade: senclaw-attach/1" and the

@@ -1,15 +1,16 @@
-// Package autorun finds, in a folder of the person's that a sandbox may
-// write (an agent's project, a `senclaw run --here` folder, a read-write
-// mount, a Space App's own folder), the files through which programs on
-// this machine run code without being asked: the agents' settings and
-// hooks (Claude Code's .claude, Gemini CLI's .gemini, Codex's .codex,
-// Cursor's .cursor), editors' workspace settings (.vscode, .idea),
-// direnv's .envrc, an MCP server list (.mcp.json), and git's repository
-// configuration and hooks (.git/config, .git/hooks, a .git file's gitdir,
-// the hooks directory core.hooksPath names, the files a config includes
-// and the programs it names by path). A sandboxed command that changed
-// one would have code run outside the sandbox later, by the agent or by
-// git on the host, with the person's rights.
+// Package autorun finds the files through which programs on this machine run
+// code unasked.
+//
+// It looks in a folder of the person's that a sandbox may write (an agent's
+// project, a `senclaw run --here` folder, a read-write mount, a Space App's
+// own folder) for the agents' settings and hooks (Claude Code's .claude,
+// Gemini CLI's .gemini, Codex's .codex, Cursor's .cursor), editors'
+// workspace settings (.vscode, .idea), direnv's .envrc, an MCP server list
+// (.mcp.json), and git's repository configuration and hooks (.git/config,
+// .git/hooks, a .git file's gitdir, the hooks directory core.hooksPath
+// names, the files a config includes and the programs it names by path). A
+// sandboxed command that changed one would have code run outside the sandbox
+// later, by the agent or by git on the host, with the person's rights.
 //
 // Find says what a folder holds of them; the engine makes each read-only
 // for a run (a backend binds it read-only over itself), and a missing
@@ -65,6 +66,9 @@ type Entry struct {
 type RefusedError struct {
 	// Rel is the path in the folder; Reason says why and what to do.
 	Rel, Reason string
+	// Bound says that the folder holds more projects than the walk may
+	// take (Nested): what lies past them is not known.
+	Bound bool
 }
 
 func (e *RefusedError) Error() string { return e.Rel + " " + e.Reason }
@@ -84,35 +88,53 @@ const (
 // no sandbox may write them. An error is a RefusedError or a failure to
 // read.
 func Find(d *jailfs.Dir, folder string) (entries []Entry, elsewhere []string, err error) {
+	return FindNested(d, folder, nil)
+}
+
+// FindNested is Find for the folder and for each of projects (folders
+// below it, from Nested, relative to it) as if each were a folder of its
+// own: their entries, relative to the folder, together.
+func FindNested(d *jailfs.Dir, folder string, projects []string) (entries []Entry, elsewhere []string, err error) {
 	f := &finder{d: d, folder: path.Clean(folder)}
-	for _, name := range Dirs[:len(Dirs)-1] {
-		if err := f.top(name, true); err != nil {
+	for _, base := range append([]string{"."}, projects...) {
+		f.base, f.repos = base, 0
+		if err := f.project(); err != nil {
 			return nil, nil, err
 		}
-	}
-	for _, name := range Files {
-		if err := f.top(name, false); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := f.git(); err != nil {
-		return nil, nil, err
 	}
 	return f.entries, f.elsewhere, nil
 }
 
+// project adds what the project at f.base holds.
+func (f *finder) project() error {
+	for _, name := range Dirs[:len(Dirs)-1] {
+		if err := f.top(name, true); err != nil {
+			return err
+		}
+	}
+	for _, name := range Files {
+		if err := f.top(name, false); err != nil {
+			return err
+		}
+	}
+	return f.git()
+}
+
 // Covers reports whether rel (clean, relative to the folder) is or lies
-// in one of the fixed names, or one of entries: the file API writes none
-// of them. Names compare without case (a case-insensitive disk reaches
-// .Claude as .claude).
-func Covers(entries []Entry, rel string) bool {
+// in one of the fixed names at the folder's top or in one of projects
+// (Nested's), or in one of entries: the file API writes none of them.
+// Names compare without case (a case-insensitive disk reaches .Claude
+// as .claude).
+func Covers(entries []Entry, rel string, projects ...string) bool {
 	under := func(p, root string) bool {
 		p, root = strings.ToLower(p), strings.ToLower(root)
 		return p == root || strings.HasPrefix(p, root+"/")
 	}
-	for _, n := range append(slices.Clone(Dirs), Files...) {
-		if under(rel, n) {
-			return true
+	for _, base := range append([]string{"."}, projects...) {
+		for _, n := range append(slices.Clone(Dirs), Files...) {
+			if under(rel, path.Join(base, n)) {
+				return true
+			}
 		}
 	}
 	for _, e := range entries {
@@ -124,8 +146,11 @@ func Covers(entries []Entry, rel string) bool {
 }
 
 type finder struct {
-	d         *jailfs.Dir
-	folder    string
+	d      *jailfs.Dir
+	folder string
+	// base is the project being looked at: "." (the folder), or a
+	// folder below it, whose work tree top it is.
+	base      string
 	entries   []Entry
 	elsewhere []string
 	repos     int
@@ -161,8 +186,9 @@ func (f *finder) kind(rel string) (exists, dir bool, err error) {
 	return true, e.Mode.IsDir(), nil
 }
 
-// top adds a name at the folder's top.
+// top adds a name at the project's top.
 func (f *finder) top(name string, dir bool) error {
+	name = path.Join(f.base, name)
 	exists, isDir, err := f.kind(name)
 	switch {
 	case err != nil:
@@ -179,18 +205,19 @@ func (f *finder) top(name string, dir bool) error {
 // worktree's or a submodule's pointer) or missing, and what git reads
 // code from in its git dir.
 func (f *finder) git() error {
-	exists, dir, err := f.kind(".git")
+	git := path.Join(f.base, ".git")
+	exists, dir, err := f.kind(git)
 	switch {
 	case err != nil:
 		return err
 	case !exists:
-		f.add(Entry{Rel: ".git", Dir: true, Missing: true})
+		f.add(Entry{Rel: git, Dir: true, Missing: true})
 		return nil
 	case dir:
-		return f.repo(".git", true)
+		return f.repo(git, true)
 	}
-	f.add(Entry{Rel: ".git"})
-	b, err := f.read(".git", maxGitFile)
+	f.add(Entry{Rel: git})
+	b, err := f.read(git, maxGitFile)
 	if err != nil {
 		return err
 	}
@@ -198,7 +225,7 @@ func (f *finder) git() error {
 	if !ok {
 		return nil // not a pointer git follows
 	}
-	rel, ok := f.inFolder(".", strings.TrimSpace(target))
+	rel, ok := f.inFolder(f.base, strings.TrimSpace(target))
 	if !ok {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 // files it includes, and the programs its commands name by path
 // (core.fsmonitor, filters, diff and merge drivers, aliases, ...).
 // Relative includes are the config file's own directory's; the rest are
-// the work tree's top, where git runs hooks, which is the folder.
+// the work tree's top, where git runs hooks: the project (f.base).
 func (f *finder) config(rel string) error {
 	b, err := f.read(rel, maxConfig)
 	if err != nil {
@@ -20,12 +20,12 @@ func (f *finder) config(rel string) error {
 		what := rel + " (" + kv.key + ")"
 		switch {
 		case kv.key == "core.hookspath":
-			if err := f.named(".", what, kv.value, true); err != nil {
+			if err := f.named(f.base, what, kv.value, true); err != nil {
 				return err
 			}
 			// husky's layout: the hooks in ".husky/_" run the scripts
 			// one level up, which are its hooks as much.
-			if hp, ok := f.inFolder(".", kv.value); ok && path.Base(hp) == "_" && path.Dir(hp) != "." {
+			if hp, ok := f.inFolder(f.base, kv.value); ok && path.Base(hp) == "_" && path.Dir(hp) != f.base {
 				if err := f.named(".", what, path.Dir(hp), true); err != nil {
 					return err
 				}
@@ -38,7 +38,7 @@ func (f *finder) config(rel string) error {
 			}
 		case runsProgram(kv.key):
 			if p := programPath(kv.value); p != "" {
-				if err := f.named(".", what, p, false); err != nil {
+				if err := f.named(f.base, what, p, false); err != nil {
 					return err
 				}
 			}

@@ -102,13 +102,17 @@ func isPlaceholder(e jailfs.Entry) bool {
 	return e.Mode.IsDir() && e.Mode.Perm() == PlaceholderMode
 }
 
-// Sweep removes the placeholders a run left in the folder d when the
-// engine stopped before it could (it calls Sweep before any run): empty
-// directories with PlaceholderMode at the names Find makes them for.
-func Sweep(d *jailfs.Dir) {
-	for _, rel := range append(slices.Clone(Dirs), ".git/hooks") {
-		if e, err := d.Lstat(rel); err == nil && isPlaceholder(e) {
-			_ = d.RemoveEmpty(rel)
+// Sweep removes the placeholders a run left in the folder d, and in its
+// projects (Nested's), when the engine stopped before it could (it calls
+// Sweep before any run): empty directories with PlaceholderMode at the
+// names Find makes them for.
+func Sweep(d *jailfs.Dir, projects ...string) {
+	for _, base := range append([]string{"."}, projects...) {
+		for _, rel := range append(slices.Clone(Dirs), ".git/hooks") {
+			rel = path.Join(base, rel)
+			if e, err := d.Lstat(rel); err == nil && isPlaceholder(e) {
+				_ = d.RemoveEmpty(rel)
+			}
 		}
 	}
 }

@@ -1,7 +1,9 @@
-// Package autostart manages the user's XDG autostart entry for the
-// desktop app (~/.config/autostart/senclaw.desktop): "Start at login" in
-// the dashboard's Defaults card, the tray and `senclaw autostart`. The
-// entry on disk is the state: nothing else remembers the choice, so what
+// Package autostart manages the desktop app's Start at login, an XDG
+// autostart entry.
+//
+// The entry is ~/.config/autostart/senclaw.desktop, switched by "Start at
+// login" in the dashboard's Defaults card, the tray and `senclaw autostart`.
+// The entry on disk is the state: nothing else remembers the choice, so what
 // is shown is what the session manager will do at the next login.
 package autostart
 

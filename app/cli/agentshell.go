@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,14 +13,109 @@ import (
 	"sync"
 	"time"
 
-	"github.com/senclaw/sandbox/app"
+	"github.com/spf13/cobra"
+
+	"github.com/senclaw/sandbox/app/agentshell"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/client"
 )
 
-// AgentShellOptions are the flags and the surroundings of `senclaw
+func agentShellCommand(x *invocation) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent-shell [--project DIR] [--agent NAME] [--timeout DURATION] (-c 'COMMAND LINE' [ARG0 ARGS...] | -- CMD ARGS... | nothing: an interactive shell)",
+		Short: "run a command as an agent's shell does, under the Agent shell switch",
+		Long: "With the Agent shell switch on, the command runs in the project's sandbox (agent:<name of the dir>, one per project, " +
+			"listed by senclaw ls): it may write only the project and its own /tmp, reads per the Disk read field, and gets the network " +
+			"and loopback ports of the policy; when nothing can isolate it is refused, never run unconfined. With the switch off it runs " +
+			"directly on the host with this environment (its run says isolation none). Either way it behaves as sh -c: stdin, stdout, " +
+			"stderr and the exit code pass through, output streams, a terminal inside where this one has terminals (its size follows), " +
+			"and SIGINT, SIGTERM, SIGHUP and SIGQUIT reach the command. It reads stdin while the command runs, as ssh does: give it " +
+			"< /dev/null in a `while read` loop. Exit code: the command's, 124 on timeout, 126 when refused (the reason is on stderr), " +
+			"2 for bad input. The run is recorded with source agent-shell (senclaw runs).",
+		Example: examples(
+			"senclaw agent-shell -c 'npm install && npm test'",
+			"senclaw agent-shell --project ~/src/app -- make -j4",
+			"SHELL=~/.local/share/senclaw/bin/senclaw-agent-shell some-agent   # see senclaw integrate shell",
+		),
+	}
+	fs := cmd.Flags()
+	fs.SetInterspersed(false)
+	project := fs.String("project", "", "the project `DIR` the command may write (default: the current directory)")
+	agent := fs.String("agent", "", "the agent's `NAME` for the run's record: lowercase letters, digits and dashes (claude-code, gemini-cli, shell)")
+	timeout := fs.Duration("timeout", 0, "kill the command after this `DURATION` (1s to 10m, e.g. 90s, 2m; default: the agent sandbox's 3m, 10m for an interactive shell)")
+	cmdLine := fs.StringP("command", "c", "", "the `COMMAND LINE` to run, as sh -c takes it; the arguments after it are $0, $1, ...")
+	cmd.RunE = x.action(func(args []string) int {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintln(x.io.Err, "senclaw agent-shell: the current directory:", err)
+			return ExitFailure
+		}
+		o := agentShellOptions{Project: *project, Dir: wd, Agent: *agent, Timeout: *timeout,
+			Env: x.environ(), Stdin: x.env.Stdin, Stdout: x.stdoutFile(), Stderr: x.stderrFile()}
+		if o.Project == "" {
+			o.Project = wd
+		}
+		if fs.Changed("command") {
+			o.Command, o.Args = cmdLine, args
+		} else {
+			o.Argv = args
+		}
+		if *timeout != 0 && (*timeout < time.Second || *timeout > 10*time.Minute) {
+			fmt.Fprintf(x.io.Err, "senclaw agent-shell: --timeout %s: give 1s to 10m\n", *timeout)
+			return ExitUsage
+		}
+		d, err := x.dirs()
+		if err != nil {
+			fmt.Fprintln(x.io.Err, "senclaw:", err)
+			return ExitFailure
+		}
+		// Agents run it (their hooks, SHELL): it acts as the agent token
+		// of its agent, never as the owner. The first try sends the token
+		// kept in the config dir as it is; a daemon that does not answer,
+		// or no longer takes it, is redialled and the token made again.
+		face := "agent-shell:" + cmp.Or(*agent, agentshell.Shell)
+		o.Redial = func() (*client.Client, error) {
+			c, err := x.connect(x.ctx, d, x.io.Err)
+			if err != nil {
+				return nil, err
+			}
+			return x.asAgent(c, face, "")
+		}
+		c := x.withToken(client.DialSocket(apitype.SocketPath(d.Runtime)))
+		if c.Token() == "" {
+			kept := keptToken(d.Config, face)
+			if kept == "" {
+				if c, err = o.Redial(); err != nil {
+					fmt.Fprintln(x.io.Err, "senclaw agent-shell:", err)
+					if errors.As(err, new(*engineUnavailable)) {
+						return ExitRefused
+					}
+					return exitFor(err)
+				}
+			} else {
+				c = c.WithToken(kept)
+			}
+		}
+		return agentShell(x.ctx, c, o)
+	})
+	return cmd
+}
+
+// environ is this process's environment as a map.
+func (x *invocation) environ() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// agentShellOptions are the flags and the surroundings of `senclaw
 // agent-shell`. main fills them in: it alone reads the environment and
 // the working directory.
-type AgentShellOptions struct {
+type agentShellOptions struct {
 	// Project is the directory the command may write (--project, else
 	// the working directory); Dir is the working directory itself.
 	Project, Dir string
@@ -50,13 +146,13 @@ const interactiveShell = `if command -v bash >/dev/null 2>&1; then exec bash -i;
 // terminal is given, so that programs draw it right.
 var terminalVars = []string{"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL"}
 
-// AgentShell executes `senclaw agent-shell` as sh -c would run the
+// agentShell executes `senclaw agent-shell` as sh -c would run the
 // command: stdin, stdout, stderr and the exit code passed through, output
 // streamed, a terminal inside on the descriptors that are terminals here,
 // its size kept in step, and the signals this process gets passed to the
 // command. The exit code is the command's, 124 on timeout, 126 when the
 // run was refused (the reason on stderr), 2 for bad input.
-func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int {
+func agentShell(ctx context.Context, c *client.Client, o agentShellOptions) int {
 	body := agentShellBody{ProjectDir: o.Project, Dir: o.Dir, Agent: o.Agent, HostEnv: o.Env}
 	if o.Timeout > 0 {
 		body.TimeoutMs = int(o.Timeout / time.Millisecond)
@@ -71,8 +167,8 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 	default:
 		body.Argv = []string{"/bin/sh", "-c", interactiveShell}
 		if body.TimeoutMs == 0 {
-			// A person at a shell: the longest run the engine allows.
-			body.TimeoutMs = app.MaxTimeoutMs
+			// A person at a shell: as long as a person's run at a terminal.
+			body.TimeoutMs = int(TerminalTimeout / time.Millisecond)
 		}
 	}
 	caller := newCaller(o.Stdin, o.Stdout, o.Stderr)
@@ -83,7 +179,7 @@ func AgentShell(ctx context.Context, c *client.Client, o AgentShellOptions) int 
 	// handle, and this process passes it on.
 	ctx = context.WithoutCancel(ctx)
 	sess, err := c.Attach(ctx, "/agent-shell", body)
-	if client.IsUnavailable(err) && o.Redial != nil {
+	if (client.IsUnavailable(err) || isUnauthorized(err)) && o.Redial != nil {
 		if c, err = o.Redial(); err == nil {
 			sess, err = c.Attach(ctx, "/agent-shell", body)
 		}
@@ -135,7 +231,7 @@ func newCaller(stdin, stdout, stderr *os.File) *caller {
 // terminal asks for a terminal inside on the descriptors that are
 // terminals here, of this one's size; nil when neither stdout nor stderr
 // is one.
-func (c *caller) terminal() *app.TerminalRequest {
+func (c *caller) terminal() *apitype.TerminalRequest {
 	if !slices.Contains(c.fds, 1) && !slices.Contains(c.fds, 2) {
 		return nil
 	}
@@ -143,7 +239,7 @@ func (c *caller) terminal() *app.TerminalRequest {
 	if cols == 0 || rows == 0 {
 		cols, rows = 80, 24
 	}
-	return &app.TerminalRequest{Cols: cols, Rows: rows, FDs: c.fds}
+	return &apitype.TerminalRequest{Cols: cols, Rows: rows, FDs: c.fds}
 }
 
 // drive runs the attached session as sh -c would run the command: stdin
@@ -179,17 +275,17 @@ func (c *caller) drive(sess *client.Session, name string) int {
 		for s := range sigs {
 			if s == resizeSignal {
 				if cols, rows := terminalSize(c.ttyOut); cols > 0 && rows > 0 {
-					_ = sess.Control(app.Control{Cols: cols, Rows: rows})
+					_ = sess.Control(apitype.Control{Cols: cols, Rows: rows})
 				}
 				continue
 			}
 			mu.Lock()
 			forwarded = s
 			mu.Unlock()
-			_ = sess.Control(app.Control{Signal: forwardedSignals[s]})
+			_ = sess.Control(apitype.Control{Signal: forwardedSignals[s]})
 		}
 	}()
-	started := func(rec app.RunRecord) {
+	started := func(rec apitype.RunRecord) {
 		if rec.Terminal && slices.Contains(c.fds, 0) {
 			if r, err := makeRaw(c.stdin); err == nil {
 				restore = r
@@ -231,15 +327,15 @@ func (c *caller) drive(sess *client.Session, name string) int {
 
 // agentShellBody is the body of POST /agent-shell.
 type agentShellBody struct {
-	ProjectDir string               `json:"projectDir"`
-	Dir        string               `json:"dir,omitempty"`
-	Command    string               `json:"command,omitempty"`
-	Argv       []string             `json:"argv,omitempty"`
-	TimeoutMs  int                  `json:"timeoutMs,omitempty"`
-	Env        map[string]string    `json:"env,omitempty"`
-	HostEnv    map[string]string    `json:"hostEnv,omitempty"`
-	Agent      string               `json:"agent,omitempty"`
-	Terminal   *app.TerminalRequest `json:"terminal,omitempty"`
+	ProjectDir string                   `json:"projectDir"`
+	Dir        string                   `json:"dir,omitempty"`
+	Command    string                   `json:"command,omitempty"`
+	Argv       []string                 `json:"argv,omitempty"`
+	TimeoutMs  int                      `json:"timeoutMs,omitempty"`
+	Env        map[string]string        `json:"env,omitempty"`
+	HostEnv    map[string]string        `json:"hostEnv,omitempty"`
+	Agent      string                   `json:"agent,omitempty"`
+	Terminal   *apitype.TerminalRequest `json:"terminal,omitempty"`
 }
 
 // pumpStdin copies the caller's stdin to the session, then says it ended.

@@ -9,8 +9,8 @@ import (
 
 // grid is a table that fits the terminal: rows come in as tab-separated
 // lines (row writes them), and Flush prints them in aligned columns. When
-// the table is wider than IO.Width, the widest columns are cut, with an
-// ellipsis, until it fits; IO.Wide (--wide) and --json show everything.
+// the table is wider than streams.Width, the widest columns are cut, with an
+// ellipsis, until it fits; streams.Wide (--wide) and --json show everything.
 type grid struct {
 	w     io.Writer
 	width int // 0: no limit
@@ -18,7 +18,7 @@ type grid struct {
 }
 
 // table starts a table for io's terminal.
-func table(io IO) *grid {
+func table(io streams) *grid {
 	g := &grid{w: io.Out}
 	if !io.Wide {
 		g.width = io.Width

@@ -40,7 +40,7 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			tw := table(IO{Out: &out, Width: tc.width, Wide: tc.wide})
+			tw := table(streams{Out: &out, Width: tc.width, Wide: tc.wide})
 			row(tw, "RUN", "SOURCE", "COMMAND")
 			row(tw, "r18ed151a904b1c2c5608", "cli", long)
 			row(tw, "r2", "mcp\x1b[8m", "short")

@@ -2,65 +2,90 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/senclaw/sandbox/app/agentshell"
-	"github.com/senclaw/sandbox/app/client"
 )
 
-// HookOptions are what `senclaw hook AGENT` is given.
-type HookOptions struct {
-	Agent string
-	// ProjectDir is the agent's project root from its environment.
-	ProjectDir string
-	// Senclaw is this binary's absolute path.
-	Senclaw string
-	// Connect reaches the daemon (starting one when none answers).
-	Connect func(ctx context.Context) (*client.Client, error)
-	Stdin   io.Reader
-	IO      IO
+func integrateCommand(x *invocation) *cobra.Command {
+	verb := func(agent, summary, where string, example ...string) *cobra.Command {
+		cmd := &cobra.Command{
+			Use: agent + " [--user | --project DIR] [--remove] [--dry-run] [--yes]", Short: summary,
+			Long:    where + " It shows the change first, keeps the file's other content, does nothing when already installed, and --remove undoes it: the file as it was before, byte for byte (or no file, if the install made it) when nothing else changed it since; otherwise senclaw's hook alone goes. senclaw policy shows where integrations are installed.",
+			Example: examples(example...),
+		}
+		fs := cmd.Flags()
+		user := fs.Bool("user", false, "install for every project of this user (the default)")
+		project := fs.String("project", "", "install for the project `DIR` only")
+		remove := fs.Bool("remove", false, "remove the integration")
+		dryRun := fs.Bool("dry-run", false, "show the change and write nothing")
+		yes := fs.Bool("yes", false, "do not ask before writing (asked only on a terminal)")
+		cmd.RunE = x.action(func(args []string) int {
+			if len(args) > 0 {
+				fmt.Fprintf(x.io.Err, "senclaw integrate %s: unexpected arguments %q\n", agent, args)
+				return ExitUsage
+			}
+			if *user && *project != "" {
+				fmt.Fprintf(x.io.Err, "senclaw integrate %s: give --user or --project DIR, not both\n", agent)
+				return ExitUsage
+			}
+			d, err := x.dirs()
+			if err != nil {
+				fmt.Fprintln(x.io.Err, "senclaw:", err)
+				return ExitFailure
+			}
+			self := selfPath()
+			if self == "" {
+				fmt.Fprintln(x.io.Err, "senclaw integrate: cannot find this senclaw executable's path")
+				return ExitFailure
+			}
+			o := integrateOptions{Agent: agent, Home: d.Home, DataDir: d.Data, Senclaw: self, Remove: *remove, DryRun: *dryRun}
+			if *project != "" {
+				if o.Project, err = filepath.Abs(*project); err != nil {
+					fmt.Fprintln(x.io.Err, "senclaw integrate:", err)
+					return ExitUsage
+				}
+			}
+			if !*yes && isTerminal(x.env.Stdin) {
+				o.Confirm = askYes(x.env.Stdin, x.io.Out)
+			}
+			return integrate(o, x.io)
+		})
+		return cmd
+	}
+	cmd := &cobra.Command{
+		Use:   "integrate claude-code|gemini-cli|shell [--user | --project DIR] [--remove]",
+		Short: "turn an agent's shell over to the agent shell (claude-code, gemini-cli, shell)",
+		Long:  "Once integrated, the agent's shell commands go through senclaw agent-shell, and the Agent shell switch (senclaw policy, the tray, the dashboard) decides where they run: sandboxed in the project, or directly on the host.",
+		Example: examples(
+			"senclaw integrate claude-code",
+			"senclaw integrate gemini-cli --project ~/src/app --remove",
+		),
+		RunE: verbs,
+	}
+	cmd.AddCommand(
+		verb(agentshell.ClaudeCode, "add senclaw's PreToolUse hook for the Bash tool to Claude Code's settings",
+			"Edits ~/.claude/settings.json (--user) or DIR/.claude/settings.local.json (--project DIR, the file Claude Code keeps out of git).",
+			"senclaw integrate claude-code", "senclaw integrate claude-code --project . --remove"),
+		verb(agentshell.GeminiCLI, "add senclaw's BeforeTool hook for run_shell_command to Gemini CLI's settings",
+			"Edits ~/.gemini/settings.json (--user) or DIR/.gemini/settings.json (--project DIR), and turns on Gemini CLI's switch for hooks (tools.enableHooks; hooksConfig.enabled where it was off).",
+			"senclaw integrate gemini-cli", "senclaw integrate gemini-cli --dry-run"),
+		verb(agentshell.Shell, "write the senclaw-agent-shell wrapper, for programs that run $SHELL",
+			"Writes the wrapper into bin/ of senclaw's data dir; set SHELL to it for any agent or tool that runs its commands with $SHELL -c.",
+			"senclaw integrate shell", "senclaw integrate shell --remove"),
+	)
+	return cmd
 }
 
-// Hook executes `senclaw hook AGENT`: it reads the hook's JSON on stdin
-// and prints the agent's answer, rewriting the shell tool's command to
-// run through the agent shell, or denying it with the reason when the
-// agent shell would refuse it or the engine cannot be reached. It exits
-// 0 whenever it answered (the answer says allow or deny).
-func Hook(ctx context.Context, o HookOptions) int {
-	input, err := io.ReadAll(io.LimitReader(o.Stdin, agentshell.MaxHookInput))
-	if err != nil {
-		fmt.Fprintln(o.IO.Err, "senclaw hook:", err)
-		return ExitFailure
-	}
-	check := func(ctx context.Context, dir string) (string, error) {
-		c, err := o.Connect(ctx)
-		if err != nil {
-			return "", fmt.Errorf("%w (%v)", agentshell.ErrUnreachable, err)
-		}
-		iso, err := c.AgentShellCheck(ctx, dir)
-		if client.IsUnavailable(err) {
-			return "", fmt.Errorf("%w (%v)", agentshell.ErrUnreachable, err)
-		}
-		return iso, err
-	}
-	out, err := agentshell.Hook(ctx, agentshell.HookRequest{Agent: o.Agent, Input: input, ProjectDir: o.ProjectDir, Senclaw: o.Senclaw, Check: check})
-	if err != nil {
-		fmt.Fprintln(o.IO.Err, "senclaw hook:", err)
-		return ExitUsage
-	}
-	if out != nil {
-		fmt.Fprintln(o.IO.Out, string(out))
-	}
-	return 0
-}
-
-// IntegrateOptions are the flags of `senclaw integrate AGENT`.
-type IntegrateOptions struct {
+// integrateOptions are the flags of `senclaw integrate AGENT`.
+type integrateOptions struct {
 	Agent string
 	// Home and Project choose the settings file: the user's (Project
 	// "") or the project's.
@@ -73,10 +98,10 @@ type IntegrateOptions struct {
 	Confirm func(question string) bool
 }
 
-// Integrate executes `senclaw integrate AGENT`: it shows the change to
+// integrate executes `senclaw integrate AGENT`: it shows the change to
 // the agent's settings file (or the wrapper), then makes it. Running it
 // again changes nothing; --remove undoes it.
-func Integrate(o IntegrateOptions, io IO) int {
+func integrate(o integrateOptions, io streams) int {
 	var c agentshell.Change
 	var err error
 	switch o.Agent {
@@ -94,6 +119,10 @@ func Integrate(o IntegrateOptions, io IO) int {
 		fmt.Fprintln(io.Err, "senclaw integrate:", err)
 		return ExitFailure
 	}
+	if o.Remove && o.Agent != agentshell.Shell {
+		// As the install found the file, when nothing changed it since.
+		agentshell.Undo(o.DataDir, &c)
+	}
 	verb := "install"
 	if o.Remove {
 		verb = "remove"
@@ -106,7 +135,11 @@ func Integrate(o IntegrateOptions, io IO) int {
 		fmt.Fprintf(io.Out, "senclaw's %s integration %s %s; nothing to change\n", o.Agent, state, c.Target.Path)
 		return 0
 	}
-	fmt.Fprintf(io.Out, "To %s the %s integration, senclaw changes %s:\n", verb, o.Agent, c.Target.Path)
+	if c.Delete {
+		fmt.Fprintf(io.Out, "To %s the %s integration, senclaw removes %s:\n", verb, o.Agent, c.Target.Path)
+	} else {
+		fmt.Fprintf(io.Out, "To %s the %s integration, senclaw changes %s:\n", verb, o.Agent, c.Target.Path)
+	}
 	writeDiff(io.Out, c.Before, c.After)
 	for _, n := range c.Notes {
 		fmt.Fprintln(io.Out, "note:", n)
@@ -119,6 +152,7 @@ func Integrate(o IntegrateOptions, io IO) int {
 		fmt.Fprintln(io.Out, "Nothing was written.")
 		return ExitFailure
 	}
+	_, statErr := os.Lstat(filepath.Dir(c.Target.Path))
 	if o.Agent == agentshell.Shell {
 		err = agentshell.ApplyWrapper(c)
 	} else {
@@ -127,6 +161,15 @@ func Integrate(o IntegrateOptions, io IO) int {
 	if err != nil {
 		fmt.Fprintln(io.Err, "senclaw integrate:", err)
 		return ExitFailure
+	}
+	switch {
+	case o.Agent == agentshell.Shell:
+	case o.Remove:
+		agentshell.Forget(o.DataDir, c.Target)
+	default:
+		if err := agentshell.Remember(o.DataDir, c, statErr == nil); err != nil {
+			fmt.Fprintf(io.Err, "senclaw integrate: note: the file as it was could not be kept (%v): --remove will take out senclaw's hook alone, not put the file back byte for byte\n", err)
+		}
 	}
 	switch {
 	case o.Remove:
@@ -174,8 +217,8 @@ func lines(data []byte) []string {
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
-// AskYes asks question on a terminal and reads y or yes.
-func AskYes(in *os.File, out io.Writer) func(string) bool {
+// askYes asks question on a terminal and reads y or yes.
+func askYes(in *os.File, out io.Writer) func(string) bool {
 	return func(q string) bool {
 		fmt.Fprintf(out, "%s [y/N] ", q)
 		line, err := bufio.NewReader(in).ReadString('\n')
@@ -186,6 +229,3 @@ func AskYes(in *os.File, out io.Writer) func(string) bool {
 		return l == "y" || l == "yes"
 	}
 }
-
-// IsTerminal reports whether f is a terminal (an interactive caller).
-func IsTerminal(f *os.File) bool { return isTerminal(f) }

@@ -18,3 +18,6 @@ var forwardedSignals = map[os.Signal]string{os.Interrupt: "INT"}
 var resizeSignal os.Signal
 
 func signalNumber(os.Signal) int { return -1 }
+
+// readHidden is never called here: isTerminal is false.
+func readHidden(*os.File) ([]byte, error) { return nil, errors.New("no terminal support here") }

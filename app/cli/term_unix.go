@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bufio"
 	"os"
 	"os/signal"
 	"syscall"
@@ -70,4 +71,25 @@ func signalNumber(s os.Signal) int {
 		return int(n)
 	}
 	return -1
+}
+
+// readHidden reads one line from the terminal f without echoing it.
+func readHidden(f *os.File) ([]byte, error) {
+	fd := int(f.Fd())
+	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	if err != nil {
+		return nil, err
+	}
+	quiet := *old
+	quiet.Lflag &^= unix.ECHO
+	quiet.Lflag |= unix.ICANON
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &quiet); err != nil {
+		return nil, err
+	}
+	defer unix.IoctlSetTermios(fd, ioctlSetTermios, old)
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && line == "" {
+		return nil, err
+	}
+	return []byte(line), nil
 }

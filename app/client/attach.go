@@ -9,9 +9,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/agentshell"
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/attach"
 )
 
@@ -67,7 +66,7 @@ func (s *Session) Stdin(p []byte) error { return s.w.Frame(attach.FrameStdin, p)
 func (s *Session) CloseStdin() error { return s.w.Frame(attach.FrameStdinEOF, nil) }
 
 // Control sends a terminal size or a signal.
-func (s *Session) Control(c app.Control) error { return s.w.JSON(attach.FrameControl, c) }
+func (s *Session) Control(c apitype.Control) error { return s.w.JSON(attach.FrameControl, c) }
 
 // Close ends the session; a run still going is killed.
 func (s *Session) Close() error { return s.conn.Close() }
@@ -77,12 +76,12 @@ type Events struct {
 	// Stdout and Stderr get the output as it comes.
 	Stdout, Stderr io.Writer
 	// Started is called once the command started, with its record so far.
-	Started func(app.RunRecord)
+	Started func(apitype.RunRecord)
 }
 
 // Wait reads the run's frames until its result, which it returns: the
 // reply, or the run's error as an *Error (Refused for a refusal).
-func (s *Session) Wait(ev Events) (*api.RunReply, error) {
+func (s *Session) Wait(ev Events) (*apitype.RunReply, error) {
 	for {
 		typ, payload, err := s.r.Next()
 		if err != nil {
@@ -101,14 +100,14 @@ func (s *Session) Wait(ev Events) (*api.RunReply, error) {
 				_, _ = ev.Stderr.Write(payload)
 			}
 		case attach.FrameStarted:
-			var rec app.RunRecord
+			var rec apitype.RunRecord
 			if ev.Started != nil && json.Unmarshal(payload, &rec) == nil {
 				ev.Started(rec)
 			}
 		case attach.FrameResult:
 			var out struct {
-				Result *api.RunReply    `json:"result"`
-				Error  *json.RawMessage `json:"error"`
+				Result *apitype.RunReply `json:"result"`
+				Error  *json.RawMessage  `json:"error"`
 			}
 			if err := json.Unmarshal(payload, &out); err != nil {
 				return nil, fmt.Errorf("reading the run's result: %w", err)

@@ -25,12 +25,12 @@ type Client struct {
 	http  *http.Client
 }
 
-// DialSocket returns a client of the API on the Unix socket at path.
+// DialSocket returns a client of the API on the Unix socket at path; each
+// connection is checked before anything is sent (DialUnix).
 func DialSocket(path string) *Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			return DialUnix(ctx, path)
 		},
 		MaxIdleConnsPerHost: 16,
 	}
@@ -46,7 +46,7 @@ func DialSocket(path string) *Client {
 // ReadHeaderTimeout, and all of them when it restarts, and a request sent
 // on a connection closed so fails with no dial to retry).
 func ConnectSocket(path string, timeout time.Duration) (*Client, error) {
-	conn, err := net.DialTimeout("unix", path, timeout)
+	conn, err := dialTimeout(path, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +70,7 @@ func ConnectSocket(path string, timeout time.Duration) (*Client, error) {
 				stale.Stop()
 				return c, nil
 			}
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			return DialUnix(ctx, path)
 		},
 		MaxIdleConnsPerHost: 16,
 	}
@@ -127,6 +126,11 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 }
 
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	if p, _, _ := strings.Cut(path, "?"); strings.Contains(p, "//") || strings.HasSuffix(p, "/") {
+		// An empty id ("/runs//log"): the engine would answer for some
+		// other route, or 405.
+		return nil, &Error{Status: http.StatusBadRequest, Message: "no id given"}
+	}
 	var rd io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)

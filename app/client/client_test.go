@@ -8,13 +8,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestConnectSocketMakesOneConnection: the connection ConnectSocket makes
 // to see that a daemon listens carries the first request (the CLI made a
 // second one for it), and a client whose connection went away dials anew.
 func TestConnectSocketMakesOneConnection(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "api.sock")
+	sock := filepath.Join(testutil.PrivateDir(t), "api.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestConnectSocketMakesOneConnection(t *testing.T) {
 		t.Fatalf("three requests, one after a close, took %d connections, want 2", n)
 	}
 
-	if _, err := ConnectSocket(filepath.Join(t.TempDir(), "none.sock"), time.Second); err == nil {
+	if _, err := ConnectSocket(filepath.Join(testutil.PrivateDir(t), "none.sock"), time.Second); err == nil {
 		t.Fatal("ConnectSocket to a socket nobody listens on succeeded")
 	}
 }
@@ -83,7 +85,7 @@ func TestConnectSocketFirstRequestLate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sock := filepath.Join(t.TempDir(), "api.sock")
+			sock := filepath.Join(testutil.PrivateDir(t), "api.sock")
 			stop := serveOK(t, sock)
 			c, err := ConnectSocket(sock, time.Second)
 			if err != nil {

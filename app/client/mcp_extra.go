@@ -6,8 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -24,16 +23,16 @@ func (c *Client) CodeLanguages(ctx context.Context) ([]string, error) {
 }
 
 // FsModeList lists the fs modes with their labels (GET /fs-modes).
-func (c *Client) FsModeList(ctx context.Context) ([]app.FsModeInfo, error) {
+func (c *Client) FsModeList(ctx context.Context) ([]apitype.FsModeInfo, error) {
 	var out struct {
-		FsModes []app.FsModeInfo `json:"fsModes"`
+		FsModes []apitype.FsModeInfo `json:"fsModes"`
 	}
 	return out.FsModes, c.Do(ctx, http.MethodGet, "/fs-modes", nil, nil, &out)
 }
 
 // SandboxStats reads what runs in a sandbox now (GET .../stats).
-func (c *Client) SandboxStats(ctx context.Context, id string) (*app.Stats, error) {
-	var out app.Stats
+func (c *Client) SandboxStats(ctx context.Context, id string) (*apitype.Stats, error) {
+	var out apitype.Stats
 	return &out, c.Do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/stats", nil, nil, &out)
 }
 
@@ -57,7 +56,7 @@ func (c *Client) KillProcesses(ctx context.Context, id string, pid int) (*KillRe
 }
 
 // FsModeReply is the answer of POST .../fs-mode.
-type FsModeReply = api.FsModeReply
+type FsModeReply = apitype.FsModeReply
 
 // ChangeFsMode changes what a sandbox may read, with the typed answer.
 func (c *Client) ChangeFsMode(ctx context.Context, id, mode string) (*FsModeReply, error) {

@@ -10,8 +10,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/senclaw/sandbox/app/api"
-	"github.com/senclaw/sandbox/app/spaceapps"
+	"github.com/senclaw/sandbox/app/apitype"
 )
 
 // The Space Apps routes (/api/space/apps/, app/spaceapps).
@@ -21,14 +20,14 @@ func appPath(id string, rest string) string {
 }
 
 // Apps lists the Space Apps with the overview.
-func (c *Client) Apps(ctx context.Context) (*api.AppList, error) {
-	var out api.AppList
+func (c *Client) Apps(ctx context.Context) (*apitype.AppList, error) {
+	var out apitype.AppList
 	return &out, c.Do(ctx, http.MethodGet, "/api/space/apps", nil, nil, &out)
 }
 
 // RegisterApp registers (or updates) the app in a folder.
-func (c *Client) RegisterApp(ctx context.Context, req spaceapps.RegisterRequest) (*spaceapps.RegisterReply, error) {
-	var out spaceapps.RegisterReply
+func (c *Client) RegisterApp(ctx context.Context, req apitype.AppRegisterRequest) (*apitype.AppRegisterReply, error) {
+	var out apitype.AppRegisterReply
 	return &out, c.Do(ctx, http.MethodPost, "/api/space/apps", nil, req, &out)
 }
 
@@ -42,28 +41,28 @@ func (c *Client) RemoveApp(ctx context.Context, id string, purge bool) (string, 
 }
 
 // StartApp starts an app, waiting for its health check when wait.
-func (c *Client) StartApp(ctx context.Context, id string, wait bool) (*spaceapps.StartReply, error) {
-	var out spaceapps.StartReply
+func (c *Client) StartApp(ctx context.Context, id string, wait bool) (*apitype.AppStartReply, error) {
+	var out apitype.AppStartReply
 	return &out, c.Do(ctx, http.MethodPost, appPath(id, "/start"), url.Values{"wait": {strconv.FormatBool(wait)}}, nil, &out)
 }
 
 // RestartApp stops an app gracefully and starts it again.
-func (c *Client) RestartApp(ctx context.Context, id string, wait bool) (*spaceapps.StartReply, error) {
-	var out spaceapps.StartReply
+func (c *Client) RestartApp(ctx context.Context, id string, wait bool) (*apitype.AppStartReply, error) {
+	var out apitype.AppStartReply
 	return &out, c.Do(ctx, http.MethodPost, appPath(id, "/restart"), url.Values{"wait": {strconv.FormatBool(wait)}}, nil, &out)
 }
 
 // StopApp stops an app as a person asks.
-func (c *Client) StopApp(ctx context.Context, id string) (*spaceapps.AppView, error) {
+func (c *Client) StopApp(ctx context.Context, id string) (*apitype.AppView, error) {
 	var out struct {
-		App *spaceapps.AppView `json:"app"`
+		App *apitype.AppView `json:"app"`
 	}
 	return out.App, c.Do(ctx, http.MethodPost, appPath(id, "/stop"), nil, nil, &out)
 }
 
 // AppRuntime reads what an app runs now.
-func (c *Client) AppRuntime(ctx context.Context, id string) (*spaceapps.Runtime, error) {
-	var out spaceapps.Runtime
+func (c *Client) AppRuntime(ctx context.Context, id string) (*apitype.AppRuntime, error) {
+	var out apitype.AppRuntime
 	return &out, c.Do(ctx, http.MethodGet, appPath(id, "/runtime"), nil, nil, &out)
 }
 
@@ -76,8 +75,8 @@ func logQuery(limit int) url.Values {
 }
 
 // AppLogs reads the end of an app's log (limit bytes; 0 is the default).
-func (c *Client) AppLogs(ctx context.Context, id string, limit int) (*spaceapps.LogChunk, error) {
-	var out spaceapps.LogChunk
+func (c *Client) AppLogs(ctx context.Context, id string, limit int) (*apitype.AppLogChunk, error) {
+	var out apitype.AppLogChunk
 	return &out, c.Do(ctx, http.MethodGet, appPath(id, "/logs"), logQuery(limit), nil, &out)
 }
 
@@ -115,19 +114,19 @@ func (c *Client) ClearAppLogs(ctx context.Context, id string) error {
 }
 
 // AppSandbox reads an app's sandbox configuration.
-func (c *Client) AppSandbox(ctx context.Context, id string) (*spaceapps.SandboxView, error) {
-	var out spaceapps.SandboxView
+func (c *Client) AppSandbox(ctx context.Context, id string) (*apitype.AppSandboxView, error) {
+	var out apitype.AppSandboxView
 	return &out, c.Do(ctx, http.MethodGet, appPath(id, "/sandbox"), nil, nil, &out)
 }
 
 // SetAppSandbox changes an app's sandbox configuration.
-func (c *Client) SetAppSandbox(ctx context.Context, id string, p spaceapps.SandboxPatch) (*spaceapps.SandboxReply, error) {
-	var out spaceapps.SandboxReply
+func (c *Client) SetAppSandbox(ctx context.Context, id string, p apitype.AppSandboxPatch) (*apitype.AppSandboxReply, error) {
+	var out apitype.AppSandboxReply
 	return &out, c.Do(ctx, http.MethodPut, appPath(id, "/sandbox"), nil, p, &out)
 }
 
 // AppIsolation reads an app's effective isolation.
-func (c *Client) AppIsolation(ctx context.Context, id string) (*spaceapps.IsolationView, error) {
-	var out spaceapps.IsolationView
+func (c *Client) AppIsolation(ctx context.Context, id string) (*apitype.AppIsolation, error) {
+	var out apitype.AppIsolation
 	return &out, c.Do(ctx, http.MethodGet, appPath(id, "/isolation"), nil, nil, &out)
 }

@@ -8,20 +8,19 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/backends"
 )
 
 // Status reads GET /status.
-func (c *Client) Status(ctx context.Context) (*api.Status, error) {
-	var s api.Status
+func (c *Client) Status(ctx context.Context) (*apitype.Status, error) {
+	var s apitype.Status
 	return &s, c.Do(ctx, http.MethodGet, "/status", nil, nil, &s)
 }
 
 // Caps reads the capabilities, probing again when refresh.
-func (c *Client) Caps(ctx context.Context, refresh bool) (*app.Capabilities, error) {
-	var caps app.Capabilities
+func (c *Client) Caps(ctx context.Context, refresh bool) (*apitype.Capabilities, error) {
+	var caps apitype.Capabilities
 	q := url.Values{}
 	if refresh {
 		q.Set("refresh", "1")
@@ -30,31 +29,31 @@ func (c *Client) Caps(ctx context.Context, refresh bool) (*app.Capabilities, err
 }
 
 // Sandboxes lists the sandboxes.
-func (c *Client) Sandboxes(ctx context.Context) ([]app.Sandbox, error) {
+func (c *Client) Sandboxes(ctx context.Context) ([]apitype.Sandbox, error) {
 	var out struct {
-		Sandboxes []app.Sandbox `json:"sandboxes"`
+		Sandboxes []apitype.Sandbox `json:"sandboxes"`
 	}
 	return out.Sandboxes, c.Do(ctx, http.MethodGet, "/sandboxes", nil, nil, &out)
 }
 
 // SandboxReply is the answer of create and update.
-type SandboxReply = api.SandboxReply
+type SandboxReply = apitype.SandboxReply
 
 // Create creates a sandbox.
-func (c *Client) Create(ctx context.Context, cfg app.SandboxConfig) (*SandboxReply, error) {
+func (c *Client) Create(ctx context.Context, cfg apitype.SandboxConfig) (*SandboxReply, error) {
 	var out SandboxReply
 	return &out, c.Do(ctx, http.MethodPost, "/sandboxes", nil, cfg, &out)
 }
 
 // Update changes a sandbox.
-func (c *Client) Update(ctx context.Context, id string, cfg app.SandboxConfig) (*SandboxReply, error) {
+func (c *Client) Update(ctx context.Context, id string, cfg apitype.SandboxConfig) (*SandboxReply, error) {
 	var out SandboxReply
 	return &out, c.Do(ctx, http.MethodPatch, "/sandboxes/"+url.PathEscape(id), nil, cfg, &out)
 }
 
 // Sandbox reads one sandbox.
-func (c *Client) Sandbox(ctx context.Context, id string) (*app.Sandbox, error) {
-	var sb app.Sandbox
+func (c *Client) Sandbox(ctx context.Context, id string) (*apitype.Sandbox, error) {
+	var sb apitype.Sandbox
 	return &sb, c.Do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id), nil, nil, &sb)
 }
 
@@ -106,7 +105,7 @@ type RunBody struct {
 // sandbox's timeout and env, when set, apply unless the run sets its own.
 type RunOnceBody struct {
 	RunBody
-	Sandbox app.SandboxConfig
+	Sandbox apitype.SandboxConfig
 }
 
 // MarshalJSON flattens the run and the sandbox config into one object, as
@@ -141,7 +140,7 @@ func (b RunOnceBody) MarshalJSON() ([]byte, error) {
 
 // Exec runs a command (or code, with path "/run") in sandbox id; onOutput,
 // when set, receives the output as it comes.
-func (c *Client) Exec(ctx context.Context, id string, body RunBody, onOutput func(stream, data string)) (*api.RunReply, error) {
+func (c *Client) Exec(ctx context.Context, id string, body RunBody, onOutput func(stream, data string)) (*apitype.RunReply, error) {
 	path := "/sandboxes/" + url.PathEscape(id) + "/exec"
 	if body.Language != "" || body.Code != "" {
 		path = "/sandboxes/" + url.PathEscape(id) + "/run"
@@ -150,28 +149,37 @@ func (c *Client) Exec(ctx context.Context, id string, body RunBody, onOutput fun
 }
 
 // RunOnce runs in a throwaway sandbox.
-func (c *Client) RunOnce(ctx context.Context, body RunOnceBody, onOutput func(stream, data string)) (*api.RunReply, error) {
+func (c *Client) RunOnce(ctx context.Context, body RunOnceBody, onOutput func(stream, data string)) (*apitype.RunReply, error) {
 	return c.run(ctx, "/run-once", body, onOutput)
 }
 
-func (c *Client) run(ctx context.Context, path string, body any, onOutput func(stream, data string)) (*api.RunReply, error) {
-	var out api.RunReply
+func (c *Client) run(ctx context.Context, path string, body any, onOutput func(stream, data string)) (*apitype.RunReply, error) {
+	var out apitype.RunReply
 	if onOutput != nil {
 		return &out, c.Stream(ctx, path, body, onOutput, &out)
 	}
 	return &out, c.Do(ctx, http.MethodPost, path, nil, body, &out)
 }
 
+// InstallBody is the body of install: packages of a manager (pip, npm
+// or apt) to install into a sandbox.
+type InstallBody struct {
+	Manager   string   `json:"manager"`
+	Packages  []string `json:"packages"`
+	TimeoutMs int      `json:"timeoutMs,omitempty"`
+	Source    string   `json:"source,omitempty"`
+}
+
 // Install installs packages into a sandbox; onOutput, when set, receives
 // the installer's output as it comes.
-func (c *Client) Install(ctx context.Context, id string, req app.InstallRequest, onOutput func(stream, data string)) (*api.RunReply, error) {
+func (c *Client) Install(ctx context.Context, id string, req InstallBody, onOutput func(stream, data string)) (*apitype.RunReply, error) {
 	return c.run(ctx, "/sandboxes/"+url.PathEscape(id)+"/install", req, onOutput)
 }
 
 // Runs lists recent runs.
-func (c *Client) Runs(ctx context.Context, sandboxID string, limit int) ([]app.RunRecord, error) {
+func (c *Client) Runs(ctx context.Context, sandboxID string, limit int) ([]apitype.RunRecord, error) {
 	var out struct {
-		Runs []app.RunRecord `json:"runs"`
+		Runs []apitype.RunRecord `json:"runs"`
 	}
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if sandboxID != "" {
@@ -181,46 +189,46 @@ func (c *Client) Runs(ctx context.Context, sandboxID string, limit int) ([]app.R
 }
 
 // Run reads one run record.
-func (c *Client) Run(ctx context.Context, id string) (*app.RunRecord, error) {
-	var r app.RunRecord
+func (c *Client) Run(ctx context.Context, id string) (*apitype.RunRecord, error) {
+	var r apitype.RunRecord
 	return &r, c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, nil, &r)
 }
 
 // Policy reads the exec policy.
-func (c *Client) Policy(ctx context.Context) (*app.ExecPolicy, error) {
-	var p app.ExecPolicy
+func (c *Client) Policy(ctx context.Context) (*apitype.ExecPolicy, error) {
+	var p apitype.ExecPolicy
 	return &p, c.Do(ctx, http.MethodGet, "/exec-policy", nil, nil, &p)
 }
 
 // SetPolicy saves the exec policy.
-func (c *Client) SetPolicy(ctx context.Context, p app.ExecPolicy) (*app.ExecPolicy, error) {
-	var out app.ExecPolicy
+func (c *Client) SetPolicy(ctx context.Context, p apitype.ExecPolicy) (*apitype.ExecPolicy, error) {
+	var out apitype.ExecPolicy
 	return &out, c.Do(ctx, http.MethodPut, "/exec-policy", nil, p, &out)
 }
 
 // Settings reads the settings.
-func (c *Client) Settings(ctx context.Context) (*app.Settings, error) {
-	var s app.Settings
+func (c *Client) Settings(ctx context.Context) (*apitype.Settings, error) {
+	var s apitype.Settings
 	return &s, c.Do(ctx, http.MethodGet, "/settings", nil, nil, &s)
 }
 
 // SetSettings merges the given fields into the settings.
-func (c *Client) SetSettings(ctx context.Context, patch map[string]any) (*app.Settings, error) {
-	var out app.Settings
+func (c *Client) SetSettings(ctx context.Context, patch map[string]any) (*apitype.Settings, error) {
+	var out apitype.Settings
 	return &out, c.Do(ctx, http.MethodPut, "/settings", nil, patch, &out)
 }
 
 // Files lists a folder of a sandbox.
-func (c *Client) Files(ctx context.Context, id, path string) ([]app.FileEntry, error) {
+func (c *Client) Files(ctx context.Context, id, path string) ([]apitype.FileEntry, error) {
 	var out struct {
-		Entries []app.FileEntry `json:"entries"`
+		Entries []apitype.FileEntry `json:"entries"`
 	}
 	return out.Entries, c.Do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/files", url.Values{"path": {path}}, nil, &out)
 }
 
 // ReadFile reads a file of a sandbox.
-func (c *Client) ReadFile(ctx context.Context, id, path string, base64 bool) (*app.FileContent, error) {
-	var out app.FileContent
+func (c *Client) ReadFile(ctx context.Context, id, path string, base64 bool) (*apitype.FileContent, error) {
+	var out apitype.FileContent
 	q := url.Values{"path": {path}}
 	if base64 {
 		q.Set("encoding", "base64")
@@ -238,8 +246,8 @@ func (c *Client) WriteFile(ctx context.Context, id, path, content, encoding stri
 }
 
 // AddMount mounts a host folder into a sandbox.
-func (c *Client) AddMount(ctx context.Context, id string, m backends.Mount) (*app.MountResult, error) {
-	var out app.MountResult
+func (c *Client) AddMount(ctx context.Context, id string, m backends.Mount) (*apitype.MountResult, error) {
+	var out apitype.MountResult
 	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/mounts", nil, m, &out)
 }
 
@@ -255,17 +263,22 @@ func (c *Client) SetFsMode(ctx context.Context, id, mode string) (map[string]any
 }
 
 // SetPorts replaces a sandbox's port rules.
-func (c *Client) SetPorts(ctx context.Context, id string, listen, connect, loopback []int) (*app.PortsResult, error) {
-	var out app.PortsResult
+func (c *Client) SetPorts(ctx context.Context, id string, listen, connect, loopback []int) (*apitype.PortsResult, error) {
+	var out apitype.PortsResult
 	body := map[string][]int{"listen": listen, "connect": connect, "loopback": loopback}
 	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/ports", nil, body, &out)
 }
 
-// SetPortRules replaces a sandbox's port rules and domain lists.
-func (c *Client) SetPortRules(ctx context.Context, id string, r backends.PortRules) (*app.PortsResult, error) {
-	var out app.PortsResult
+// SetPortRules replaces a sandbox's port rules, domain lists and HTTP
+// rules.
+func (c *Client) SetPortRules(ctx context.Context, id string, r backends.PortRules) (*apitype.PortsResult, error) {
+	var out apitype.PortsResult
+	rules := r.AllowHTTP
+	if rules == nil {
+		rules = []backends.HTTPRule{}
+	}
 	body := map[string]any{"listen": orNoInts(r.Listen), "connect": orNoInts(r.Connect), "loopback": orNoInts(r.Loopback),
-		"domains": orNoNames(r.Domains), "denyDomains": orNoNames(r.DenyDomains)}
+		"domains": orNoNames(r.Domains), "denyDomains": orNoNames(r.DenyDomains), "allowHttp": rules}
 	return &out, c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/ports", nil, body, &out)
 }
 
@@ -301,9 +314,9 @@ func (c *Client) StopDaemon(ctx context.Context) error {
 }
 
 // BackgroundRuns lists the background runs going on now.
-func (c *Client) BackgroundRuns(ctx context.Context) ([]app.RunRecord, error) {
+func (c *Client) BackgroundRuns(ctx context.Context) ([]apitype.RunRecord, error) {
 	var out struct {
-		Runs []app.RunRecord `json:"runs"`
+		Runs []apitype.RunRecord `json:"runs"`
 	}
 	return out.Runs, c.Do(ctx, http.MethodGet, "/runs", url.Values{"state": {"running"}}, nil, &out)
 }
@@ -316,17 +329,21 @@ func (c *Client) KillRun(ctx context.Context, id string) (killed bool, err error
 	return out.Killed, c.Do(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/kill", nil, nil, &out)
 }
 
-// RunLog reads up to limit bytes of a background run's log from offset
-// (negative: from the end).
-func (c *Client) RunLog(ctx context.Context, id string, offset int64, limit int) (*app.RunLog, error) {
-	var out app.RunLog
+// RunLog reads up to limit bytes of a run's output from offset
+// (negative: from the end): a background run's log, what a foreground
+// run going on writes, or what a finished run's record keeps.
+func (c *Client) RunLog(ctx context.Context, id string, offset int64, limit int) (*apitype.RunLog, error) {
+	var out apitype.RunLog
 	q := url.Values{"offset": {strconv.FormatInt(offset, 10)}, "limit": {strconv.Itoa(limit)}}
 	return &out, c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"/log", q, nil, &out)
 }
 
-// FollowRunLog streams a background run's log from offset to onData as it
-// grows, until the run ends (its record is returned) or ctx ends.
-func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onData func(string)) (*app.RunRecord, error) {
+// FollowRunLog streams a run's output from offset to onData as it grows
+// (stream is "stdout", or "stderr" for the stderr a finished foreground
+// run's record keeps), until the run ends (its record is returned) or
+// ctx ends. onSkipped, when set, hears how many bytes were not kept
+// before what comes next.
+func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onData func(stream, data string), onSkipped func(n int64)) (*apitype.RunRecord, error) {
 	q := url.Values{"offset": {strconv.FormatInt(offset, 10)}, "follow": {"1"}}
 	resp, err := c.send(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"/log", q, nil)
 	if err != nil {
@@ -339,9 +356,11 @@ func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onDa
 	dec := json.NewDecoder(resp.Body)
 	for {
 		var line struct {
-			Data  *string        `json:"data"`
-			End   *app.RunRecord `json:"end"`
-			Error *Error         `json:"error"`
+			Data    *string            `json:"data"`
+			Stream  string             `json:"stream"`
+			Skipped int64              `json:"skipped"`
+			End     *apitype.RunRecord `json:"end"`
+			Error   *Error             `json:"error"`
 		}
 		if err := dec.Decode(&line); err != nil {
 			if ctx.Err() != nil {
@@ -351,7 +370,15 @@ func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onDa
 		}
 		switch {
 		case line.Data != nil:
-			onData(*line.Data)
+			stream := "stdout"
+			if line.Stream == "stderr" {
+				stream = "stderr"
+			}
+			onData(stream, *line.Data)
+		case line.Skipped > 0:
+			if onSkipped != nil {
+				onSkipped(line.Skipped)
+			}
 		case line.End != nil:
 			return line.End, nil
 		case line.Error != nil:
@@ -363,4 +390,36 @@ func (c *Client) FollowRunLog(ctx context.Context, id string, offset int64, onDa
 // Mkdir makes a folder (and its parents) in a sandbox.
 func (c *Client) Mkdir(ctx context.Context, id, path string) error {
 	return c.Do(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/mkdir", nil, map[string]string{"path": path}, nil)
+}
+
+// LoginPage asks the daemon for an owner-only login page (a one-time
+// code in a form that posts itself) and returns its path: open that in a
+// browser, never a URL with the code, which every user sees on a command
+// line.
+func (c *Client) LoginPage(ctx context.Context) (string, error) {
+	var out struct {
+		File string `json:"file"`
+	}
+	if err := c.Do(ctx, http.MethodPost, "/login-codes", url.Values{"page": {"1"}}, nil, &out); err != nil {
+		return "", err
+	}
+	return out.File, nil
+}
+
+// Caches lists the package caches that last (GET /caches).
+func (c *Client) Caches(ctx context.Context) ([]apitype.CacheInfo, error) {
+	var out struct {
+		Caches []apitype.CacheInfo `json:"caches"`
+	}
+	return out.Caches, c.Do(ctx, http.MethodGet, "/caches", nil, nil, &out)
+}
+
+// ClearCaches empties the package caches of sandbox id, or every one
+// with id "".
+func (c *Client) ClearCaches(ctx context.Context, id string) error {
+	path := "/caches"
+	if id != "" {
+		path = "/sandboxes/" + url.PathEscape(id) + "/cache"
+	}
+	return c.Do(ctx, http.MethodDelete, path, nil, nil, nil)
 }

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/apitype"
 )
 
 // TestRunOnceBodyIsOneObject: the run and the sandbox config go as one
@@ -20,9 +20,9 @@ func TestRunOnceBodyIsOneObject(t *testing.T) {
 	}{
 		{"run only", RunOnceBody{RunBody: RunBody{Argv: []string{"true"}}},
 			map[string]any{"argv": []any{"true"}}},
-		{"sandbox's timeout and env stay", RunOnceBody{RunBody: RunBody{Command: "ls"}, Sandbox: app.SandboxConfig{Name: &name, TimeoutMs: &five, Env: map[string]string{"A": "1"}}},
+		{"sandbox's timeout and env stay", RunOnceBody{RunBody: RunBody{Command: "ls"}, Sandbox: apitype.SandboxConfig{Name: &name, TimeoutMs: &five, Env: map[string]string{"A": "1"}}},
 			map[string]any{"command": "ls", "name": "box", "timeoutMs": 5000.0, "env": map[string]any{"A": "1"}}},
-		{"the run's win", RunOnceBody{RunBody: RunBody{Command: "ls", TimeoutMs: 7000, Env: map[string]string{"B": "2"}, Background: true}, Sandbox: app.SandboxConfig{TimeoutMs: &five, Env: map[string]string{"A": "1"}}},
+		{"the run's win", RunOnceBody{RunBody: RunBody{Command: "ls", TimeoutMs: 7000, Env: map[string]string{"B": "2"}, Background: true}, Sandbox: apitype.SandboxConfig{TimeoutMs: &five, Env: map[string]string{"A": "1"}}},
 			map[string]any{"command": "ls", "timeoutMs": 7000.0, "env": map[string]any{"B": "2"}, "background": true}},
 	}
 	for _, tc := range cases {

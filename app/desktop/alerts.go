@@ -48,14 +48,14 @@ const refusedNoIsolation = "refused: no isolation"
 // undid itself in between is not told at all.
 type alerts struct {
 	told     *app.Capabilities // the capabilities last notified about
-	seenRuns map[string]bool   // ids of runs already looked at
+	seenRuns map[string]bool   // ids of runs already judged (done ones)
 	refused  []app.RunRecord   // refused runs not yet told
 	// restartTold and gaveUpTold are the apps last told about (by id);
 	// an app that leaves the state is forgotten, so coming back is news.
 	restartTold map[string]bool
 	gaveUpTold  map[string]bool
 	appsReady   bool
-	scheduled   scheduleAlerts // alerts_schedule.go (issue #16)
+	scheduled   scheduleAlerts // alerts_schedule.go
 }
 
 // update returns the notifications snapshot s calls for. allow says
@@ -79,6 +79,12 @@ func (a *alerts) update(s Snapshot, allow func(Kind) bool) []Notification {
 		first := a.seenRuns == nil
 		seen := make(map[string]bool, len(s.Runs))
 		for _, r := range s.Runs {
+			if r.State == "running" {
+				// Judged once it is done: a run is on disk as running
+				// before its backend is chosen, so a refused one shows
+				// first as running, with no isolation yet.
+				continue
+			}
 			seen[r.ID] = true
 			// A scheduled run is told by its own kind (alerts_schedule.go).
 			if !first && !a.seenRuns[r.ID] && strings.HasPrefix(r.Isolation, refusedNoIsolation) && r.Source != app.SourceScheduler {

@@ -7,7 +7,7 @@ import (
 	"github.com/senclaw/sandbox/app"
 )
 
-// KindScheduled: a scheduled script failed or was refused (issue #16).
+// KindScheduled: a scheduled script failed or was refused.
 const KindScheduled Kind = "scheduled"
 
 // scheduleAlerts tells about scheduled runs that did not succeed: a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/scheduler"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func scheduledRun(id string, exit int, isolation string) app.RunRecord {
@@ -91,7 +92,7 @@ func TestScheduledFailureNotifiesOverDBus(t *testing.T) {
 	if res, err := c.RunSchedule(callCtx(t), v.Schedule.ID); err != nil || res.Run.Isolation != "none" {
 		t.Fatalf("run now: %+v %v", res, err)
 	}
-	eventually(t, 5*time.Second, "a notification of the failed scheduled run", func() bool { return len(notes.all()) >= 1 })
+	testutil.WaitFor(t, 5*time.Second, "a notification of the failed scheduled run", func() bool { return len(notes.all()) >= 1 })
 	first := notes.all()[0]
 	if first.Summary != `Scheduled script "nightly" failed` || !strings.Contains(first.Body, "nightly: exited with 3 (isolation none)") {
 		t.Fatalf("notification %q: %q", first.Summary, first.Body)
@@ -105,7 +106,7 @@ func TestScheduledFailureNotifiesOverDBus(t *testing.T) {
 	if _, err := c.RunSchedule(callCtx(t), v.Schedule.ID); err == nil {
 		t.Fatal("run now with the switch on and nothing to isolate was not refused")
 	}
-	eventually(t, 5*time.Second, "a notification of the refused scheduled run", func() bool { return len(notes.all()) >= 2 })
+	testutil.WaitFor(t, 5*time.Second, "a notification of the refused scheduled run", func() bool { return len(notes.all()) >= 2 })
 	second := notes.all()[1]
 	if second.Summary != `Scheduled script "nightly" was refused` || !strings.Contains(second.Body, "refused: no isolation") {
 		t.Fatalf("notification %q: %q", second.Summary, second.Body)

@@ -170,6 +170,41 @@ func TestNotificationsRateLimit(t *testing.T) {
 	}
 }
 
+// TestRefusedRunFirstSeenRunning: a run is on disk as running before the
+// engine chooses its backend, so a poll can list a run that is about to be
+// refused with no isolation yet. Its refusal, seen at a later poll, is
+// told all the same; so is that of a run the first poll saw running.
+func TestRefusedRunFirstSeenRunning(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	n := &notifications{limit: newRateLimit(time.Minute, newFakeClock().now), send: rec.send, on: true, log: discard()}
+	ctx := context.Background()
+	gone := capsOf(app.Degraded, backend("bwrap", backends.SeenGone))
+	running := func(id string) app.RunRecord {
+		return app.RunRecord{ID: id, Source: "rest", Command: "ls " + id, State: "running"}
+	}
+	refused := func(id string) app.RunRecord {
+		r := refusedRun(id)
+		r.State = "done"
+		return r
+	}
+
+	n.handle(ctx, Snapshot{Caps: gone, Runs: runs(running("r0"))})
+	n.handle(ctx, Snapshot{Caps: gone, Runs: runs(running("r1"), running("r0"))})
+	if len(rec.sent) != 0 {
+		t.Fatalf("sent for runs still running: %+v", rec.sent)
+	}
+	n.handle(ctx, Snapshot{Caps: gone, Runs: runs(refused("r1"), refused("r0"))})
+	if len(rec.sent) != 1 || rec.sent[0].Kind != KindRefused || rec.sent[0].Summary != "2 runs were refused: nothing can isolate" ||
+		!strings.Contains(rec.sent[0].Body, "ls r1") || !strings.Contains(rec.sent[0].Body, "ls r0") {
+		t.Fatalf("after two runs first seen running were refused: %+v", rec.sent)
+	}
+	n.handle(ctx, Snapshot{Caps: gone, Runs: runs(refused("r1"), refused("r0"))})
+	if len(rec.sent) != 1 {
+		t.Fatalf("refused runs told twice: %+v", rec.sent[1:])
+	}
+}
+
 func TestNotificationsOff(t *testing.T) {
 	t.Parallel()
 	off, on := false, true

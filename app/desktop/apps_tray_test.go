@@ -66,7 +66,7 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil { // copied as the sandbox user
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "senclaw-app.json"), []byte(`{"id": "notes", "name": "Notes <b>&</b>", "runtime": {"start": "exec python3 -m http.server --bind 127.0.0.1 $PORT", "healthPath": "/"}}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "senclaw-app.json"), []byte(`{"id": "notes", "name": "Notes <b>&</b>", "runtime": {"start": "exec python3 -m http.server --bind 127.0.0.1 $PORT", "healthPath": "/"}, "sandbox": {"enabled": false}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RegisterApp(ctx, spaceapps.RegisterRequest{Dir: dir}); err != nil {
@@ -77,7 +77,7 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 	}
 	tc := startTrayProc(t, sock, addr)
 	sender := tc.register(t, watcher)
-	eventually(t, 10*time.Second, "the menu with the Space Apps item", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the menu with the Space Apps item", func() bool {
 		for _, it := range menuOf(t, conn, sender) {
 			if it.label == "Space Apps" {
 				return true
@@ -90,17 +90,17 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 	if r, err := c.SetAppSandbox(ctx, "notes", spaceapps.SandboxPatch{Enabled: &on}); err != nil || !r.NeedsRestart {
 		t.Fatalf("enabling the sandbox: %+v %v", r, err)
 	}
-	eventually(t, 10*time.Second, "a needs-restart notification", func() bool { return len(notes.all()) >= 1 })
+	testutil.WaitFor(t, 10*time.Second, "a needs-restart notification", func() bool { return len(notes.all()) >= 1 })
 	n := notes.all()[0]
 	if n.Summary != "Space App Notes b/b needs a restart" || !strings.Contains(n.Body, "Notes &lt;b&gt;&amp;&lt;/b&gt;: configured with a sandbox, running without one") {
 		t.Errorf("needs-restart notification %+v", n)
 	}
-	eventually(t, 5*time.Second, "the attention icon and a tooltip naming the app", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the attention icon and a tooltip naming the app", func() bool {
 		return strings.Contains(tooltipTitle(t, conn, sender), "needs a restart") && pixmapIs(t, conn, sender, assets.TrayAttention())
 	})
 	item := findItem(t, menuOf(t, conn, sender), "Space Apps: 1 needs attention")
 	click(t, conn, sender, item.id)
-	eventually(t, 5*time.Second, "the Space Apps item to open the dashboard at the card", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the Space Apps item to open the dashboard at the card", func() bool {
 		return strings.Contains(tc.out.String(), "open-dashboard#space-apps")
 	})
 
@@ -109,7 +109,7 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 	if err := os.Chmod(crash, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(crash, "senclaw-app.json"), []byte(`{"id": "crash", "name": "Crash", "runtime": {"start": "echo 'Traceback: boom'; exit 3"}}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(crash, "senclaw-app.json"), []byte(`{"id": "crash", "name": "Crash", "runtime": {"start": "echo 'Traceback: boom'; exit 3"}, "sandbox": {"enabled": false}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RegisterApp(ctx, spaceapps.RegisterRequest{Dir: crash}); err != nil {
@@ -118,12 +118,12 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 	if _, err := c.StartApp(ctx, "crash", true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "a gave-up notification", func() bool { return len(notes.all()) >= 2 })
+	testutil.WaitFor(t, 20*time.Second, "a gave-up notification", func() bool { return len(notes.all()) >= 2 })
 	n = notes.all()[1]
 	if n.Summary != "Space App Crash gave up: crash-looping" || !strings.Contains(n.Body, "Traceback: boom") {
 		t.Errorf("gave-up notification %+v", n)
 	}
-	eventually(t, 5*time.Second, "the tooltip to name both", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the tooltip to name both", func() bool {
 		return strings.Contains(tooltipTitle(t, conn, sender), "Crash is crash-looping")
 	})
 	if _, err := c.StopApp(ctx, "notes"); err != nil {

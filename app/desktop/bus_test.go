@@ -3,72 +3,23 @@
 package desktop
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/godbus/dbus/v5"
 	"github.com/godbus/dbus/v5/prop"
-)
 
-// needTool skips when a tool is missing, except under CI=true, where a
-// missing tool fails: CI must not go green by skipping.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing (CI=true): install it (Debian: apt-get install dbus-daemon)", name)
-		}
-		t.Skipf("%s is missing; skipping the D-Bus test", name)
-	}
-	return path
-}
+	"github.com/senclaw/sandbox/internal/testutil"
+)
 
 // startBus starts a private session bus for the test and returns its
 // address. The test never touches the user's own session bus.
 func startBus(t *testing.T) string {
 	t.Helper()
-	daemon := needTool(t, "dbus-daemon")
-	cmd := exec.Command(daemon, "--session", "--print-address", "--nofork")
-	// Dies with the test binary, even when a timeout panic skips cleanups.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = nil
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting dbus-daemon: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			lines <- strings.TrimSpace(sc.Text())
-		}
-		close(lines)
-	}()
-	select {
-	case addr, ok := <-lines:
-		if !ok || addr == "" {
-			t.Fatal("dbus-daemon printed no address")
-		}
-		return addr
-	case <-time.After(10 * time.Second):
-		t.Fatal("dbus-daemon did not print its address within 10 s")
-	}
-	return ""
+	return testutil.SessionBus(t)
 }
 
 // connect opens a connection of the test to the private bus.
@@ -192,18 +143,6 @@ func serveNotifications(t *testing.T, conn *dbus.Conn) *fakeNotifications {
 	}
 	ownName(t, conn, notifyName)
 	return f
-}
-
-// eventually polls cond until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
 }
 
 func callCtx(t *testing.T) context.Context {

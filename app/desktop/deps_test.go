@@ -49,27 +49,33 @@ func guiDeps(deps []string) []string {
 }
 
 // TestOnlyDesktopImportsGUI keeps Wails and systray out of every package
-// but this one (and its own tests), and out of the headless binary, like
-// Tailscale's tstest/deptest: the engine stays headless and `senclaw
-// serve` builds with CGO off.
+// but this one (and its own), like Tailscale's tstest/deptest: others
+// reach the tray and the window through it. senclaw, the CLI, links
+// neither; senclaw-engine has the tray (D-Bus, no cgo) and not Wails,
+// which only senclaw-window links, so that the engine builds with CGO
+// off and never loads GTK.
 func TestOnlyDesktopImportsGUI(t *testing.T) {
 	t.Parallel()
-	// Every package (and its tests) with its transitive dependencies.
-	for _, line := range goList(t, "-test", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...") {
-		pkg, deps, _ := strings.Cut(line, " ")
-		if pkg == self || strings.HasPrefix(pkg, self+" ") || strings.HasPrefix(pkg, self+".test") || strings.HasPrefix(pkg, self+"/") {
+	// Every package (and its tests) with its own imports.
+	for _, line := range goList(t, "-test", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if pkg == self || strings.HasPrefix(pkg, self+" ") || strings.HasPrefix(pkg, self+".test") || strings.HasPrefix(pkg, self+"/") || strings.HasPrefix(pkg, self+"_test") {
 			continue
 		}
-		if bad := guiDeps(strings.Fields(deps)); len(bad) > 0 {
-			t.Errorf("%s depends on %v: only %s may import Wails or systray", pkg, bad, self)
+		if bad := guiDeps(strings.Fields(imports)); len(bad) > 0 {
+			t.Errorf("%s imports %v: only %s may import Wails or systray", pkg, bad, self)
 		}
 	}
-	// The headless binary: main without the desktop tag.
 	if bad := guiDeps(goList(t, "-deps", ".")); len(bad) > 0 {
-		t.Errorf("the headless build of senclaw depends on %v", bad)
+		t.Errorf("senclaw, the CLI, depends on %v", bad)
 	}
-	// And the check has teeth: the desktop build does pull them in.
-	if bad := guiDeps(goList(t, "-deps", "-tags", "desktop,production,webkit2_41", ".")); len(bad) == 0 {
-		t.Error("the desktop build has no GUI dependency: this test no longer checks anything")
+	for _, d := range goList(t, "-deps", "./app/daemon/cmd/senclaw-engine") {
+		if strings.HasPrefix(d, "github.com/wailsapp/") {
+			t.Errorf("senclaw-engine depends on %s: the window is senclaw-window's", d)
+		}
+	}
+	// And the check has teeth: the window's build does pull Wails in.
+	if bad := guiDeps(goList(t, "-deps", "-tags", "desktop,production,webkit2_41", "./app/desktop/cmd/senclaw-window")); len(bad) == 0 {
+		t.Error("senclaw-window's build has no GUI dependency: this test no longer checks anything")
 	}
 }

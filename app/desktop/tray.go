@@ -10,6 +10,7 @@ import (
 	"fyne.io/systray"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/browser"
 	"github.com/senclaw/sandbox/app/client"
 )
 
@@ -68,6 +69,7 @@ func (t *tray) build(ctx context.Context) {
 	t.status = systray.AddMenuItem("SenClaw Sandbox: starting…", "What this machine can isolate with")
 	t.status.Disable()
 	open := systray.AddMenuItem("Open dashboard", "Show the dashboard window")
+	browse := systray.AddMenuItem("Open in browser", "Open the dashboard in your web browser, logged in once (an owner-only login page: the code is on no command line)")
 	t.apps = systray.AddMenuItem(appsMenuLabel(nil), "Open the dashboard at the Space Apps card")
 	t.appsText = appsMenuLabel(nil)
 	systray.AddSeparator()
@@ -88,6 +90,7 @@ func (t *tray) build(ctx context.Context) {
 	t.mu.Unlock()
 
 	go t.onClick(ctx, open, t.open)
+	go t.onClick(ctx, browse, func() { t.openInBrowser(ctx) })
 	go t.onClick(ctx, login, func() { t.toggleLogin(ctx) })
 	go t.onClick(ctx, t.apps, func() { t.openAt(SpaceAppsAnchor) })
 	go t.onClick(ctx, stopAll, func() { t.stopAll(ctx) })
@@ -184,6 +187,23 @@ func (t *tray) toggle(ctx context.Context, sw policySwitch, item *systray.MenuIt
 		t.log.Info("The tray changed a switch.", "switch", sw.label, "on", want)
 	}
 	t.changed()
+}
+
+// openInBrowser opens the dashboard in the browser through an owner-only
+// login page the engine writes (browser.Open gets its path, never a URL
+// with the code).
+func (t *tray) openInBrowser(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	file, err := t.client.LoginPage(ctx)
+	if err == nil {
+		err = browser.Open(file)
+	}
+	if err != nil {
+		t.log.Warn("The tray could not open the dashboard in a browser.", "err", err)
+		return
+	}
+	t.log.Info("The tray opened the dashboard's login page in the browser.", "page", file)
 }
 
 // toggleLogin writes or removes the login autostart entry, the opposite

@@ -23,6 +23,8 @@ import (
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/assets"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/reexec"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // The tray test runs the tray in a child process (this test binary run
@@ -38,6 +40,7 @@ const (
 // the testing framework (which would count systray's own data races, see
 // below, as a failure of the child).
 func TestMain(m *testing.M) {
+	reexec.Init()
 	if sock := os.Getenv(envTraySocket); sock != "" {
 		os.Exit(trayChild(sock))
 	}
@@ -223,7 +226,7 @@ func TestTrayOverDBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	var items []menuItem
-	eventually(t, 5*time.Second, "the menu to show the engine's state", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the menu to show the engine's state", func() bool {
 		items = menuOf(t, conn, sender)
 		return len(items) > 0 && strings.HasPrefix(items[0].label, "Isolated")
 	})
@@ -249,11 +252,11 @@ func TestTrayOverDBus(t *testing.T) {
 
 	// Clicking a switch changes the policy through the API.
 	click(t, conn, sender, findItem(t, items, "Agent shell").id)
-	eventually(t, 5*time.Second, "the click to turn the agent shell switch on in the engine", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the click to turn the agent shell switch on in the engine", func() bool {
 		p, err := c.Policy(callCtx(t))
 		return err == nil && p.ExecShell == !pol.ExecShell
 	})
-	eventually(t, 5*time.Second, "the menu to show the switch's new state", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the menu to show the switch's new state", func() bool {
 		return findItem(t, menuOf(t, conn, sender), "Agent shell").checked == !pol.ExecShell
 	})
 
@@ -264,12 +267,12 @@ func TestTrayOverDBus(t *testing.T) {
 		t.Errorf("Start at login: %+v, want an enabled, unchecked check item", it)
 	}
 	click(t, conn, sender, findItem(t, items, "Start at login").id)
-	eventually(t, 5*time.Second, "Start at login to write the autostart entry", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "Start at login to write the autostart entry", func() bool {
 		_, err := os.Stat(entry)
 		return err == nil && findItem(t, menuOf(t, conn, sender), "Start at login").checked
 	})
 	os.Remove(entry) // removed by hand: the menu follows the disk
-	eventually(t, 5*time.Second, "the menu to show the entry removed by hand", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the menu to show the entry removed by hand", func() bool {
 		return !findItem(t, menuOf(t, conn, sender), "Start at login").checked
 	})
 
@@ -279,7 +282,7 @@ func TestTrayOverDBus(t *testing.T) {
 	if _, err := c.SetPolicy(callCtx(t), *p); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "the menu to follow a policy change made through the API", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the menu to follow a policy change made through the API", func() bool {
 		return findItem(t, menuOf(t, conn, sender), "Run Node").checked == p.RunNode
 	})
 	if len(notes.all()) != 0 {
@@ -289,7 +292,7 @@ func TestTrayOverDBus(t *testing.T) {
 	// The backend goes away: a notification, and the icon asks for
 	// attention.
 	box.set(backends.SeenGone)
-	eventually(t, 5*time.Second, "a notification that isolation was lost", func() bool { return len(notes.all()) >= 1 })
+	testutil.WaitFor(t, 5*time.Second, "a notification that isolation was lost", func() bool { return len(notes.all()) >= 1 })
 	lost := notes.all()[0]
 	lostAt := lost.At
 	if lost.AppName != "SenClaw Sandbox" || lost.Summary != "Isolation lost: fakebox stopped working" || !strings.Contains(lost.Body, "fakebox: the test took it away") {
@@ -301,7 +304,7 @@ func TestTrayOverDBus(t *testing.T) {
 	if img, _ := lost.Hints["image-data"].Value().([]any); len(img) != 7 || img[0] != int32(64) || img[3] != true {
 		t.Errorf("the image-data hint is not a 64x64 RGBA image (%d fields)", len(img))
 	}
-	eventually(t, 5*time.Second, "the attention icon and tooltip", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the attention icon and tooltip", func() bool {
 		return strings.Contains(tooltipTitle(t, conn, sender), "fakebox stopped working") && pixmapIs(t, conn, sender, assets.TrayAttention())
 	})
 	if got := menuOf(t, conn, sender)[0].label; !strings.Contains(got, "stopped working") {
@@ -314,7 +317,7 @@ func TestTrayOverDBus(t *testing.T) {
 	if !client.IsRefused(err) {
 		t.Fatalf("run with no isolation: %v, want a refusal", err)
 	}
-	eventually(t, 5*time.Second, "a notification of the refused run", func() bool { return len(notes.all()) >= 2 })
+	testutil.WaitFor(t, 5*time.Second, "a notification of the refused run", func() bool { return len(notes.all()) >= 2 })
 	ref := notes.all()[1]
 	if ref.Summary != "A run was refused: nothing can isolate" || !strings.Contains(ref.Body, "echo refused-run") {
 		t.Errorf("refused-run notification = %+v", ref)
@@ -327,7 +330,7 @@ func TestTrayOverDBus(t *testing.T) {
 	for _, n := range notes.all()[2:] {
 		t.Errorf("notification inside the rate limit's window: %+v", n)
 	}
-	eventually(t, 3*trayNotifyGap, "the held-back notification that isolation is back", func() bool { return len(notes.all()) >= 3 })
+	testutil.WaitFor(t, 3*trayNotifyGap, "the held-back notification that isolation is back", func() bool { return len(notes.all()) >= 3 })
 	back := notes.all()[2]
 	if back.Summary != "Isolation is back: code runs in fakebox sandboxes" {
 		t.Errorf("isolation-back notification = %+v", back)
@@ -338,11 +341,11 @@ func TestTrayOverDBus(t *testing.T) {
 	if back.Replaces != 1 {
 		t.Errorf("the second isolation notification replaces %d, want the first (1)", back.Replaces)
 	}
-	eventually(t, 5*time.Second, "the isolated icon again", func() bool { return pixmapIs(t, conn, sender, assets.TrayIsolated()) })
+	testutil.WaitFor(t, 5*time.Second, "the isolated icon again", func() bool { return pixmapIs(t, conn, sender, assets.TrayIsolated()) })
 
 	// Open dashboard asks the shell to show the window; Quit ends it.
 	click(t, conn, sender, findItem(t, items, "Open dashboard").id)
-	eventually(t, 5*time.Second, "Open dashboard to reach the shell", func() bool { return strings.Contains(out.String(), "open-dashboard") })
+	testutil.WaitFor(t, 5*time.Second, "Open dashboard to reach the shell", func() bool { return strings.Contains(out.String(), "open-dashboard") })
 	click(t, conn, sender, findItem(t, items, "Quit").id)
 	select {
 	case <-exited:
@@ -417,7 +420,7 @@ func startTrayProc(t *testing.T, sock, addr string) *trayProc {
 func (tc *trayProc) register(t *testing.T, watcher *fakeWatcher) string {
 	t.Helper()
 	var sender, path string
-	eventually(t, 10*time.Second, "the tray item to register with the StatusNotifierWatcher", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the tray item to register with the StatusNotifierWatcher", func() bool {
 		var ok bool
 		sender, path, ok = watcher.registered()
 		return ok

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // fakeWindow shows a window process that is a shell: it counts the show
@@ -36,7 +38,7 @@ exit $(cat "$1/close")`
 
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	eventually(t, 5*time.Second, path+" to read "+want, func() bool {
+	testutil.WaitFor(t, 5*time.Second, path+" to read "+want, func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.TrimSpace(string(b)) == want
 	})
@@ -145,7 +147,7 @@ func TestWindowProcessShowAtNamesTheCard(t *testing.T) {
 	if err := w.ShowAt("space-apps"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "three requests", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "three requests", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "lines"))
 		return string(b) == "#space-apps\n\n#space-apps\n"
 	})

@@ -1,10 +1,12 @@
-// Package doctor checks what the engine needs (its store, its data dir
-// and the room on it, the sandbox user's way to the workspaces, the
-// isolation tools) and what it left behind, says what to do for each,
-// and repairs what it can: a damaged store (what can be read of it goes
-// into a new file, the old one is kept) and leftovers no sandbox owns
-// (issue #15). It works without an engine too: a daemon whose store is
-// damaged has none, and the doctor is what fixes it.
+// Package doctor checks what the engine needs and what it left behind, and
+// repairs what it can.
+//
+// It checks the engine's store, its data dir and the room on it, the sandbox
+// user's way to the workspaces and the isolation tools, and says what to do
+// for each. It repairs a damaged store (what can be read of it goes into a
+// new file, the old one is kept) and removes leftovers no sandbox owns. It
+// works without an engine too: a daemon whose store is damaged has none, and
+// the doctor is what fixes it.
 package doctor
 
 import (
@@ -18,6 +20,7 @@ import (
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/store"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 // Options configure a Doctor.
@@ -31,6 +34,12 @@ type Options struct {
 	// EUID is the engine's effective uid: a root engine's sandboxes run
 	// as the sandbox user, who must reach the workspaces.
 	EUID int
+	// ConfigDir (the API token's) and RuntimeDir (the socket's) must be
+	// the engine's own and closed to others; "" skips the check.
+	ConfigDir, RuntimeDir string
+	// Listen is the dashboard's configured address ("" for none): who
+	// else listens on its port is reported.
+	Listen string
 }
 
 // Doctor checks and repairs one engine.
@@ -53,39 +62,20 @@ const (
 	Fail = "fail"
 )
 
-// Check is one finding: what was looked at, how it stands, why, and what
-// to do when it is not ok.
-type Check struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
-}
-
-// Report is what the doctor found (and, after Repair, did).
-type Report struct {
-	// OK is true when no check failed.
-	OK        bool           `json:"ok"`
-	Checks    []Check        `json:"checks"`
-	Leftovers []app.Leftover `json:"leftovers"`
-	// Repaired says what Repair did, one line each.
-	Repaired []string `json:"repaired,omitempty"`
-	// Restart: the store was replaced by a repaired one, which the
-	// daemon opens when it starts again (it stops after answering).
-	Restart bool `json:"restart,omitempty"`
-}
-
 // Check looks at everything and changes nothing.
 func (d *Doctor) Check(ctx context.Context) *Report {
 	r := &Report{Leftovers: []app.Leftover{}}
-	r.add(d.checkStore())
-	r.add(d.checkDataDir()...)
-	r.add(d.checkFreeSpace())
+	add(r, d.checkStore())
+	add(r, d.checkDataDir()...)
+	add(r, d.checkConfigDir()...)
+	add(r, d.checkRuntimeDir()...)
+	add(r, d.checkPort()...)
+	add(r, d.checkFreeSpace())
 	if e := d.opts.Engine; e != nil {
-		r.add(d.checkSandboxUser()...)
-		r.add(checkIsolation(e.Capabilities(ctx, true))...)
+		add(r, d.checkSandboxUser()...)
+		add(r, checkIsolation(e.Capabilities(ctx, true))...)
 		left, err := e.Leftovers(ctx, false)
-		r.add(leftoverChecks(left, err)...)
+		add(r, leftoverChecks(left, err)...)
 		if left != nil {
 			r.Leftovers = left
 		}
@@ -135,7 +125,7 @@ func (d *Doctor) Repair(ctx context.Context) (*Report, error) {
 	return r, nil
 }
 
-func (r *Report) add(cs ...Check) {
+func add(r *Report, cs ...Check) {
 	r.Checks = append(r.Checks, cs...)
 	r.OK = true
 	for _, c := range r.Checks {
@@ -234,7 +224,12 @@ func checkIsolation(caps app.Capabilities) []Check {
 		if b.Reason != "" {
 			c.Detail += ": " + b.Reason
 		}
-		if !b.Usable() {
+		switch {
+		case b.Backend == limits.FacilityName && !b.Usable():
+			// Runs go on under rlimits: approximate, not refused.
+			c.Status, c.Fix = Warn, "memory is limited per process and CPU not at all: on a machine with cgroup v2, run the engine where systemd's user manager answers "+
+				"(a login session; loginctl enable-linger USER starts one for a user without), which then delegates a scope to it; or run it as root"
+		case !b.Usable():
 			c.Status, c.Fix = Warn, "runs that ask for "+b.Backend+" are refused until it works; the detail says why (senclaw caps --json has the whole probe)"
 		}
 		out = append(out, c)

@@ -3,15 +3,18 @@ package doctor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/sandboxuid"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
@@ -123,5 +126,103 @@ func TestDoctorFindsAndRemovesLeftovers(t *testing.T) {
 	testutil.CheckLeftRunGone(t, orphan, res.Record.SandboxID, res.Record.ID)
 	if c := status(rep, "leftovers"); c.Status != OK {
 		t.Fatalf("after the repair: %+v", c)
+	}
+}
+
+// TestDoctorReportsSandboxUidsHostProcessesUse: a host process running as
+// a uid of a root engine's sandbox range that no sandbox holds is named
+// (uid, pid, command) with what to do; each persistent sandbox's own
+// workspace is checked against that sandbox's own uid.
+func TestDoctorReportsSandboxUidsHostProcessesUse(t *testing.T) {
+	testutil.RequireRoot(t)
+	t.Parallel()
+	var later atomic.Int64
+	e := bwrapEngine(t, &later)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, app.SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(Options{Engine: e, EUID: os.Geteuid()})
+	rep := d.Check(ctx)
+	uids, _ := e.UIDs()
+	squatter := uids.Range.Last
+	// (Processes a killed test's engine left may use other uids of the
+	// block: the machine is shared.)
+	if c := status(rep, "sandbox uids"); c.Status == Fail || strings.Contains(c.Detail, fmt.Sprintf("uid %d ", squatter)) {
+		t.Fatalf("sandbox uids before anything runs as uid %d: %+v", squatter, c)
+	}
+	if c := status(rep, "sandbox user"); c.Status != OK {
+		t.Fatalf("sandbox user: %+v", c)
+	}
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: squatter, Gid: squatter, Groups: []uint32{}}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	c := status(d.Check(ctx), "sandbox uids")
+	want := fmt.Sprintf("uid %d by pid %d (sleep)", squatter, cmd.Process.Pid)
+	if c.Status != Warn || !strings.Contains(c.Detail, want) || !strings.Contains(c.Fix, "sandboxUidRange") {
+		t.Fatalf("a host process on a sandbox uid: %+v; want %q", c, want)
+	}
+	// A workspace that is not its own sandbox's uid's (nobody's, as the
+	// shared-uid scheme left them) fails, with the chown to fix it.
+	if err := os.Chown(sb.Workspace, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	c = status(d.Check(ctx), "sandbox user")
+	if c.Status != Fail || !strings.Contains(c.Fix, fmt.Sprintf("chown -R --from=65534 %d:%d %s", sb.UID, sb.GID, sb.Workspace)) {
+		t.Fatalf("a workspace of another uid: %+v", c)
+	}
+}
+
+// TestDoctorSaysWhenTheSandboxRangeIsNotSafe: a range where useradd
+// gives accounts made later their ids (an earlier version's auto range)
+// warns, naming a free block to move to; once an account is given ids of
+// it, the row fails, with the same way out, and no sandbox is made.
+func TestDoctorSaysWhenTheSandboxRangeIsNotSafe(t *testing.T) {
+	testutil.RequireRoot(t)
+	t.Parallel()
+	root := testutil.SandboxDir(t, "senclaw-doctor-")
+	sys := sandboxuid.System{Passwd: filepath.Join(root, "passwd"), Subuid: filepath.Join(root, "subuid"), LoginDefs: filepath.Join(root, "login.defs"), Proc: "/proc"}
+	if err := os.WriteFile(sys.Passwd, []byte("root:x:0:0::/root:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *app.Engine {
+		e, err := app.New(app.Options{
+			DataDir: filepath.Join(root, "data"), ConfigDir: filepath.Join(root, "config"), RuntimeDir: filepath.Join(root, "run"), HomeDir: root,
+			Backends: []backends.Backend{bwrap.New(bwrap.Options{})}, EUID: os.Geteuid(), Forwarder: netfwdtest.Path(t),
+			System: sys, UIDClaims: filepath.Join(root, "claims"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	e := open()
+	s := e.Settings()
+	s.SandboxUIDRange = "196608-262143"
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e = open()
+	ctx := context.Background()
+	d := New(Options{Engine: e, EUID: os.Geteuid()})
+	c := status(d.Check(ctx), "sandbox uids")
+	if c.Status != Warn || !strings.Contains(c.Detail, "SUB_UID_MAX") || !strings.Contains(c.Fix, "sandboxUidRange=600113152-600178687") {
+		t.Fatalf("a range where useradd gives ids later: %+v", c)
+	}
+	if err := os.WriteFile(sys.Subuid, []byte("bob:200000:65536\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = status(d.Check(ctx), "sandbox uids")
+	if c.Status != Fail || !strings.Contains(c.Detail, "bob's subordinate range") || !strings.Contains(c.Fix, "sandboxUidRange=600113152-600178687") {
+		t.Fatalf("a range an account now has ids of: %+v", c)
+	}
+	if _, err := e.Create(ctx, app.SandboxConfig{}); err == nil || !strings.Contains(err.Error(), "bob's subordinate range") {
+		t.Fatalf("a new sandbox over a range an account now has ids of: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
-// Package imageref checks container image references (NAME[:TAG][@DIGEST],
-// as in debian:bookworm-slim or registry:5000/team/tool@sha256:...) by the
-// grammar the Docker daemon parses them with, normalised as `docker pull`
-// normalises them (a name without a registry is on docker.io). Its
-// expression is compiled at the first check, not when the program starts:
-// every CLI process links this package and most never check an image.
+// Package imageref checks container image references as the Docker daemon
+// parses them.
+//
+// A reference is NAME[:TAG][@DIGEST], as in debian:bookworm-slim or
+// registry:5000/team/tool@sha256:..., normalised as `docker pull` normalises
+// it (a name without a registry is on docker.io). Its expression is compiled
+// at the first check, not when the program starts: every CLI process links
+// this package and most never check an image.
 package imageref
 
 import (

@@ -143,3 +143,35 @@ func CanWrite(cred *backends.Credential, path string) error {
 	})
 	return errors.Join(err, access)
 }
+
+// CanReach says whether cred may walk into the directory path (search
+// permission, the folders on its way included): nil when it may, else
+// the kernel's answer (EACCES, ...).
+func CanReach(cred *backends.Credential, path string) error {
+	var access error
+	err := As(cred, func() error {
+		access = unix.Faccessat2(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS)
+		return nil
+	})
+	return errors.Join(err, access)
+}
+
+// Accessible returns the paths that cred may read or search (for a
+// directory: list or walk into), as the kernel decides for it (mode
+// bits, ACLs): what it may not is out of its reach without a mask. When
+// it cannot ask as cred, it returns all of them, with the error.
+func Accessible(cred *backends.Credential, paths []string) ([]string, error) {
+	var out []string
+	err := As(cred, func() error {
+		for _, p := range paths {
+			if unix.Faccessat2(unix.AT_FDCWD, p, unix.R_OK, unix.AT_EACCESS) == nil || unix.Faccessat2(unix.AT_FDCWD, p, unix.X_OK, unix.AT_EACCESS) == nil {
+				out = append(out, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return paths, err
+	}
+	return out, nil
+}

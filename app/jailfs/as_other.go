@@ -16,3 +16,10 @@ func As(cred *backends.Credential, fn func() error) error {
 // CanWrite, off Linux, cannot ask as another user: it answers nil, and
 // the sandbox finds out when it writes.
 func CanWrite(cred *backends.Credential, path string) error { return nil }
+
+// CanReach, off Linux, cannot ask as another user: it answers nil.
+func CanReach(cred *backends.Credential, path string) error { return nil }
+
+// Accessible, off Linux, cannot ask as another user: it answers all the
+// paths, so that callers mask them all.
+func Accessible(cred *backends.Credential, paths []string) ([]string, error) { return paths, nil }

@@ -145,6 +145,29 @@ func (d *Dir) RemoveEmpty(name string) error {
 	})
 }
 
+// Rename moves the entry oldName to newName, both beneath d, replacing
+// what is at newName (a link there is replaced, never followed).
+func (d *Dir) Rename(oldName, newName string) error {
+	var parents [2]int
+	var bases [2]string
+	for i, name := range []string{oldName, newName} {
+		if _, err := components(name); err != nil || name == "." {
+			return &fs.PathError{Op: "rename", Path: name, Err: fs.ErrInvalid}
+		}
+		parent, base := split(name)
+		pfd, err := openBeneath(d.fd, parent, pathFlag|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return &fs.PathError{Op: "rename", Path: name, Err: err}
+		}
+		defer unix.Close(pfd)
+		parents[i], bases[i] = pfd, base
+	}
+	if err := unix.Renameat(parents[0], bases[0], parents[1], bases[1]); err != nil {
+		return &fs.PathError{Op: "rename", Path: oldName, Err: err}
+	}
+	return nil
+}
+
 // inParent runs fn on the parent of name, opened beneath d, and its last
 // component.
 func (d *Dir) inParent(op, name string, fn func(pfd int, base string) error) error {

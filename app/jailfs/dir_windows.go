@@ -114,3 +114,13 @@ func (d *Dir) RemoveAll(name string) error {
 	}
 	return d.root.RemoveAll(name)
 }
+
+// Rename moves the entry oldName to newName, both beneath d.
+func (d *Dir) Rename(oldName, newName string) error {
+	for _, n := range []string{oldName, newName} {
+		if _, err := components(n); err != nil || n == "." {
+			return &fs.PathError{Op: "rename", Path: n, Err: fs.ErrInvalid}
+		}
+	}
+	return d.root.Rename(oldName, newName)
+}

@@ -1,5 +1,7 @@
-// Package jailfs is how the engine touches files on a sandbox's behalf
-// (the file API): never more than the sandboxed code itself could do.
+// Package jailfs touches files on a sandbox's behalf, never doing more than
+// its code could.
+//
+// The engine's file API goes through it.
 //
 // A Dir is a directory the engine checked (a workspace, a mount source),
 // opened without following any symbolic link on its path. Every name
@@ -37,9 +39,20 @@ type Entry struct {
 	Inode, Device uint64
 }
 
+// Child is a directory entry as Children lists it: its name and kind.
+type Child struct {
+	Name string
+	// Dir and Link say that it is a directory, or a symbolic link.
+	Dir, Link bool
+}
+
 // ErrLink is returned for a name that goes through a symbolic link (or
 // would leave its Dir): such names are refused, not followed.
 var ErrLink = errors.New("goes through a symbolic link")
+
+// ErrTooMany is returned by Children for a directory with more entries
+// than asked for.
+var ErrTooMany = errors.New("has more entries than allowed")
 
 // ErrNotRegular is returned by OpenRegular for anything but a regular
 // file (a FIFO, a device, a socket, a directory).

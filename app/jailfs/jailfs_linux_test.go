@@ -154,6 +154,26 @@ func TestDirOperationsStayInside(t *testing.T) {
 		f.Close()
 		t.Error("create over a link")
 	}
+	// Rename goes through no link on either side, and replaces a link at
+	// its destination rather than writing where it leads.
+	if err := os.WriteFile(filepath.Join(jail, "new", "moved"), []byte("moved"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Rename("new/moved", "abs/moved"); !errors.Is(err, ErrLink) {
+		t.Errorf("rename into a link: %v", err)
+	}
+	if err := d.Rename("inner/deep/file", "new/x"); !errors.Is(err, ErrLink) {
+		t.Errorf("rename out of a link: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(jail, "new", "over")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Rename("new/moved", "new/over"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(jail, "new", "over")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the link renamed over: %v %v", fi, err)
+	}
 	if err := d.RemoveAll("sub"); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/app/principal"
 )
 
 // TestASessionNobodyOwnsIsNobodys: the handler knows whose each session
@@ -19,8 +20,10 @@ import (
 func TestASessionNobodyOwnsIsNobodys(t *testing.T) {
 	t.Parallel()
 	h := NewHTTPHandler(HTTPOptions{
-		Principal: func(r *http.Request) string { return r.Header.Get("X-Principal") },
-		ClientFor: func(string) *client.Client { return client.InProcess(http.NotFoundHandler(), "", nil) },
+		Principal: func(r *http.Request) principal.Principal {
+			return principal.Principal{Kind: principal.Agent, Name: r.Header.Get("X-Principal"), TokenID: r.Header.Get("X-Principal")}
+		},
+		ClientFor: func(principal.Principal) *client.Client { return client.InProcess(http.NotFoundHandler(), "", nil) },
 		Limits:    func() (time.Duration, int) { return time.Hour, 8 },
 		Version:   "test", SweepEvery: time.Hour,
 	})
@@ -55,7 +58,7 @@ func TestASessionNobodyOwnsIsNobodys(t *testing.T) {
 	// The sweep keeps a session recorded after it started looking...
 	h.mu.Lock()
 	h.sessions[sid].last = time.Now().Add(time.Minute)
-	h.sessions["gone"] = &sessionUse{principal: "token:a", last: time.Now().Add(-time.Hour)}
+	h.sessions["gone"] = &sessionUse{principal: key(principal.Principal{Kind: principal.Agent, Name: "token:a", TokenID: "token:a"}), last: time.Now().Add(-time.Hour)}
 	h.mu.Unlock()
 	h.closeIdle()
 	h.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,25 +21,31 @@ import (
 	"github.com/senclaw/sandbox/app/api"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/mcp"
+	"github.com/senclaw/sandbox/app/principal"
+	"github.com/senclaw/sandbox/app/tenants"
+	"github.com/senclaw/sandbox/app/tokens"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/direct"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // httpDaemon is a daemon as `senclaw serve` hosts it: a real engine, the
 // API on a Unix socket and on loopback TCP with a token, and /mcp.
 type httpDaemon struct {
-	base   string // http://127.0.0.1:PORT
-	token  string
-	socket *client.Client
-	sock   string
-	engine *app.Engine
+	base    string // http://127.0.0.1:PORT
+	token   string
+	socket  *client.Client
+	sock    string
+	engine  *app.Engine
+	tokens  *tokens.Registry
+	tenants *tenants.Directory
 }
 
 func startHTTPDaemon(t *testing.T, limits func() (time.Duration, int)) *httpDaemon {
 	t.Helper()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	root := testDir(t)
 	e, err := app.New(app.Options{
 		DataDir: filepath.Join(root, "data"), ConfigDir: filepath.Join(root, "config"), RuntimeDir: filepath.Join(root, "run"), HomeDir: filepath.Join(root, "home"),
@@ -56,7 +63,15 @@ func startHTTPDaemon(t *testing.T, limits func() (time.Duration, int)) *httpDaem
 	ctx, cancel := context.WithCancel(context.Background())
 	e.Start(ctx)
 	token := api.RandomToken()
-	srv := api.New(api.Options{Engine: e, Token: token})
+	reg, err := tokens.New(tokens.Options{Docs: e.TokenDocs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := tenants.New(tenants.Options{Engine: e, Docs: e.TenantDocs(), Tokens: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Options{Engine: e, Token: token, Tokens: reg, Tenants: dir})
 	if limits == nil {
 		limits = func() (time.Duration, int) {
 			s := e.Settings()
@@ -64,9 +79,11 @@ func startHTTPDaemon(t *testing.T, limits func() (time.Duration, int)) *httpDaem
 		}
 	}
 	mh := mcp.NewHTTPHandler(mcp.HTTPOptions{
-		Principal: func(r *http.Request) string { return api.Principal(r.Context()) },
-		ClientFor: func(string) *client.Client { return client.InProcess(srv, "", api.AsOwner) },
-		Limits:    limits, Version: "test", SweepEvery: 50 * time.Millisecond,
+		Principal: func(r *http.Request) principal.Principal { return api.Principal(r.Context()) },
+		ClientFor: func(p principal.Principal) *client.Client {
+			return client.InProcess(srv, "", func(ctx context.Context) context.Context { return api.As(ctx, p) })
+		},
+		Limits: limits, Version: "test", SweepEvery: 50 * time.Millisecond,
 	})
 	srv.MountMCP(mh)
 	ready := make(chan api.DaemonInfo, 1)
@@ -87,7 +104,7 @@ func startHTTPDaemon(t *testing.T, limits func() (time.Duration, int)) *httpDaem
 		e.Close()
 		lock.Release()
 	})
-	return &httpDaemon{base: info.URL, token: token, socket: client.DialSocket(info.Socket), sock: info.Socket, engine: e}
+	return &httpDaemon{base: info.URL, token: token, socket: client.DialSocket(info.Socket), sock: info.Socket, engine: e, tokens: reg, tenants: dir}
 }
 
 // bearer adds a token to every request.
@@ -114,7 +131,13 @@ func socketHTTP(sock string) *http.Client {
 // SDK client, as an agent configured with the URL and the token does.
 func connectHTTP(t *testing.T, d *httpDaemon, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
-	tr := &sdk.StreamableClientTransport{Endpoint: d.base + "/mcp", HTTPClient: &http.Client{Transport: bearer{d.token, http.DefaultTransport}}}
+	return connectHTTPAs(t, d, d.token, opts)
+}
+
+// connectHTTPAs is connectHTTP with the token tok.
+func connectHTTPAs(t *testing.T, d *httpDaemon, tok string, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	tr := &sdk.StreamableClientTransport{Endpoint: d.base + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "http-agent", Version: "v0"}, opts).Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -142,9 +165,11 @@ func TestHTTPServesTheSameTools(t *testing.T) {
 		}
 		return out
 	}
+	// The owner's token over HTTP, the owner's socket for stdio: the 22
+	// tools and the owner's own, sbx_security_events.
 	viaHTTP, viaStdio := over(connectHTTP(t, d, nil)), over(connect(t, d.socket))
-	if len(viaHTTP) != 22 {
-		t.Fatalf("%d tools over HTTP, want 22", len(viaHTTP))
+	if len(viaHTTP) != 23 || len(viaStdio) != 23 {
+		t.Fatalf("%d tools over HTTP and %d over stdio, want 23", len(viaHTTP), len(viaStdio))
 	}
 	for name, def := range viaStdio {
 		if viaHTTP[name] != def {
@@ -289,10 +314,10 @@ func TestCancelKillsTheRun(t *testing.T) {
 				_, err := cs.CallTool(callCtx, &sdk.CallToolParams{Name: "sbx_exec", Arguments: map[string]any{"sandboxId": id, "command": "echo started; sleep 120", "timeoutMs": 300000}})
 				errc <- err
 			}()
-			waitFor(t, 20*time.Second, "the run to start", func() bool {
+			testutil.WaitFor(t, 20*time.Second, "the run to start", func() bool {
 				runs, _ := d.socket.Runs(ctx, id, 1)
 				st, _ := d.socket.SandboxStats(ctx, id)
-				// issue #15: a foreground run is recorded as running while it goes
+				// A foreground run is recorded as running while it goes.
 				return len(runs) == 1 && runs[0].State == "running" && st != nil && len(st.Processes) > 0
 			})
 			cancel()
@@ -300,7 +325,7 @@ func TestCancelKillsTheRun(t *testing.T) {
 				t.Fatalf("the cancelled call returned %v", err)
 			}
 			var rec app.RunRecord
-			waitFor(t, 20*time.Second, "the cancelled run's record", func() bool {
+			testutil.WaitFor(t, 20*time.Second, "the cancelled run's record", func() bool {
 				runs, _ := d.socket.Runs(ctx, id, 1)
 				if len(runs) == 1 {
 					rec = runs[0]
@@ -382,8 +407,13 @@ func TestHTTPSessionsAreBoundToWhoOpenedThem(t *testing.T) {
 
 }
 
-// TestHTTPSessionBound: past mcpMaxSessions a new session of the same
-// token is answered 429; another principal has its own count.
+// TestHTTPSessionBound: at mcpMaxSessions a new session of the same
+// token closes that token's least recently used idle session, as a
+// client that reconnects without closing its sessions (one that
+// restarted, the conformance suite) needs; only when every session is
+// busy with a tool call is it answered 429. Another principal has its
+// own count. Before, the new session was refused while the old ones sat
+// idle, for as long as the idle setting (30 minutes).
 func TestHTTPSessionBound(t *testing.T) {
 	t.Parallel()
 	d := startHTTPDaemon(t, nil)
@@ -391,34 +421,87 @@ func TestHTTPSessionBound(t *testing.T) {
 	if _, err := d.socket.SetSettings(ctx, map[string]any{"mcpMaxSessions": 2}); err != nil {
 		t.Fatal(err)
 	}
-	// Raw initialize requests, one session each (a client library could
-	// retry one under load and open two).
-	initialize := func() (int, string) {
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v0"}}}`
+	// Raw requests, as a client that forgets its sessions sends them.
+	post := func(sid, body string) (int, string, string) {
 		req, _ := http.NewRequest(http.MethodPost, d.base+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+d.token)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id") + " " + string(data)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(data)
 	}
+	initialize := func() (int, string, string) {
+		return post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v0"}}}`)
+	}
+	ping := func(sid string) int {
+		code, _, _ := post(sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		return code
+	}
+	var sids []string
 	for i := range 2 {
-		if code, got := initialize(); code != http.StatusOK || strings.HasPrefix(got, " ") {
-			t.Fatalf("session %d of 2: %d %s", i+1, code, got)
+		code, sid, body := initialize()
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("session %d of 2: %d %q %s", i+1, code, sid, body)
+		}
+		post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		sids = append(sids, sid)
+	}
+	if ping(sids[0]) != http.StatusOK { // the second is now the least recently used
+		t.Fatal("the first session does not answer")
+	}
+	for i := range 3 { // a client that reconnects, again and again
+		code, sid, body := initialize()
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("reconnect %d at the bound of 2: %d %s, want a new session", i+1, code, body)
+		}
+		post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		sids = append(sids, sid)
+	}
+	// Left: the last two opened (the second went first, then the first).
+	for i, sid := range sids {
+		want := http.StatusNotFound
+		if i >= len(sids)-2 {
+			want = http.StatusOK
+		}
+		if code := ping(sid); code != want {
+			t.Errorf("session %d: ping answered %d, want %d", i+1, code, want)
 		}
 	}
-	if code, got := initialize(); code != http.StatusTooManyRequests || !strings.Contains(got, "mcpMaxSessions") {
-		t.Fatalf("a third session with a bound of 2: %d %s, want 429", code, got)
+
+	// Every session busy with a tool call: a new one is refused.
+	busy := make(chan error, 2)
+	for _, sid := range sids[len(sids)-2:] {
+		go func() {
+			code, _, body := post(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sbx_run","arguments":{"command":"sleep 2"}}}`)
+			if code != http.StatusOK {
+				busy <- fmt.Errorf("%d %s", code, body)
+				return
+			}
+			busy <- nil
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	if code, _, body := initialize(); code != http.StatusTooManyRequests || !strings.Contains(body, "mcpMaxSessions") || !strings.Contains(body, "busy") {
+		t.Fatalf("a new session while both are busy: %d %s, want 429", code, body)
+	}
+	for range 2 {
+		if err := <-busy; err != nil {
+			t.Fatalf("a busy session's call: %v", err)
+		}
 	}
 	// The socket's principal has its own count.
 	other, err := sdk.NewClient(&sdk.Implementation{Name: "socket-2", Version: "v0"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://senclaw/mcp", HTTPClient: socketHTTP(d.sock)}, nil)
 	if err != nil {
-		t.Fatalf("the owner's second socket session: %v", err)
+		t.Fatalf("the owner's socket session: %v", err)
 	}
 	other.Close()
 }
@@ -438,14 +521,5 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	}
 	if _, err := quiet.ListTools(ctx, nil); err == nil {
 		t.Fatal("the quiet session is still open after 2 s idle")
-	}
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }

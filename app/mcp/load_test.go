@@ -89,7 +89,7 @@ func recordedMCPRuns(t *testing.T, e *app.Engine) int {
 // manySessions lets a token hold the sessions of the load.
 func manySessions() (time.Duration, int) { return 30 * time.Minute, 100 }
 
-// TestFiftySessionsAtOnce (issue #15): 50 MCP sessions over Streamable
+// TestFiftySessionsAtOnce: 50 MCP sessions over Streamable
 // HTTP at once, each doing one-shot runs under bwrap: no call fails, and
 // every run is recorded. (make bench measures 20 runs each.)
 func TestFiftySessionsAtOnce(t *testing.T) {
@@ -106,7 +106,7 @@ func TestFiftySessionsAtOnce(t *testing.T) {
 }
 
 // TestBenchMCPSessions measures 50 MCP sessions at once over Streamable
-// HTTP, each doing 20 one-shot runs (issue #15): the latency of a run's
+// HTTP, each doing 20 one-shot runs: the latency of a run's
 // call, p50 and p99. `make bench` runs it; it is skipped otherwise.
 func TestBenchMCPSessions(t *testing.T) {
 	if os.Getenv("SENCLAW_BENCH") == "" {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,18 +34,6 @@ var toolNames = []string{
 	"sbx_fs_mode", "sbx_settings", "sbx_ports", "sbx_trace", "sbx_events", "sbx_runs",
 }
 
-// requireBwrap skips without bubblewrap, except under CI, where a missing
-// sandbox tool must fail the run rather than let it pass by skipping.
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is not installed, and CI must not skip sandbox tests")
-		}
-		t.Skip("bwrap is not installed")
-	}
-}
-
 // testDir is a directory the sandbox user (65534 under a root engine) can
 // traverse.
 func testDir(t *testing.T) string { return testutil.SandboxDir(t, "senclaw-mcp-") }
@@ -55,7 +42,7 @@ func testDir(t *testing.T) string { return testutil.SandboxDir(t, "senclaw-mcp-"
 // on a Unix socket, as `senclaw serve` does, and returns a client of it.
 func startDaemon(t *testing.T) *client.Client {
 	t.Helper()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	root := testDir(t)
 	e, err := app.New(app.Options{
 		DataDir: filepath.Join(root, "data"), ConfigDir: filepath.Join(root, "config"), RuntimeDir: filepath.Join(root, "run"), HomeDir: filepath.Join(root, "home"),
@@ -184,7 +171,7 @@ func get(obj map[string]any, path ...string) any {
 
 func TestListsExactlyTheToolsWithDescribedSchemas(t *testing.T) {
 	t.Parallel()
-	cs := connect(t, client.DialSocket(filepath.Join(t.TempDir(), "none.sock")))
+	cs := connect(t, client.DialSocket(filepath.Join(testutil.PrivateDir(t), "none.sock")))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +215,7 @@ func TestListsExactlyTheToolsWithDescribedSchemas(t *testing.T) {
 // An engine that is gone is a tool error that says so, not a crash.
 func TestNoEngineIsAToolError(t *testing.T) {
 	t.Parallel()
-	cs := connect(t, client.DialSocket(filepath.Join(t.TempDir(), "none.sock")))
+	cs := connect(t, client.DialSocket(filepath.Join(testutil.PrivateDir(t), "none.sock")))
 	fails(t, cs, "sbx_list", nil, "the senclaw engine does not answer")
 }
 
@@ -272,7 +259,7 @@ func TestOneShotRuns(t *testing.T) {
 		t.Fatalf("MCP says %q, REST says %v", msg, restErr)
 	}
 	fails(t, cs, "sbx_run", map[string]any{"language": "python", "code": "   "}, "code")
-	fails(t, cs, "sbx_run", map[string]any{"command": "true", "timeoutMs": 600001}, "timeoutMs")
+	fails(t, cs, "sbx_run", map[string]any{"command": "true", "timeoutMs": 86400001}, "timeoutMs")
 	fails(t, cs, "sbx_run", map[string]any{"command": "true", "bogus": 1}, "bogus")
 	// Asking for no isolation is refused: allowDirect is off.
 	fails(t, cs, "sbx_run", map[string]any{"command": "true", "backend": "direct"}, "refused")
@@ -303,7 +290,7 @@ func TestSettingsCannotSwitchIsolationOff(t *testing.T) {
 	cs := connect(t, c)
 
 	r := ok(t, cs, "sbx_settings", nil)
-	if r.obj["allowDirect"] != false || r.obj["defaultTimeoutMs"] != 30000.0 || r.obj["sandboxUid"] != 65534.0 {
+	if r.obj["allowDirect"] != false || r.obj["defaultTimeoutMs"] != 60000.0 || r.obj["sandboxUid"] != 65534.0 {
 		t.Fatalf("read: %v", r.obj)
 	}
 	for _, args := range []map[string]any{
@@ -323,7 +310,7 @@ func TestSettingsCannotSwitchIsolationOff(t *testing.T) {
 
 	// A merge changes only what it names.
 	r = ok(t, cs, "sbx_settings", map[string]any{"defaultPids": 128, "allowlist": []string{}})
-	if r.obj["defaultPids"] != 128.0 || r.obj["defaultTimeoutMs"] != 30000.0 {
+	if r.obj["defaultPids"] != 128.0 || r.obj["defaultTimeoutMs"] != 60000.0 {
 		t.Fatalf("merge: %v", r.obj)
 	}
 	st, err := c.Settings(context.Background())
@@ -412,7 +399,7 @@ func TestPersistentSandbox(t *testing.T) {
 
 	// Installing needs the network, which is off.
 	inst := fails(t, cs, "sbx_install", map[string]any{"sandboxId": id, "manager": "pip", "packages": []string{"requests"}}, "network")
-	_, restErr := c.Install(ctx, id, app.InstallRequest{Manager: "pip", Packages: []string{"requests"}}, nil)
+	_, restErr := c.Install(ctx, id, client.InstallBody{Manager: "pip", Packages: []string{"requests"}}, nil)
 	if restErr == nil || restErr.Error() != inst {
 		t.Fatalf("MCP says %q, REST says %v", inst, restErr)
 	}
@@ -615,7 +602,7 @@ func waitRunDone(t *testing.T, c *client.Client, runID string) {
 
 func TestEmptySandboxIDIsRefusedByName(t *testing.T) {
 	t.Parallel()
-	cs := connect(t, client.DialSocket(filepath.Join(t.TempDir(), "none.sock")))
+	cs := connect(t, client.DialSocket(filepath.Join(testutil.PrivateDir(t), "none.sock")))
 	for _, name := range []string{"sbx_exec", "sbx_file_read", "sbx_delete", "sbx_stats"} {
 		r := callTool(t, cs, name, map[string]any{"sandboxId": "", "command": "true", "path": "x"})
 		if !r.isErr || !strings.Contains(r.text, "sandboxId") {
@@ -632,7 +619,7 @@ func TestEmptySandboxIDIsRefusedByName(t *testing.T) {
 func TestRedialsWhenTheEngineIsGone(t *testing.T) {
 	t.Parallel()
 	live := startDaemon(t)
-	dead := client.DialSocket(filepath.Join(t.TempDir(), "gone.sock"))
+	dead := client.DialSocket(filepath.Join(testutil.PrivateDir(t), "gone.sock"))
 	redials := 0
 	srv := mcp.New(mcp.Options{Client: dead, Redial: func(context.Context) (*client.Client, error) { redials++; return live, nil }})
 	st, ct := sdk.NewInMemoryTransports()

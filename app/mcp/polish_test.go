@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestToolsSayWhatHappened: the rough edges of issue #14 item 8, each as
-// a first-time agent meets it.
+// TestToolsSayWhatHappened: the rough edges a first-time agent met in
+// the tools, each as it meets it.
 func TestToolsSayWhatHappened(t *testing.T) {
 	t.Parallel()
 	c := startDaemon(t)

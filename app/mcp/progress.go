@@ -9,7 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 )
 
 // Progress notifications for the long tools (sbx_run, sbx_exec,
@@ -73,7 +73,7 @@ func (r *reporter) stop() {
 
 // fill puts the output the run streamed into its answer, capped as the
 // engine caps it.
-func (r *reporter) fill(rep *api.RunReply) {
+func (r *reporter) fill(rep *apitype.RunReply) {
 	if r == nil || rep == nil {
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 )
 
 // RunSummary is what every run tool answers.
@@ -31,19 +31,32 @@ type RunSummary struct {
 	State      string `json:"state,omitempty" jsonschema:"running while a background run goes on, else done"`
 	LogFile    string `json:"logFile,omitempty" jsonschema:"for a background run: the host path of the file its output goes to"`
 	LogPath    string `json:"logPath,omitempty" jsonschema:"for a background run: the same log file relative to the sandbox's folder; read it with sbx_file_read"`
+	// Refusals come last, as they do in the text.
+	Refusals []apitype.Refusal `json:"refusals" jsonschema:"what the sandbox was refused during the run, each with its kind (connect, http, secret, unix, write), target, the rule that refused it and allow: how to allow it (tell the person); empty when nothing was"`
 }
 
 // summary turns the API's run answer into a RunSummary. The note joins
 // what the record says was missing, as the REST answer's note does.
-func summary(r *api.RunReply) RunSummary {
+func summary(r *apitype.RunReply) RunSummary {
 	rec := r.Run
 	return RunSummary{
 		RunID: rec.ID, OK: r.OK, ExitCode: rec.ExitCode, TimedOut: rec.TimedOut, Truncated: rec.Truncated,
 		DurationMs: rec.DurationMs, Isolation: rec.Isolation, Network: rec.Network,
 		Stdout: r.Stdout, Stderr: r.Stderr, notes: mcpNotes(r.Notes),
 		Killed: rec.Killed, Background: rec.Background, State: rec.State, LogFile: rec.LogFile,
-		LogPath: logPath(rec.ID, rec.LogFile),
+		LogPath: logPath(rec.ID, rec.LogFile), Refusals: refusalsOf(r),
 	}
+}
+
+// refusalsOf is the run's refusals, an empty list rather than null.
+func refusalsOf(r *apitype.RunReply) []apitype.Refusal {
+	if r.Refusals != nil {
+		return r.Refusals
+	}
+	if r.Run.Refusals != nil {
+		return r.Run.Refusals
+	}
+	return []apitype.Refusal{}
 }
 
 // logPath is a background run's log file relative to its workspace, where
@@ -95,6 +108,12 @@ func (r RunSummary) text() string {
 		fmt.Fprintf(&b, "--- %s ---\n%s", s.name, s.out)
 		if !strings.HasSuffix(s.out, "\n") {
 			b.WriteByte('\n')
+		}
+	}
+	if len(r.Refusals) > 0 {
+		fmt.Fprintf(&b, "--- refused during the run (%d) ---\n", len(r.Refusals))
+		for _, f := range r.Refusals {
+			b.WriteString("- " + f.Line() + "\n")
 		}
 	}
 	return b.String()

@@ -1,8 +1,11 @@
-// Package mcp is the engine's MCP face: the 22 sbx_* tools over stdio for
-// agent clients (`senclaw sandbox-server`). It is a client of the running
-// engine's API, like the CLI: it keeps no state of its own (no process
-// registry, no database), so what an agent starts is what the dashboard
-// shows, and every run goes through the engine's single gate.
+// Package mcp is the engine's MCP face: the 22 sbx_* tools for agent
+// clients.
+//
+// It serves them over stdio (`senclaw sandbox-server`) and over Streamable
+// HTTP. It is a client of the running engine's API, like the CLI: it keeps
+// no state of its own (no process registry, no database), so what an agent
+// starts is what the dashboard shows, and every run goes through the
+// engine's single gate.
 package mcp
 
 import (
@@ -54,10 +57,12 @@ func New(opts Options) *sdk.Server {
 		Instructions: instructions,
 		Logger:       opts.Logger,
 	})
+	srv.AddReceivingMiddleware(s.gate)
 	s.addRunTools(srv)
 	s.addSandboxTools(srv)
 	s.addFileTools(srv)
 	s.addRuleTools(srv)
+	s.addSecurityTools(srv)
 	return srv
 }
 

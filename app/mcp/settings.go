@@ -19,7 +19,7 @@ type settingsArgs struct {
 	DefaultCPUs      *float64 `json:"defaultCpus,omitempty" jsonschema:"CPU limit of new sandboxes in cores, 0.1 to 32"`
 	DefaultMemoryMB  *int     `json:"defaultMemoryMb,omitempty" jsonschema:"memory limit of new sandboxes in MB, 64 to 65536"`
 	DefaultPids      *int     `json:"defaultPids,omitempty" jsonschema:"process count limit of new sandboxes, 16 to 8192"`
-	DefaultTimeoutMs *int     `json:"defaultTimeoutMs,omitempty" jsonschema:"default run timeout of new sandboxes in milliseconds, 1000 to 600000"`
+	DefaultTimeoutMs *int     `json:"defaultTimeoutMs,omitempty" jsonschema:"default run timeout of new sandboxes in milliseconds, 1000 to 86400000 (24 h)"`
 	DefaultDiskMB    *int     `json:"defaultDiskMb,omitempty" jsonschema:"folder quota of new sandboxes in MB, 16 to 1048576"`
 	DefaultImage     *string  `json:"defaultImage,omitempty" jsonschema:"container image of new docker sandboxes"`
 }
@@ -34,11 +34,31 @@ var protectedSettings = map[string]string{
 	"landlocklisten": "landlockListen",
 	"sandboxuid":     "sandboxUid",
 	"sandboxgid":     "sandboxGid",
+	// Which uids sandboxes run as: a range over a host service's uid
+	// would let a sandbox act as it.
+	"sandboxuidrange": "sandboxUidRange",
 	// mountAllow widens the mount guard: the agent must not give itself
 	// a system folder to write.
 	"mountallow": "mountAllow",
 	// Host sockets opened to every sandbox (the Unix socket guard).
 	"allowedsockets": "allowedSockets",
+	// Fewer levels or projects leave projects in a writable folder
+	// unprotected: what agents and git run code from.
+	"nestedprojectdepth": "nestedProjectDepth",
+	"nestedprojectlimit": "nestedProjectLimit",
+	// The CA the proxy verifies a host with: an agent must not choose
+	// whom the proxy believes a host is.
+	"pinnedcas": "pinnedCAs",
+	// The Docker engines on other machines the engine drives with the
+	// owner's TLS material: an agent must not send sandboxes, or the
+	// owner's credentials, to a daemon it chose.
+	"engines": "engines",
+	// The shell guard refuses an agent's commands on the host: the agent
+	// must not switch off the groups that refuse it.
+	"guard": "guard",
+	// The tenant host policy lets agents and tenants run on the host
+	// with nothing in the way: an agent must not choose it.
+	"exec": "exec",
 }
 
 // parseSettingsPatch decodes the arguments of sbx_settings into the patch

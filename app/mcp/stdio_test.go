@@ -12,9 +12,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/client"
-	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestSandboxServerOverStdio drives the real binary as an agent client
@@ -24,25 +24,15 @@ func TestSandboxServerOverStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	t.Parallel()
 	dir := testDir(t)
-	bin := filepath.Join(dir, "senclaw")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	// The forwarder next to it, as `make build` leaves it: every bwrap run
-	// needs it (the Unix socket guard).
-	fwd, err := os.ReadFile(netfwdtest.Path(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "senclaw-netfwd"), fwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// senclaw with senclaw-engine and the forwarder beside it, as make
+	// build leaves them: every bwrap run needs the forwarder (the Unix
+	// socket guard).
+	bin := testutil.Senclaw(t)
 	runtimeDir := filepath.Join(dir, "rt")
+	testutil.StopDaemonAtCleanup(t, filepath.Join(runtimeDir, "senclaw"))
 	for _, d := range []string{runtimeDir, filepath.Join(dir, "cfg")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -82,7 +72,7 @@ func TestSandboxServerOverStdio(t *testing.T) {
 			<-exited
 		}
 	})
-	c := client.DialSocket(api.SocketPath(filepath.Join(runtimeDir, "senclaw")))
+	c := client.DialSocket(apitype.SocketPath(filepath.Join(runtimeDir, "senclaw")))
 	deadline := time.Now().Add(15 * time.Second)
 	for c.Ping(context.Background(), time.Second) != nil {
 		if time.Now().After(deadline) {
@@ -128,3 +118,5 @@ func TestSandboxServerOverStdio(t *testing.T) {
 		t.Fatal("the daemon did not exit after senclaw stop")
 	}
 }
+
+func TestMain(m *testing.M) { testutil.Main(m) }

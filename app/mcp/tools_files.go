@@ -44,6 +44,7 @@ type mountArgs struct {
 	Source    string `json:"source" jsonschema:"absolute path of a folder on this machine; system and secret folders are refused"`
 	Target    string `json:"target,omitempty" jsonschema:"where it appears, relative to the sandbox's folder; default: the folder's name"`
 	ReadOnly  bool   `json:"readOnly,omitempty" jsonschema:"the sandbox may read but not change it"`
+	Copy      bool   `json:"copy,omitempty" jsonschema:"for a sandbox on a remote engine: copy the folder in once, since a folder of this machine cannot be bound on another machine"`
 }
 
 type mountResult struct {
@@ -114,7 +115,7 @@ func (s *server) addFileTools(srv *sdk.Server) {
 			"Only folders the user may share are accepted (system and secret folders are refused).",
 		changes, inputSchema[mountArgs](withDefault("readOnly", false)),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in mountArgs) (*sdk.CallToolResult, mountResult, error) {
-			m := backends.Mount{Source: in.Source, Target: in.Target, ReadOnly: in.ReadOnly}
+			m := backends.Mount{Source: in.Source, Target: in.Target, ReadOnly: in.ReadOnly, Copy: in.Copy}
 			res, err := call(ctx, s, func(c *client.Client) (*app.MountResult, error) { return c.AddMount(ctx, in.SandboxID, m) })
 			if err != nil {
 				return nil, mountResult{}, err

@@ -29,18 +29,20 @@ type portsArgs struct {
 	Listen    []int  `json:"listen,omitempty" jsonschema:"ports (1024 to 65535) its servers may listen on, reachable from this machine at 127.0.0.1:PORT; replaces the list, omitted = none"`
 	Connect   []int  `json:"connect,omitempty" jsonschema:"remote ports (1 to 65535) it may connect to, e.g. 443; replaces the list, omitted = none"`
 	Loopback  []int  `json:"loopback,omitempty" jsonschema:"ports of this machine's own services it may call at localhost; replaces the list, omitted = none"`
-	// Domains and DenyDomains: issue #5 (the egress proxy enforces them).
-	Domains     []string `json:"domains,omitempty" jsonschema:"if not empty, the only names it may reach (exact, or *.example.com for the name and its subdomains); replaces the list, omitted = none (any name)"`
-	DenyDomains []string `json:"denyDomains,omitempty" jsonschema:"names it may never reach; deny wins over allow; replaces the list, omitted = none"`
+	// Domains and DenyDomains: the egress proxy enforces them.
+	Domains     []string      `json:"domains,omitempty" jsonschema:"if not empty, the only names it may reach (exact, or *.example.com for the name and its subdomains); replaces the list, omitted = none (any name)"`
+	DenyDomains []string      `json:"denyDomains,omitempty" jsonschema:"names it may never reach; deny wins over allow; replaces the list, omitted = none"`
+	AllowHTTP   []httpRuleArg `json:"allowHttp,omitempty" jsonschema:"HTTP rules: for each rule's host, only the requests whose method (e.g. GET) and path (a prefix such as /repos/, or a glob) a rule of that host allows get through; others are answered 403 with X-Senclaw-Refused naming the rule; replaces the list, omitted = none"`
 }
 
 type portsResult struct {
-	Listen      []int    `json:"listen"`
-	Connect     []int    `json:"connect"`
-	Loopback    []int    `json:"loopback"`
-	Domains     []string `json:"domains"`
-	DenyDomains []string `json:"denyDomains"`
-	ReachableAt []string `json:"reachableAt" jsonschema:"addresses on this machine where its listen ports answer"`
+	Listen      []int               `json:"listen"`
+	Connect     []int               `json:"connect"`
+	Loopback    []int               `json:"loopback"`
+	Domains     []string            `json:"domains"`
+	DenyDomains []string            `json:"denyDomains"`
+	AllowHTTP   []backends.HTTPRule `json:"allowHttp"`
+	ReachableAt []string            `json:"reachableAt" jsonschema:"addresses on this machine where its listen ports answer"`
 	notes
 }
 
@@ -75,7 +77,7 @@ type eventsResult struct {
 }
 
 // settingsNote says what an agent cannot change, in every answer.
-const settingsNote = "allowDirect, landlockListen, sandboxUid and sandboxGid are shown but only a person can change them: allowDirect and landlockListen in the dashboard's Defaults card or with senclaw settings set allowDirect=true, sandboxUid and sandboxGid with senclaw settings set sandboxUid=UID"
+const settingsNote = "allowDirect, landlockListen, sandboxUidRange, sandboxUid, sandboxGid and guard are shown but only a person can change them: allowDirect and landlockListen in the dashboard's Defaults card or with senclaw settings set allowDirect=true, sandboxUidRange with senclaw settings set sandboxUidRange=auto (sandboxUid and sandboxGid are deprecated), guard (the shell guard: a command matching a group it has on is refused on the host and noted in a sandbox) on the Security enforcement card or with senclaw settings set guard.GROUP=false"
 
 func (s *server) addRuleTools(srv *sdk.Server) {
 	addTool(srv, "sbx_fs_mode", "Change what a sandbox may read",
@@ -92,12 +94,12 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 		})
 
 	addTool(srv, "sbx_ports", "Set a sandbox's port rules",
-		"Replace a persistent sandbox's port rules: listen (its servers, reachable from this machine at 127.0.0.1:PORT), connect (remote ports it may dial) and loopback (this machine's services it may call). "+
+		"Replace a persistent sandbox's port rules: listen (its servers, reachable from this machine at 127.0.0.1:PORT), connect (remote ports it may dial) and loopback (this machine's services it may call), its domain lists and its HTTP rules (allowHttp: methods and paths per host). "+
 			"Each list replaces the old one and an omitted list means none. Read the note: it says what the backend enforces.",
 		changes, inputSchema[portsArgs](),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in portsArgs) (*sdk.CallToolResult, portsResult, error) {
 			res, err := call(ctx, s, func(c *client.Client) (*app.PortsResult, error) {
-				return c.SetPortRules(ctx, in.SandboxID, backends.PortRules{Listen: in.Listen, Connect: in.Connect, Loopback: in.Loopback, Domains: in.Domains, DenyDomains: in.DenyDomains})
+				return c.SetPortRules(ctx, in.SandboxID, backends.PortRules{Listen: in.Listen, Connect: in.Connect, Loopback: in.Loopback, Domains: in.Domains, DenyDomains: in.DenyDomains, AllowHTTP: httpRulesOf(in.AllowHTTP)})
 			})
 			if err != nil {
 				return nil, portsResult{}, err
@@ -107,7 +109,7 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 				reach = []string{}
 			}
 			return nil, portsResult{Listen: orEmpty(res.Ports.Listen), Connect: orEmpty(res.Ports.Connect), Loopback: orEmpty(res.Ports.Loopback),
-				Domains: names(res.Ports.Domains), DenyDomains: names(res.Ports.DenyDomains), ReachableAt: reach, notes: mcpNotes(res.Notes)}, nil
+				Domains: names(res.Ports.Domains), DenyDomains: names(res.Ports.DenyDomains), AllowHTTP: orNoRules(res.Ports.AllowHTTP), ReachableAt: reach, notes: mcpNotes(res.Notes)}, nil
 		})
 
 	settingsSchema := inputSchema[settingsArgs]()
@@ -117,7 +119,7 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 	addTool(srv, "sbx_settings", "Read or change the sandbox defaults",
 		"With no arguments, read the settings: the defaults of new sandboxes and one-shot runs (fs mode, allowlist, network, CPUs, memory, pids, timeout, disk, image). "+
 			"With arguments, change only those settings (the allowlist is replaced as a whole); values are checked as on create. "+
-			"allowDirect, landlockListen, mountAllow, allowedSockets, sandboxUid and sandboxGid cannot be changed here: an agent must not switch off its own isolation.",
+			"allowDirect, landlockListen, mountAllow, allowedSockets, nestedProjectDepth, nestedProjectLimit, engines, sandboxUidRange, sandboxUid, sandboxGid and guard (the shell guard) cannot be changed here: an agent must not switch off its own isolation.",
 		changes, settingsSchema,
 		func(ctx context.Context, req *sdk.CallToolRequest, raw json.RawMessage) (*sdk.CallToolResult, settingsResult, error) {
 			patch, err := parseSettingsPatch(raw)
@@ -167,6 +169,13 @@ func (s *server) addRuleTools(srv *sdk.Server) {
 			}
 			return nil, eventsResult{TraceEnabled: rep.TraceEnabled, Events: events, Note: rep.Note}, nil
 		})
+}
+
+func orNoRules(l []backends.HTTPRule) []backends.HTTPRule {
+	if l == nil {
+		return []backends.HTTPRule{}
+	}
+	return l
 }
 
 func orEmpty(s []int) []int {

@@ -6,16 +6,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/app/api"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/client"
-)
-
-// Descriptions shared by several tools' arguments.
-const (
-	descSandboxID = "id of a persistent sandbox, as sbx_create or sbx_list return it"
-	descLanguage  = "python, node or bash (aliases: python3, py, javascript, js, sh)"
-	descEnv       = "extra environment variables for this run only, NAME: value"
-	descTimeout   = "kill the run after this many milliseconds, 1000 to 600000; the output so far is kept"
 )
 
 type runArgs struct {
@@ -25,8 +17,10 @@ type runArgs struct {
 	Backend   string            `json:"backend,omitempty" jsonschema:"bwrap, landlock or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
 	Network   *bool             `json:"network,omitempty" jsonschema:"allow network access; default: the settings' defaultNetwork (off unless a person changed it)"`
 	FsMode    string            `json:"fsMode,omitempty" jsonschema:"what the code may read: strict (its own folder and system folders), allowlist (strict plus folders a person listed) or open (the whole disk read-only, except secrets); default: the settings' defaultFsMode"`
-	TimeoutMs int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; the output so far is kept"`
+	TimeoutMs int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 86400000 (24 h); the output so far is kept"`
 	Env       map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
+	Secrets   []string          `json:"secrets,omitempty" jsonschema:"names of the engine's secrets this run may use (sbx_capabilities lists them): it gets a placeholder in the variable NAME in upper case (gh: GH), which the proxy replaces with the value on requests to the secret's hosts only (send it as it is, e.g. Authorization: Bearer $GH); needs network"`
+	AllowHTTP []httpRuleArg     `json:"allowHttp,omitempty" jsonschema:"HTTP rules for this run: for each rule's host, only the requests whose method and path a rule allows get through"`
 }
 
 type runResult struct {
@@ -38,7 +32,7 @@ type runInArgs struct {
 	SandboxID  string            `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
 	Language   string            `json:"language" jsonschema:"python, node or bash (aliases: python3, py, javascript, js, sh)"`
 	Code       string            `json:"code" jsonschema:"the source to run, non-blank; it runs in the sandbox's folder, where files from sbx_file_write and earlier runs are"`
-	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs. Not for background runs (see ttlMs)"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 86400000 (24 h); default: the sandbox's timeoutMs. Not for background runs (see ttlMs)"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
 	Background bool              `json:"background,omitempty" jsonschema:"start the run and return at once (for servers and long jobs); the answer has the run id and the log file its output goes to. It runs until it exits, sbx_kill stops it or sbx_delete removes its sandbox, unless ttlMs or idleTtlMs is given"`
 	TTLMs      int               `json:"ttlMs,omitempty" jsonschema:"a background run's deadline in milliseconds, 1000 to 2592000000 (30 days); default none"`
@@ -48,7 +42,7 @@ type runInArgs struct {
 type execArgs struct {
 	SandboxID  string            `json:"sandboxId" jsonschema:"id of a persistent sandbox, as sbx_create or sbx_list return it"`
 	Command    string            `json:"command" jsonschema:"shell command line, run with /bin/sh -c in the sandbox's folder"`
-	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 600000; default: the sandbox's timeoutMs. Not for background runs (see ttlMs)"`
+	TimeoutMs  int               `json:"timeoutMs,omitempty" jsonschema:"kill the run after this many milliseconds, 1000 to 86400000 (24 h); default: the sandbox's timeoutMs. Not for background runs (see ttlMs)"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
 	Background bool              `json:"background,omitempty" jsonschema:"start the command and return at once, e.g. a web server: the answer has the run id and the log file its output goes to. It runs until it exits, sbx_kill stops it or sbx_delete removes its sandbox, unless ttlMs or idleTtlMs is given. Reach a server from this machine at 127.0.0.1 on a port listed with sbx_ports listen (or listenPorts on sbx_create)"`
 	TTLMs      int               `json:"ttlMs,omitempty" jsonschema:"a background run's deadline in milliseconds, 1000 to 2592000000 (30 days); default none"`
@@ -59,7 +53,7 @@ type installArgs struct {
 	SandboxID string   `json:"sandboxId" jsonschema:"id of a persistent sandbox with network on, as sbx_create or sbx_list return it"`
 	Manager   string   `json:"manager" jsonschema:"pip (also pip3, python) or npm (also node); packages go into the sandbox's folder. apt is refused: system folders are read-only in every sandbox"`
 	Packages  []string `json:"packages" jsonschema:"package names with optional versions, e.g. requests==2.32.3 or lodash@4; no options, spaces or shell syntax"`
-	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"kill the install after this many milliseconds, 1000 to 600000"`
+	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"kill the install after this many milliseconds, 1000 to 86400000 (24 h)"`
 }
 
 func (s *server) addRunTools(srv *sdk.Server) {
@@ -67,10 +61,11 @@ func (s *server) addRunTools(srv *sdk.Server) {
 		"Run a piece of code (language + code) or a shell command once in a fresh, isolated, throwaway sandbox that is deleted afterwards (its run record stays). "+
 			"This is the default tool for a single calculation, script or check. Nothing persists between calls: for multi-step work that keeps files or packages, use sbx_create and sbx_run_in/sbx_exec instead. "+
 			"Network is off unless network is true. Returns {backend, run: RunSummary}; read run.note for anything the backend could not enforce.",
-		runsCode, inputSchema[runArgs](withDefault("timeoutMs", 30000)),
+		runsCode, inputSchema[runArgs](withDefault("timeoutMs", 60000)),
 		func(ctx context.Context, req *sdk.CallToolRequest, in runArgs) (*sdk.CallToolResult, runResult, error) {
 			body := client.RunOnceBody{RunBody: client.RunBody{Source: app.SourceMCP, Command: in.Command, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env}}
 			body.Sandbox.Network = in.Network
+			body.Sandbox.Secrets, body.Sandbox.AllowHTTP = in.Secrets, httpRulesOf(in.AllowHTTP)
 			if in.Backend != "" {
 				body.Sandbox.Backend = &in.Backend
 			}
@@ -79,7 +74,7 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			}
 			pr := progressFor(ctx, req)
 			defer pr.stop()
-			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.RunOnce(ctx, body, pr.onOutput()) })
+			rep, err := call(ctx, s, func(c *client.Client) (*apitype.RunReply, error) { return c.RunOnce(ctx, body, pr.onOutput()) })
 			if err != nil {
 				return nil, runResult{}, err
 			}
@@ -117,10 +112,12 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			"The sandbox needs network on (sbx_create with network: true, or sbx_update). Returns a RunSummary of the installer's run.",
 		runsCode, inputSchema[installArgs](withDefault("timeoutMs", app.DefaultInstallTimeoutMs)),
 		func(ctx context.Context, creq *sdk.CallToolRequest, in installArgs) (*sdk.CallToolResult, RunSummary, error) {
-			req := app.InstallRequest{Manager: in.Manager, Packages: in.Packages, TimeoutMs: in.TimeoutMs, Source: app.SourceMCP}
+			req := client.InstallBody{Manager: in.Manager, Packages: in.Packages, TimeoutMs: in.TimeoutMs, Source: app.SourceMCP}
 			pr := progressFor(ctx, creq)
 			defer pr.stop()
-			rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Install(ctx, in.SandboxID, req, pr.onOutput()) })
+			rep, err := call(ctx, s, func(c *client.Client) (*apitype.RunReply, error) {
+				return c.Install(ctx, in.SandboxID, req, pr.onOutput())
+			})
 			if err != nil {
 				return nil, RunSummary{}, err
 			}
@@ -137,7 +134,7 @@ func (s *server) exec(ctx context.Context, req *sdk.CallToolRequest, id string, 
 		pr = progressFor(ctx, req)
 	}
 	defer pr.stop()
-	rep, err := call(ctx, s, func(c *client.Client) (*api.RunReply, error) { return c.Exec(ctx, id, body, pr.onOutput()) })
+	rep, err := call(ctx, s, func(c *client.Client) (*apitype.RunReply, error) { return c.Exec(ctx, id, body, pr.onOutput()) })
 	if err != nil {
 		return nil, RunSummary{}, err
 	}

@@ -16,6 +16,7 @@ import (
 type createArgs struct {
 	Name          string            `json:"name,omitempty" jsonschema:"a name people will recognise in the dashboard"`
 	Backend       string            `json:"backend,omitempty" jsonschema:"bwrap, landlock or docker; omit to get the best isolating backend available. Never ask for direct: it runs with no isolation and is refused unless a person allowed it"`
+	Engine        string            `json:"engine,omitempty" jsonschema:"a named Docker engine of the settings, on another machine, to make the sandbox on (sbx_capabilities lists the engines); its files live there and its network still goes through this machine's proxy; default: local, this machine's"`
 	Image         string            `json:"image,omitempty" jsonschema:"container image, docker backend only; default: the settings' defaultImage"`
 	Network       *bool             `json:"network,omitempty" jsonschema:"allow network access (needed by sbx_install); default: the settings' defaultNetwork (off unless a person changed it)"`
 	FsMode        string            `json:"fsMode,omitempty" jsonschema:"what code may read: strict (its own folder and system folders), allowlist (strict plus folders a person listed) or open (the whole disk read-only, except secrets); default: the settings' defaultFsMode. Writes stay inside its folder in every mode"`
@@ -23,12 +24,32 @@ type createArgs struct {
 	MemoryMB      *int              `json:"memoryMb,omitempty" jsonschema:"memory limit in MB, 64 to 65536; default: the settings' defaultMemoryMb"`
 	Pids          *int              `json:"pids,omitempty" jsonschema:"process count limit, 16 to 8192; default: the settings' defaultPids"`
 	DiskMB        *int              `json:"diskMb,omitempty" jsonschema:"quota of its folder in MB, 16 to 1048576; default: the settings' defaultDiskMb"`
-	TimeoutMs     *int              `json:"timeoutMs,omitempty" jsonschema:"default timeout of its runs in milliseconds, 1000 to 600000; default: the settings' defaultTimeoutMs"`
+	TimeoutMs     *int              `json:"timeoutMs,omitempty" jsonschema:"default timeout of its runs in milliseconds, 1000 to 86400000 (24 h); default: the settings' defaultTimeoutMs"`
 	ListenPorts   []int             `json:"listenPorts,omitempty" jsonschema:"ports (1024 to 65535) its servers may listen on, reachable from this machine at 127.0.0.1:PORT; at most 16"`
 	ConnectPorts  []int             `json:"connectPorts,omitempty" jsonschema:"remote ports (1 to 65535) it may connect to, e.g. 443; at most 16"`
 	LoopbackPorts []int             `json:"loopbackPorts,omitempty" jsonschema:"ports of this machine's own services it may call at localhost; empty = none; at most 16"`
 	Env           map[string]string `json:"env,omitempty" jsonschema:"environment variables of every run, NAME: value"`
-	Mounts        []mountArg        `json:"mounts,omitempty" jsonschema:"host folders to show inside its folder: source (absolute host path), target (relative path inside the sandbox; default: the folder's name), readOnly"`
+	Mounts        []mountArg        `json:"mounts,omitempty" jsonschema:"host folders to show inside its folder: source (absolute host path), target (relative path inside the sandbox; default: the folder's name), readOnly, copy (on a remote engine: copied in once, as a folder of this machine cannot be bound there)"`
+	Secrets       []string          `json:"secrets,omitempty" jsonschema:"names of the engine's secrets its runs may use (sbx_capabilities lists them): each run gets a placeholder in the variable NAME in upper case, which the proxy replaces with the value on requests to the secret's hosts only; the value itself never enters the sandbox"`
+	AllowHTTP     []httpRuleArg     `json:"allowHttp,omitempty" jsonschema:"HTTP rules: for each rule's host, only the requests whose method and path a rule of that host allows get through (403 with X-Senclaw-Refused otherwise)"`
+}
+
+// httpRuleArg is an HTTP rule as an agent gives it.
+type httpRuleArg struct {
+	Host    string   `json:"host" jsonschema:"HOST[:PORT], *.name for the name and its subdomains; without a port 443 and 80"`
+	Methods []string `json:"methods,omitempty" jsonschema:"methods allowed, e.g. GET, HEAD; omitted: any"`
+	Paths   []string `json:"paths,omitempty" jsonschema:"paths allowed: a prefix such as /repos/, or a glob over the whole path with * (within a segment), ** (across segments), ? (one character); omitted: any"`
+}
+
+func httpRulesOf(args []httpRuleArg) []backends.HTTPRule {
+	if args == nil {
+		return nil
+	}
+	out := make([]backends.HTTPRule, len(args))
+	for i, r := range args {
+		out[i] = backends.HTTPRule{Host: r.Host, Methods: r.Methods, Paths: r.Paths}
+	}
+	return out
 }
 
 // mountArg is a mount as an agent gives it: only the source is required.
@@ -36,6 +57,7 @@ type mountArg struct {
 	Source   string `json:"source" jsonschema:"absolute path of a folder on this machine"`
 	Target   string `json:"target,omitempty" jsonschema:"relative path inside the sandbox's folder; default: the folder's name"`
 	ReadOnly bool   `json:"readOnly,omitempty" jsonschema:"read-only inside the sandbox; default false"`
+	Copy     bool   `json:"copy,omitempty" jsonschema:"on a remote engine, copy the folder in once instead of binding it (a folder of this machine cannot be bound on another machine); default false"`
 }
 
 func mountsOf(args []mountArg) []backends.Mount {
@@ -44,7 +66,7 @@ func mountsOf(args []mountArg) []backends.Mount {
 	}
 	out := make([]backends.Mount, len(args))
 	for i, m := range args {
-		out[i] = backends.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+		out[i] = backends.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly, Copy: m.Copy}
 	}
 	return out
 }
@@ -53,10 +75,11 @@ type createResult struct {
 	SandboxID string          `json:"sandboxId"`
 	Name      string          `json:"name"`
 	Backend   string          `json:"backend" jsonschema:"the backend its runs use; empty means the best available at each run"`
+	Engine    string          `json:"engine,omitempty" jsonschema:"the named Docker engine it lives on, on another machine; absent: this machine's"`
 	Image     string          `json:"image,omitempty"`
 	Network   bool            `json:"network"`
 	FsMode    backends.FsMode `json:"fsMode"`
-	Workspace string          `json:"workspace" jsonschema:"the host folder it may write; paths of sbx_file_* are relative to it"`
+	Workspace string          `json:"workspace" jsonschema:"the folder it may write (on a remote engine, /work in its container); paths of sbx_file_* are relative to it"`
 	notes
 }
 
@@ -72,8 +95,10 @@ type updateArgs struct {
 	MemoryMB  *int              `json:"memoryMb,omitempty" jsonschema:"memory limit in MB, 64 to 65536"`
 	Pids      *int              `json:"pids,omitempty" jsonschema:"process count limit, 16 to 8192"`
 	DiskMB    *int              `json:"diskMb,omitempty" jsonschema:"quota of its folder in MB, 16 to 1048576"`
-	TimeoutMs *int              `json:"timeoutMs,omitempty" jsonschema:"default timeout of its runs in milliseconds, 1000 to 600000"`
+	TimeoutMs *int              `json:"timeoutMs,omitempty" jsonschema:"default timeout of its runs in milliseconds, 1000 to 86400000 (24 h)"`
 	Env       map[string]string `json:"env,omitempty" jsonschema:"replaces the environment variables of every run, NAME: value"`
+	Secrets   []string          `json:"secrets,omitempty" jsonschema:"replaces the secrets its runs may use, by name (sbx_capabilities lists them; [] for none)"`
+	AllowHTTP []httpRuleArg     `json:"allowHttp,omitempty" jsonschema:"replaces its HTTP rules ([] for none): for each rule's host, only the requests whose method and path a rule allows get through"`
 }
 
 type updateResult struct {
@@ -95,6 +120,14 @@ type capsResult struct {
 	Languages  []string         `json:"languages" jsonschema:"the languages sbx_run and sbx_run_in accept"`
 	FsModes    []app.FsModeInfo `json:"fsModes"`
 	ExecPolicy *app.ExecPolicy  `json:"execPolicy" jsonschema:"the enforcement switches a person set (runPython/runNode off refuse code runs)"`
+	Secrets    []secretName     `json:"secrets" jsonschema:"the secrets a person gave the engine, by name: ask for one with secrets on sbx_create or sbx_run; its value never enters the sandbox"`
+}
+
+// secretName is what an agent sees of a secret: never its value.
+type secretName struct {
+	Name  string   `json:"name"`
+	Hosts []string `json:"hosts" jsonschema:"the only hosts the proxy sends its value to"`
+	Env   string   `json:"env" jsonschema:"the variable its placeholder is in inside a sandbox"`
 }
 
 type sandboxArgs struct {
@@ -153,11 +186,12 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 		changes, inputSchema[createArgs](),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in createArgs) (*sdk.CallToolResult, createResult, error) {
 			cfg := app.SandboxConfig{Network: in.Network, CPUs: in.CPUs, MemoryMB: in.MemoryMB, Pids: in.Pids, DiskMB: in.DiskMB, TimeoutMs: in.TimeoutMs,
-				Listen: in.ListenPorts, Connect: in.ConnectPorts, Loopback: in.LoopbackPorts, Env: in.Env, Mounts: mountsOf(in.Mounts)}
+				Listen: in.ListenPorts, Connect: in.ConnectPorts, Loopback: in.LoopbackPorts, Env: in.Env, Mounts: mountsOf(in.Mounts),
+				Secrets: in.Secrets, AllowHTTP: httpRulesOf(in.AllowHTTP)}
 			for _, f := range []struct {
 				v   string
 				dst **string
-			}{{in.Name, &cfg.Name}, {in.Backend, &cfg.Backend}, {in.Image, &cfg.Image}, {in.FsMode, &cfg.FsMode}} {
+			}{{in.Name, &cfg.Name}, {in.Backend, &cfg.Backend}, {in.Engine, &cfg.Engine}, {in.Image, &cfg.Image}, {in.FsMode, &cfg.FsMode}} {
 				if f.v != "" {
 					*f.dst = &f.v
 				}
@@ -167,7 +201,7 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 				return nil, createResult{}, err
 			}
 			sb := rep.Sandbox
-			return nil, createResult{SandboxID: sb.ID, Name: sb.Name, Backend: sb.Backend, Image: sb.Image, Network: sb.Network, FsMode: sb.FsMode, Workspace: sb.Workspace, notes: mcpNotes(rep.Notes)}, nil
+			return nil, createResult{SandboxID: sb.ID, Name: sb.Name, Backend: sb.Backend, Engine: sb.Engine, Image: sb.Image, Network: sb.Network, FsMode: sb.FsMode, Workspace: sb.Workspace, notes: mcpNotes(rep.Notes)}, nil
 		})
 
 	addTool(srv, "sbx_list", "List sandboxes",
@@ -182,11 +216,12 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 		})
 
 	addTool(srv, "sbx_update", "Change a sandbox's limits or network",
-		"Change a persistent sandbox's name, network switch, limits, default timeout or environment. Only the fields given change; limits are checked as on create. "+
+		"Change a persistent sandbox's name, network switch, limits, default timeout, environment, secrets or HTTP rules. Only the fields given change; limits are checked as on create. "+
 			"For port rules use sbx_ports, for folders sbx_mount/sbx_unmount, for what it may read sbx_fs_mode.",
 		changes, inputSchema[updateArgs](),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in updateArgs) (*sdk.CallToolResult, updateResult, error) {
-			cfg := app.SandboxConfig{Name: in.Name, Network: in.Network, CPUs: in.CPUs, MemoryMB: in.MemoryMB, Pids: in.Pids, DiskMB: in.DiskMB, TimeoutMs: in.TimeoutMs, Env: in.Env}
+			cfg := app.SandboxConfig{Name: in.Name, Network: in.Network, CPUs: in.CPUs, MemoryMB: in.MemoryMB, Pids: in.Pids, DiskMB: in.DiskMB, TimeoutMs: in.TimeoutMs, Env: in.Env,
+				Secrets: in.Secrets, AllowHTTP: httpRulesOf(in.AllowHTTP)}
 			rep, err := call(ctx, s, func(c *client.Client) (*client.SandboxReply, error) { return c.Update(ctx, in.SandboxID, cfg) })
 			if err != nil {
 				return nil, updateResult{}, err
@@ -204,7 +239,8 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 
 	addTool(srv, "sbx_capabilities", "What this machine can isolate with",
 		"Report which sandbox backends work on this machine (bwrap, landlock, docker, ...), what each enforces (fs, network, memory, pids, cpu, ...), the recommended one, "+
-			"the languages code runs accept, the fs modes and the enforcement switches. Call it when a run is refused or to choose a backend.",
+			"the Docker engines sandboxes may be made on (engines: local and the named ones on other machines, with state, version, CPUs and memory; sbx_create's engine), "+
+			"the languages code runs accept, the fs modes, the enforcement switches and the names of the secrets a person gave the engine. Call it when a run is refused or to choose a backend or an engine.",
 		readOnly, inputSchema[capsArgs](withDefault("refresh", false)),
 		func(ctx context.Context, _ *sdk.CallToolRequest, in capsArgs) (*sdk.CallToolResult, capsResult, error) {
 			var out capsResult
@@ -220,7 +256,14 @@ func (s *server) addSandboxTools(srv *sdk.Server) {
 				if out.FsModes, err = c.FsModeList(ctx); err != nil {
 					return struct{}{}, err
 				}
-				out.ExecPolicy, err = c.Policy(ctx)
+				if out.ExecPolicy, err = c.Policy(ctx); err != nil {
+					return struct{}{}, err
+				}
+				list, err := c.Secrets(ctx)
+				out.Secrets = []secretName{}
+				for _, s := range list {
+					out.Secrets = append(out.Secrets, secretName{Name: s.Name, Hosts: s.Hosts, Env: s.Env})
+				}
 				return struct{}{}, err
 			})
 			return nil, out, err

@@ -12,7 +12,46 @@ type denials struct {
 	allowed int
 }
 
+// Kinds of refusal.
+const (
+	// KindConnect is a connection refused by the port, domain or
+	// address rules.
+	KindConnect = "connect"
+	// KindHTTP is a request refused by the HTTP rules of its host.
+	KindHTTP = "http"
+	// KindSecret is a request that carried a secret's placeholder where
+	// it may not go (to a host not its own: an exfiltration attempt).
+	KindSecret = "secret"
+)
+
+// Refusal is what the proxy refused a sandbox, as the sandbox's run
+// records it: what, the rule that refused it, and how to allow it.
+type Refusal struct {
+	Kind   string
+	Host   string
+	Port   int
+	Method string
+	Path   string
+	// Rule says what refused it, in words.
+	Rule string
+	// Allow says how to allow it; "" when nothing can (the engine's own
+	// API, this machine's private addresses).
+	Allow string
+}
+
+// refuse counts a refusal and tells OnRefused.
+func (p *Proxy) refuse(id string, r Refusal) {
+	p.count(id, r.Host, r.Rule)
+	if p.opts.OnRefused != nil {
+		p.opts.OnRefused(id, r)
+	}
+}
+
 func (p *Proxy) recordDenial(id, host, rule string) {
+	p.refuse(id, Refusal{Kind: KindConnect, Host: host, Rule: rule})
+}
+
+func (p *Proxy) count(id, host, rule string) {
 	p.mu.Lock()
 	d := p.denials[id]
 	if d == nil {
@@ -29,10 +68,13 @@ func (p *Proxy) recordDenial(id, host, rule string) {
 	}
 	p.mu.Unlock()
 	p.log.Debug("A sandbox connection was refused.", "sandbox", id, "host", host, "rule", rule)
-	if p.opts.OnDenied != nil {
-		p.opts.OnDenied(id, host, rule)
-	}
 }
+
+// RefusedBefore counts a connection that was closed before it reached
+// the proxy (at a Landlock run's door to it, a connection from outside
+// the run) as one of the sandbox's refusals: from is kept among its
+// recent refused hosts, marked as the door's.
+func (p *Proxy) RefusedBefore(id, from, why string) { p.recordDenial(id, "door: "+from, why) }
 
 func (p *Proxy) recordAllowed(id string) {
 	p.mu.Lock()
@@ -68,9 +110,11 @@ func (p *Proxy) Denials(id string) (int, []string) {
 	return d.count, append([]string{}, d.recent...)
 }
 
-// Forget drops a deleted sandbox's counters.
+// Forget drops a deleted sandbox's counters and its connections kept to
+// the hosts the proxy looks into.
 func (p *Proxy) Forget(id string) {
 	p.mu.Lock()
 	delete(p.denials, id)
 	p.mu.Unlock()
+	p.upstreams.forget(id)
 }

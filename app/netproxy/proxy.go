@@ -13,12 +13,21 @@
 // address it checked, so DNS rebinding gains nothing. Refusals are counted
 // per sandbox.
 //
+// For the hosts of a sandbox's HTTP rules and secrets the proxy looks into
+// the connection (intercept.go): it terminates TLS with a certificate of
+// the engine's CA, judges each request by method and path, swaps a
+// secret's placeholder for its value on the way to the secret's hosts
+// only, and refuses, with 403 and X-Senclaw-Refused, what the rules do
+// not allow. Every other host stays a tunnel.
+//
 // The proxy also forwards a sandbox's listen ports: 127.0.0.1:P on the host
 // is relayed to the forwarder's Unix socket for P inside the sandbox.
 package netproxy
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net"
@@ -35,6 +44,17 @@ type Options struct {
 	// Rules returns a sandbox's current rules; false means it is gone.
 	// It is called for every connection, so rule changes apply at once.
 	Rules func(sandboxID string) (Rules, bool)
+	// ListenTenant reports the tenant of the sandbox that listens on a
+	// port of this machine (its listen rules), if any: a loopback rule
+	// never reaches another tenant's.
+	ListenTenant func(port int) (tenant string, ok bool)
+	// ProtectedAddr reports addresses of this machine that are never
+	// reachable, whatever the rules and TreatAsRemote say: the API's LAN
+	// listener.
+	ProtectedAddr func(netip.AddrPort) bool
+	// CrossTenant, when set, hears of each connection refused because it
+	// asked for another tenant's listen port (a security event).
+	CrossTenant func(id string, port int)
 	// Protected reports ports of this machine that are never reachable,
 	// whatever the rules say (the engine's own API).
 	Protected func(port int) bool
@@ -50,9 +70,22 @@ type Options struct {
 	// prefixes (192.168.1.20/24); nil uses net.InterfaceAddrs (cached for
 	// a while).
 	LocalNets func() []netip.Prefix
-	// OnDenied is told about each refusal (optional).
-	OnDenied func(sandboxID, host, reason string)
-	Logger   *slog.Logger
+	// OnRefused is told about each refusal (optional).
+	OnRefused func(sandboxID string, r Refusal)
+	// CA signs the certificates of the hosts the proxy looks into (those
+	// of a secret or an HTTP rule); nil looks into none.
+	CA interface {
+		Leaf(host string) (*tls.Certificate, error)
+	}
+	// UpstreamRoots returns the roots a looked-into host's own
+	// certificate is verified with: the owner's pinned CA for that host,
+	// or nil for this machine's trust store. Verification is never
+	// skipped.
+	UpstreamRoots func(host string, port int) *x509.CertPool
+	// SecretValue returns a secret's value, for the requests to its
+	// hosts only.
+	SecretValue func(name string) ([]byte, error)
+	Logger      *slog.Logger
 }
 
 // Proxy is the egress proxy. Create it with New; Close ends every session.
@@ -67,6 +100,10 @@ type Proxy struct {
 	ownMu   sync.Mutex
 	own     []netip.Prefix
 	ownTime time.Time
+
+	// upstreams are the kept connections to the hosts the proxy looks
+	// into (upstream.go).
+	upstreams upstreams
 }
 
 // New returns a Proxy.
@@ -90,6 +127,8 @@ type Denied struct {
 	Port int
 	// Rule names what refused it, in words.
 	Rule string
+	// Allow says how to allow it ("" when nothing can).
+	Allow string
 }
 
 func (d *Denied) Error() string {
@@ -100,9 +139,10 @@ func (d *Denied) Error() string {
 // address to connect to. A *Denied error is a refusal by rule; any other
 // error is a failure (resolution).
 func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.AddrPort, error) {
+	allow := ""
 	deny := func(rule string, args ...any) (netip.AddrPort, error) {
-		d := &Denied{Host: host, Port: port, Rule: fmt.Sprintf(rule, args...)}
-		p.recordDenial(id, host, d.Rule)
+		d := &Denied{Host: host, Port: port, Rule: fmt.Sprintf(rule, args...), Allow: allow}
+		p.refuse(id, Refusal{Kind: KindConnect, Host: host, Port: port, Rule: d.Rule, Allow: allow})
 		return netip.AddrPort{}, d
 	}
 	r, ok := p.opts.Rules(id)
@@ -129,10 +169,12 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	inLoopback := slices.Contains(r.Ports.Loopback, port) && (!p.opts.Protected(port) || r.ReachAPI)
 	if isName {
 		if matchDomain(host, r.Ports.DenyDomains) {
+			allow = "take " + host + " out of the sandbox's denyDomains (sbx_ports denyDomains)"
 			return deny("the name is in the sandbox's denyDomains")
 		}
 	} else if len(r.Ports.Domains) > 0 && !(hostLoopback(lit) && inLoopback) {
 		// A loopback rule is about this machine, not names: it holds.
+		allow = "reach it by a name in the sandbox's domains"
 		return deny("only the names in the sandbox's domains are allowed, not address literals")
 	}
 	// Refuse by port before resolving: a sandbox that may not go out
@@ -146,9 +188,11 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 		addrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
 	default:
 		if len(r.Ports.Domains) > 0 && !matchDomain(host, r.Ports.Domains) {
+			allow = "add " + host + " to the sandbox's domains (sbx_ports domains)"
 			return deny("the name is not in the sandbox's domains")
 		}
 		if !egressPort {
+			allow = egressAllow(r, port)
 			return deny("%s", p.egressRule(r, port))
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -165,6 +209,10 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 	for _, a := range addrs {
 		a = a.Unmap()
 		ap := netip.AddrPortFrom(a, uint16(port))
+		if p.opts.ProtectedAddr != nil && p.opts.ProtectedAddr(ap) {
+			why = ap.String() + " is the engine's own API (its LAN listener), never reachable from a sandbox"
+			continue
+		}
 		local := classify(a, p.ownNets())
 		if p.opts.TreatAsRemote != nil && p.opts.TreatAsRemote(ap) {
 			local = ""
@@ -174,19 +222,53 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 			p.recordAllowed(id)
 			return ap, nil
 		case local == "":
-			why = p.egressRule(r, port)
+			why, allow = p.egressRule(r, port), egressAllow(r, port)
+		case hostLoopback(a) && inLoopback && p.crossTenant(r, port) != "":
+			why = p.crossTenant(r, port)
+			if p.opts.CrossTenant != nil {
+				p.opts.CrossTenant(id, port)
+			}
 		case hostLoopback(a) && inLoopback:
 			p.recordAllowed(id)
 			return ap, nil
 		case hostLoopback(a) && p.opts.Protected(port):
-			why = "port " + strconv.Itoa(port) + " is the engine's own API, never reachable from a sandbox"
+			why, allow = "port "+strconv.Itoa(port)+" is the engine's own API, never reachable from a sandbox", ""
 		case hostLoopback(a):
 			why = fmt.Sprintf("%s is %s and port %d is not in the sandbox's loopback ports", a, local, port)
+			allow = fmt.Sprintf("add %d to the sandbox's loopback ports (sbx_ports loopback) to reach this machine's service", port)
 		default:
 			why = fmt.Sprintf("%s is %s; only public addresses are reachable (loopback ports allow 127.0.0.1 and ::1 only)", a, local)
+			allow = ""
 		}
 	}
 	return deny("%s", why)
+}
+
+// egressAllow says how to let port go out.
+func egressAllow(r Rules, port int) string {
+	if !r.egress() {
+		return fmt.Sprintf("turn the sandbox's network on (sbx_update network: true), or add %d to its connect ports (sbx_ports connect)", port)
+	}
+	return fmt.Sprintf("add %d to the sandbox's connect ports (sbx_ports connect)", port)
+}
+
+// crossTenant says why a loopback rule of r may not reach port, "" when
+// it may: a port a sandbox of another tenant listens on is never
+// reached; a tenant's sandbox reaches this machine's services only on
+// its own tenant's listen ports (the owner's unauthenticated local
+// services are not a tenant's).
+func (p *Proxy) crossTenant(r Rules, port int) string {
+	if p.opts.ListenTenant == nil {
+		return ""
+	}
+	t, ok := p.opts.ListenTenant(port)
+	switch {
+	case ok && t != r.Tenant:
+		return fmt.Sprintf("port %d is a listen port of another tenant's sandbox, which no sandbox of another tenant reaches", port)
+	case !ok && r.Tenant != "":
+		return fmt.Sprintf("port %d is no listen port of this tenant's own sandboxes: a tenant's sandbox reaches this machine's services only there", port)
+	}
+	return ""
 }
 
 // egressRule says why port may not go out.

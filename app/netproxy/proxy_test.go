@@ -472,3 +472,68 @@ func TestProxyConnectionBound(t *testing.T) {
 		t.Error("a freed slot did not serve a new connection")
 	}
 }
+
+// A sandbox on another machine has no directory here: AcquireRelay
+// answers the connections its backend brings with the sandbox's rules,
+// and 127.0.0.1:P here reaches its listen port through the dial given.
+func TestRelaySessionsApplyTheRulesAndForwardListenPorts(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "remote-ok") }))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	p := testProxy(map[string]Rules{"far": {Network: true}}, map[string]string{"example.test": "127.0.0.1"}, addr)
+	defer p.Close()
+	listen := testutil.FreePort(t)
+	inside, outside := net.Pipe()
+	go func() {
+		defer inside.Close()
+		io.WriteString(inside, "from the sandbox")
+	}()
+	serve, release, err := p.AcquireRelay("far", []int{listen}, func(port int) (net.Conn, error) {
+		if port != listen {
+			return nil, fmt.Errorf("dial of port %d", port)
+		}
+		return outside, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the sandbox opens comes in through serve.
+	c1, c2 := net.Pipe()
+	go serve(c2)
+	_, port, _ := net.SplitHostPort(addr)
+	fmt.Fprintf(c1, "GET http://example.test:%s/ HTTP/1.0\r\n\r\n", port)
+	resp, err := http.ReadResponse(bufio.NewReader(c1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	c1.Close()
+	if string(body) != "remote-ok" {
+		t.Fatalf("through the relay: %d %q", resp.StatusCode, body)
+	}
+	// A connection to the listen port here reaches the sandbox's.
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(listen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(c)
+	c.Close()
+	if string(got) != "from the sandbox" {
+		t.Fatalf("the listen port: %q", got)
+	}
+	// A second run shares the session; the last release ends it.
+	serve2, release2, err := p.AcquireRelay("far", nil, nil)
+	if err != nil || serve2 == nil {
+		t.Fatalf("a second run's relay: %v", err)
+	}
+	release()
+	release2()
+	if len(p.Sessions()) != 0 {
+		t.Fatalf("sessions left: %v", p.Sessions())
+	}
+	if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(listen)); err == nil {
+		c.Close()
+		t.Fatal("the listen port still answers after the last release")
+	}
+}

@@ -19,6 +19,53 @@ type Rules struct {
 	// Space App with daemonApi, whose own token reaches only its own
 	// routes); without it that port is never reachable.
 	ReachAPI bool
+	// Tenant is the sandbox's tenant ("" the owner's own): a loopback
+	// rule never reaches a port another tenant's sandbox listens on.
+	Tenant string
+	// Secrets are the placeholders the sandbox's runs hold now.
+	Secrets []SecretUse
+}
+
+// SecretUse is one secret a run of the sandbox holds a placeholder of.
+type SecretUse struct {
+	Name string
+	// Token is the placeholder's random part, this run's alone.
+	Token string
+	// Hosts, Header, Format: as the secret says (app/secrets).
+	Hosts  []string
+	Header string
+	Format string
+}
+
+// Placeholder is what the sandbox holds in place of the value.
+func (s SecretUse) Placeholder() string { return Placeholder(s.Name, s.Token) }
+
+// Placeholder spells a secret's placeholder.
+func Placeholder(name, token string) string { return "<senclaw-secret:" + name + ":" + token + ">" }
+
+// sendsTo reports whether the secret's value may go to host:port.
+func (s SecretUse) sendsTo(host string, port int) bool {
+	for _, h := range s.Hosts {
+		if matchHostPattern(h, host, port, portHTTPS) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksInto reports whether the proxy looks into the sandbox's
+// connections to host:port (normalised): those of an HTTP rule's host
+// and of a secret's.
+func (r Rules) looksInto(host string, port int) bool {
+	if len(httpRulesFor(r.Ports.AllowHTTP, host, port)) > 0 {
+		return true
+	}
+	for _, s := range r.Secrets {
+		if s.sendsTo(host, port) {
+			return true
+		}
+	}
+	return false
 }
 
 // egress reports whether the rules allow any outbound connection at all.

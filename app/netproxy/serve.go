@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +127,16 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 				httpFail(c, err)
 				return
 			}
+			if tg, look, err := p.lookInto(id, host, port, ap); err != nil {
+				httpFail(c, err)
+				return
+			} else if look {
+				if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+					return
+				}
+				p.intercept(withBuffer(c, br), tg)
+				return
+			}
 			t, err := dial(ctx, ap)
 			if err != nil {
 				httpError(c, http.StatusBadGateway, fmt.Sprintf("could not connect to %s (%s): %v", req.Host, ap, err))
@@ -167,8 +178,18 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 		for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate"} {
 			req.Header.Del(h)
 		}
+		if ref := p.judgePlain(id, req, host, port); ref != nil {
+			refusePlain(c, ref)
+			return
+		}
 		req.RequestURI = ""
 		if err := req.Write(up); err != nil {
+			var sb *secretInBody
+			if errors.As(err, &sb) {
+				ref := p.bodyRefusal(sb, req, target{id: id, host: canonicalHost(host), port: port})
+				p.refuse(id, *ref)
+				refusePlain(c, ref)
+			}
 			return
 		}
 		if err := bufferHead(upBr); err != nil {
@@ -192,6 +213,59 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 	}
 }
 
+// judgePlain applies the HTTP rules and the secrets' placeholders to a
+// plain HTTP request (the proxy sees all of it): a refusal is counted
+// and returned. Its body is read through the placeholder scan.
+func (p *Proxy) judgePlain(id string, req *http.Request, host string, port int) *Refusal {
+	rules, ok := p.opts.Rules(id)
+	if !ok {
+		return &Refusal{Kind: KindHTTP, Host: host, Port: port, Method: req.Method, Path: req.URL.Path, Rule: "the sandbox no longer exists"}
+	}
+	name := canonicalHost(host)
+	if ref := checkHTTP(rules.Ports.AllowHTTP, name, port, req.Method, req.URL.Path); ref != nil {
+		p.refuse(id, *ref)
+		return ref
+	}
+	if ref, _, _ := p.secretsInHead(req, rules.Secrets, name, port, false); ref != nil {
+		p.refuse(id, *ref)
+		return ref
+	}
+	if err := scanBody(req, bodyTokens(rules.Secrets, name, port, false)); err != nil {
+		var sb *secretInBody
+		if errors.As(err, &sb) {
+			ref := p.bodyRefusal(sb, req, target{id: id, host: name, port: port})
+			p.refuse(id, *ref)
+			return ref
+		}
+		return &Refusal{Kind: KindHTTP, Host: name, Port: port, Method: req.Method, Path: req.URL.Path, Rule: "the request body could not be read: " + err.Error()}
+	}
+	return nil
+}
+
+// canonicalHost is host as the rules see it (an address literal in its
+// one spelling, a name normalised); a host that does not normalise is
+// kept as it is (decide refused it already).
+func canonicalHost(host string) string {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return a.Unmap().String()
+	}
+	if n, err := normalizeName(host); err == nil {
+		return n
+	}
+	return host
+}
+
+// refusePlain answers a refused plain HTTP request as refuseHTTP does.
+func refusePlain(c net.Conn, ref *Refusal) {
+	line := ref.Rule
+	if ref.Allow != "" {
+		line += "; to allow it: " + ref.Allow
+	}
+	body := fmt.Sprintf("SenClaw refused %s %s%s: %s\n", ref.Method, hostPort(ref.Host, ref.Port), ref.Path, line)
+	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Senclaw-Proxy: refused\r\nX-Senclaw-Refused: %s\r\n\r\n%s",
+		len(body), headerSafe(line), body)
+}
+
 // httpFail answers a refusal with 403 naming the host and the rule, and
 // any other failure with 502.
 func httpFail(c net.Conn, err error) {
@@ -203,7 +277,7 @@ func httpFail(c net.Conn, err error) {
 	httpError(c, http.StatusBadGateway, err.Error())
 }
 
-func httpError(c net.Conn, code int, msg string) {
+func httpError(c io.Writer, code int, msg string) {
 	body := msg + "\n"
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Senclaw-Proxy: refused\r\n\r\n%s",
 		code, http.StatusText(code), len(body), body)

@@ -27,6 +27,9 @@ type session struct {
 	dir   *os.File
 	proxy net.Listener
 	hosts map[int]net.Listener
+	// dial, for a sandbox elsewhere (no directory: AcquireRelay), reaches
+	// its listen port over the backend's link.
+	dial func(port int) (net.Conn, error)
 }
 
 // PortInUseError is a listen port whose host side is taken.
@@ -45,12 +48,44 @@ func (e *PortInUseError) Error() string {
 // ends; the last release closes the session. A host port that cannot be
 // bound is a *PortInUseError and nothing is acquired.
 func (p *Proxy) Acquire(id, dir string, listen []int) (release func(), err error) {
+	return p.acquire(id, listen, func() (*session, error) { return p.open(id, dir) })
+}
+
+// AcquireRelay is Acquire for a sandbox on another machine, which has no
+// directory here: each connection it opens to the proxy comes over the
+// backend's link and is given to serve (answered as one from the
+// sandbox's socket would be, with its bound on connections), and
+// 127.0.0.1:P on this machine reaches its listen port P through dial.
+func (p *Proxy) AcquireRelay(id string, listen []int, dial func(port int) (net.Conn, error)) (serve func(net.Conn), release func(), err error) {
+	var l *relayListener
+	release, err = p.acquire(id, listen, func() (*session, error) {
+		l = newRelayListener(id)
+		go p.Serve(l, id)
+		return &session{proxy: l, hosts: map[int]net.Listener{}, dial: dial}, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if l == nil {
+		// The session was there already (another run): its listener.
+		p.mu.Lock()
+		l, _ = p.sessions[id].proxy.(*relayListener)
+		p.mu.Unlock()
+	}
+	if l == nil {
+		release()
+		return nil, nil, fmt.Errorf("sandbox %s's plumbing is a directory's, not a relay's", id)
+	}
+	return l.give, release, nil
+}
+
+func (p *Proxy) acquire(id string, listen []int, open func() (*session, error)) (release func(), err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.sessions[id]
 	fresh := s == nil
 	if fresh {
-		if s, err = p.open(id, dir); err != nil {
+		if s, err = open(); err != nil {
 			return nil, err
 		}
 	}
@@ -128,7 +163,9 @@ func (s *session) close() {
 		l.Close()
 	}
 	s.dirMu.Lock()
-	s.dir.Close()
+	if s.dir != nil {
+		s.dir.Close()
+	}
 	s.dirMu.Unlock()
 }
 
@@ -144,7 +181,13 @@ func (p *Proxy) forward(l net.Listener, s *session, port int) {
 			continue
 		}
 		go func() {
-			in, err := s.dialIn(sock)
+			var in net.Conn
+			var err error
+			if s.dial != nil {
+				in, err = s.dial(port)
+			} else {
+				in, err = s.dialIn(sock)
+			}
 			if err != nil {
 				c.Close()
 				return
@@ -174,6 +217,37 @@ func (p *Proxy) Close() {
 		s.close()
 		delete(p.sessions, id)
 	}
+	p.upstreams.close()
+}
+
+// WriteCABundle puts the CA bundle into a plumbing directory made by
+// PrepareDir, through an os.Root of it (no link the sandbox planted is
+// followed), into a file made exclusively (never one the sandbox put
+// there, a FIFO that would block the write) and renamed over the old,
+// so that a process reading the old one never reads half of the new.
+func WriteCABundle(dir string, bundle []byte) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("opening the sandbox's network directory: %w", err)
+	}
+	defer root.Close()
+	tmp := netfwd.CABundle + ".new"
+	_ = root.Remove(tmp)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing the CA bundle: %w", err)
+	}
+	if _, err := f.Write(bundle); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the CA bundle: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing the CA bundle: %w", err)
+	}
+	if err := root.Rename(tmp, netfwd.CABundle); err != nil {
+		return fmt.Errorf("writing the CA bundle: %w", err)
+	}
+	return nil
 }
 
 // PrepareDir makes a sandbox's plumbing directory (0700) with the Node
@@ -201,7 +275,7 @@ func PrepareDir(dir string, uid, gid int) error {
 	}
 	defer root.Close()
 	_ = root.Remove(netfwd.NodePreload)
-	if err := root.WriteFile(netfwd.NodePreload, []byte(nodePreload), 0o644); err != nil {
+	if err := root.WriteFile(netfwd.NodePreload, []byte(netfwd.NodePreloadSource), 0o644); err != nil {
 		return fmt.Errorf("writing the node preload: %w", err)
 	}
 	if uid >= 0 {
@@ -211,3 +285,47 @@ func PrepareDir(dir string, uid, gid int) error {
 	}
 	return nil
 }
+
+// relayListener is the proxy's listener of a sandbox elsewhere: the
+// connections the backend's link brings are its Accept's.
+type relayListener struct {
+	id    string
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newRelayListener(id string) *relayListener {
+	return &relayListener{id: id, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// give hands a connection to the proxy; after Close it is closed.
+func (l *relayListener) give(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+func (l *relayListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *relayListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+// Addr names the relay.
+func (l *relayListener) Addr() net.Addr { return relayAddr(l.id) }
+
+type relayAddr string
+
+func (relayAddr) Network() string  { return "senclaw-relay" }
+func (a relayAddr) String() string { return "relay:" + string(a) }

@@ -114,6 +114,17 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader, id string) {
 		}
 		return
 	}
+	if tg, look, err := p.lookInto(id, host, port, ap); err != nil {
+		fail(socksNotAllowed)
+		return
+	} else if look {
+		if _, err := c.Write([]byte{5, socksOK, 0, 1, 0, 0, 0, 0, 0, 0}); err != nil {
+			c.Close()
+			return
+		}
+		p.intercept(withBuffer(c, br), tg)
+		return
+	}
 	t, err := dial(ctx, ap)
 	if err != nil {
 		code := byte(socksFailure)

@@ -1,10 +1,12 @@
-// Package safetext is the one character policy for text that an agent or
-// sandboxed code chose (sandbox names, images, file names, commands,
-// trace targets) on its way to a person: a terminal, a notification, a
-// list. Printable reports what may appear raw; Escape writes everything
-// else as a Go-style escape, so that no such text can move a terminal's
-// cursor, retitle its window, hide what follows (CSI 8m), reverse its
-// direction (U+202E) or forge a line (CR, NEL).
+// Package safetext escapes text that agents or sandboxed code chose before a
+// person sees it.
+//
+// It is the one character policy for such text (sandbox names, images, file
+// names, commands, trace targets) on its way to a person: a terminal, a
+// notification, a list. Printable reports what may appear raw; Escape writes
+// everything else as a Go-style escape, so that no such text can move a
+// terminal's cursor, retitle its window, hide what follows (CSI 8m), reverse
+// its direction (U+202E) or forge a line (CR, NEL).
 package safetext
 
 import (

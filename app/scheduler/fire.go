@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/principal"
 )
 
 const (
@@ -153,7 +154,7 @@ func (s *Scheduler) run(ctx context.Context, a action) (*app.RunResult, error) {
 		s.record(a.id, nil, a.at) // the time is handled even if the engine dies during the run
 	}
 	started := s.clock.Now()
-	res, err := s.e.SchedulerScript(ctx, a.sched.run())
+	res, err := s.e.SchedulerScript(ctx, scheduledRun(&a.sched))
 	f := firingOf(a, started, res, err)
 	s.mu.Lock()
 	if en, ok := s.entries[a.id]; ok {
@@ -225,6 +226,12 @@ func (s *Scheduler) record(id string, f *Firing, at time.Time) {
 // without, it returns at once and the run goes on. A schedule whose
 // previous run is still going is a conflict.
 func (s *Scheduler) RunNow(ctx context.Context, id string, wait bool) (*app.RunResult, error) {
+	if err := s.visible(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := s.mayRunAs(principal.Of(ctx)); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	en, ok := s.entries[id]
 	if !ok {

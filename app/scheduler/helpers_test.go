@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -159,7 +158,7 @@ func setPolicy(t *testing.T, e *app.Engine, f func(p *app.ExecPolicy)) {
 
 func mustCreate(t *testing.T, s *Scheduler, spec Spec) *View {
 	t.Helper()
-	v, _, err := s.Create(spec)
+	v, _, err := s.Create(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +171,7 @@ func history(t *testing.T, s *Scheduler, id string, n int) []Firing {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		h, err := s.History(id, 0)
+		h, err := s.History(context.Background(), id, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,16 +188,6 @@ func history(t *testing.T, s *Scheduler, id string, n int) []Firing {
 			t.Fatalf("history of %s has %d finished entries, want %d: %+v", id, len(done), n, h)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is not installed, and CI must not skip sandbox tests")
-		}
-		t.Skip("bwrap is not installed")
 	}
 }
 

@@ -1,9 +1,11 @@
-// Package scheduler fires scheduled scripts: cron-timed bash scripts or
-// Python and Node code, each firing a run through the engine's single
-// runner (source scheduler) under the Scheduler scripts switch, as
-// app.Engine.SchedulerScript decides: a one-shot sandbox when the switch is
-// on (refused, never run unconfined, when nothing can isolate), directly on
-// the host, recorded as none, when it is off.
+// Package scheduler fires scheduled scripts as runs through the engine's
+// single runner.
+//
+// A scheduled script is a cron-timed bash script or Python or Node code.
+// Each firing is a run (source scheduler) under the Scheduler scripts
+// switch, as app.Engine.SchedulerScript decides: a one-shot sandbox when the
+// switch is on (refused, never run unconfined, when nothing can isolate),
+// directly on the host, recorded as none, when it is off.
 //
 // It is a capability built on the engine's exported surface. Schedules
 // are documents in the engine's store; expressions are read with
@@ -31,6 +33,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/principal"
 )
 
 // Options configure a Scheduler.
@@ -159,7 +162,7 @@ func (s *Scheduler) nextOf(en *entry, t time.Time) time.Time {
 	if en.expr == nil || en.s.Paused {
 		return time.Time{}
 	}
-	j := en.s.jitter()
+	j := jitter(&en.s)
 	n := en.expr.Next(t.Add(-j))
 	if n.IsZero() {
 		return n
@@ -173,19 +176,53 @@ func newID() string {
 	return hex.EncodeToString(b)
 }
 
+// mayRunAs refuses p a schedule that would run on the host: with the
+// Scheduler scripts switch off a schedule's firings run unconfined, which
+// only the owner may ask for (schedules:host).
+func (s *Scheduler) mayRunAs(p principal.Principal) error {
+	if p.IsOwner() || s.e.Policy().SchedulerScript {
+		return nil
+	}
+	return &principal.DeniedError{Principal: p, Scope: principal.SchedulesHost, What: "a schedule whose firings run on the host (the Scheduler scripts switch is off, so they would run with no sandbox)"}
+}
+
+// changesWhatRuns reports whether spec changes what a schedule runs or
+// how (not only when, or whether it is paused).
+func changesWhatRuns(spec Spec) bool {
+	return spec.Language != nil || spec.Code != nil || spec.Env != nil || spec.TimeoutMs != nil || spec.Network != nil
+}
+
+// visible returns a *app.NotFoundError when ctx's principal may not see
+// the schedule id (another tenant's answers as an unknown id would).
+func (s *Scheduler) visible(ctx context.Context, id string) error {
+	p := principal.Of(ctx)
+	s.mu.Lock()
+	en, ok := s.entries[id]
+	s.mu.Unlock()
+	if !ok || !p.Sees(en.s.Tenant) {
+		return &app.NotFoundError{Kind: "schedule", ID: id, CrossTenant: ok}
+	}
+	return nil
+}
+
 // DefaultMaxSchedules bounds the schedules the engine holds (an agent
 // could otherwise store them without end; each may fire every minute).
-// It leaves room for the 1,000 that issue #16 measures the scheduler
-// with (TestBenchSchedules: the daemon's idle CPU and firing lateness).
+// It leaves room for the 1,000 that TestBenchSchedules measures the
+// scheduler with (the daemon's idle CPU and firing lateness).
 const DefaultMaxSchedules = 1024
 
 // Create validates and stores a new schedule and returns it with notes on
 // what the exec policy will do to its runs.
-func (s *Scheduler) Create(spec Spec) (*View, []string, error) {
+func (s *Scheduler) Create(ctx context.Context, spec Spec) (*View, []string, error) {
 	sched, expr, err := apply(Schedule{}, spec, true)
 	if err != nil {
 		return nil, nil, err
 	}
+	p := principal.Of(ctx)
+	if err := s.mayRunAs(p); err != nil {
+		return nil, nil, err
+	}
+	sched.Tenant, sched.By = p.Tenant, p.Label()
 	s.mu.Lock()
 	n := len(s.entries)
 	s.mu.Unlock()
@@ -212,7 +249,8 @@ func (s *Scheduler) Create(spec Spec) (*View, []string, error) {
 // Update changes a schedule; the same checks as on create apply, and on
 // any error nothing changes. The times before the change are not counted
 // as missed.
-func (s *Scheduler) Update(id string, spec Spec) (*View, []string, error) {
+func (s *Scheduler) Update(ctx context.Context, id string, spec Spec) (*View, []string, error) {
+	p := principal.Of(ctx)
 	s.mu.Lock()
 	en, ok := s.entries[id]
 	var base Schedule
@@ -220,12 +258,21 @@ func (s *Scheduler) Update(id string, spec Spec) (*View, []string, error) {
 		base = en.s
 	}
 	s.mu.Unlock()
-	if !ok {
-		return nil, nil, &app.NotFoundError{Kind: "schedule", ID: id}
+	if !ok || !p.Sees(base.Tenant) {
+		return nil, nil, &app.NotFoundError{Kind: "schedule", ID: id, CrossTenant: ok}
 	}
 	sched, expr, err := apply(base, spec, false)
 	if err != nil {
 		return nil, nil, err
+	}
+	// While firings run on the host, no one but the owner changes a
+	// schedule at all: not its code, nor when (or whether) the owner's
+	// own code fires there.
+	if err := s.mayRunAs(p); err != nil {
+		return nil, nil, err
+	}
+	if changesWhatRuns(spec) {
+		sched.By = p.Label()
 	}
 	now := s.clock.Now()
 	sched.UpdatedAt = now.UTC()
@@ -255,20 +302,23 @@ func (s *Scheduler) Update(id string, spec Spec) (*View, []string, error) {
 
 // Pause stops a schedule firing on its own; Resume starts it again from
 // now (the times in between are not missed, they were paused).
-func (s *Scheduler) Pause(id string) (*View, error) {
-	v, _, err := s.Update(id, Spec{Paused: new(true)})
+func (s *Scheduler) Pause(ctx context.Context, id string) (*View, error) {
+	v, _, err := s.Update(ctx, id, Spec{Paused: new(true)})
 	return v, err
 }
 
 // Resume undoes Pause.
-func (s *Scheduler) Resume(id string) (*View, error) {
-	v, _, err := s.Update(id, Spec{Paused: new(false)})
+func (s *Scheduler) Resume(ctx context.Context, id string) (*View, error) {
+	v, _, err := s.Update(ctx, id, Spec{Paused: new(false)})
 	return v, err
 }
 
 // Delete removes a schedule; a run of it still going goes on and is
 // recorded.
-func (s *Scheduler) Delete(id string) error {
+func (s *Scheduler) Delete(ctx context.Context, id string) error {
+	if err := s.visible(ctx, id); err != nil {
+		return err
+	}
 	if err := s.e.DeleteSchedule(id); err != nil {
 		return err
 	}
@@ -279,24 +329,57 @@ func (s *Scheduler) Delete(id string) error {
 	return nil
 }
 
+// Resolve returns the id of the schedule idOrName: an id, or a name
+// that one schedule alone has (sandboxes and apps take names too). An
+// unknown one comes back as it is, for the caller's not found.
+func (s *Scheduler) Resolve(idOrName string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.entries[idOrName]; ok {
+		return idOrName, nil
+	}
+	var ids []string
+	for id, en := range s.entries {
+		if en.s.Name == idOrName {
+			ids = append(ids, id)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return idOrName, nil
+	case 1:
+		return ids[0], nil
+	}
+	slices.Sort(ids)
+	return "", &app.ConflictError{Reason: fmt.Sprintf("%d schedules are named %q (%s): give the id (senclaw schedule ls)", len(ids), idOrName, strings.Join(ids, ", "))}
+}
+
 // Get returns one schedule with its code.
-func (s *Scheduler) Get(id string) (*View, error) {
+func (s *Scheduler) Get(ctx context.Context, id string) (*View, error) {
+	p := principal.Of(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	en, ok := s.entries[id]
-	if !ok {
-		return nil, &app.NotFoundError{Kind: "schedule", ID: id}
+	if !ok || !p.Sees(en.s.Tenant) {
+		return nil, &app.NotFoundError{Kind: "schedule", ID: id, CrossTenant: ok}
 	}
 	v := s.viewLocked(en, true)
 	return &v, nil
 }
 
-// List returns every schedule, by name, without their code.
-func (s *Scheduler) List() []View {
+// List returns the schedules ctx's principal sees (the owner: those of
+// tenant, every tenant's when it is "*"), by name, without their code.
+func (s *Scheduler) List(ctx context.Context, tenant string) []View {
+	p := principal.Of(ctx)
+	if !p.IsOwner() {
+		tenant = p.Tenant
+	}
 	s.mu.Lock()
 	out := make([]View, 0, len(s.entries))
 	for _, en := range s.entries {
-		out = append(out, s.viewLocked(en, false))
+		if tenant == "*" || en.s.Tenant == tenant {
+			out = append(out, s.viewLocked(en, false))
+		}
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b View) int {
@@ -309,7 +392,7 @@ func (s *Scheduler) List() []View {
 }
 
 func (s *Scheduler) viewLocked(en *entry, withCode bool) View {
-	v := View{Schedule: en.s, Description: Describe(en.s.Cron), Zone: zoneName(en.s, s.clock.Now()), Summary: summary(en.s.Code), Running: en.running}
+	v := View{ScheduleConfig: en.s, Description: Describe(en.s.Cron), Zone: zoneName(en.s, s.clock.Now()), Summary: summary(en.s.Code), Running: en.running}
 	if !withCode {
 		v.Code = ""
 	}
@@ -328,7 +411,10 @@ func (s *Scheduler) viewLocked(en *entry, withCode bool) View {
 
 // History returns up to limit entries of a schedule's history, newest
 // first, a run still going at the top.
-func (s *Scheduler) History(id string, limit int) ([]Firing, error) {
+func (s *Scheduler) History(ctx context.Context, id string, limit int) ([]Firing, error) {
+	if err := s.visible(ctx, id); err != nil {
+		return nil, err
+	}
 	var d doc
 	if err := s.e.GetSchedule(id, &d); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestFiresAtTheRightMinuteAcrossDaylightSaving moves an injected clock
@@ -36,7 +37,7 @@ func TestFiresAtTheRightMinuteAcrossDaylightSaving(t *testing.T) {
 		time.Date(2026, 3, 29, 7, 30, 0, 0, time.UTC), // after the change: 09:30 CEST
 	} {
 		clock.advanceTo(t, due.Add(-time.Second))
-		if h, _ := s.History(v.ID, 0); len(h) != i {
+		if h, _ := s.History(context.Background(), v.ID, 0); len(h) != i {
 			t.Fatalf("before %v: history %+v, want %d entries", due, h, i)
 		}
 		clock.advanceTo(t, due)
@@ -52,7 +53,7 @@ func TestFiresAtTheRightMinuteAcrossDaylightSaving(t *testing.T) {
 			t.Fatalf("the firing's run: %+v %v", run, err)
 		}
 	}
-	got, _ := s.Get(v.ID)
+	got, _ := s.Get(context.Background(), v.ID)
 	if want := time.Date(2026, 3, 30, 7, 30, 0, 0, time.UTC); got.NextRun == nil || !got.NextRun.Equal(want) {
 		t.Errorf("next run after the change %v, want %v", got.NextRun, want)
 	}
@@ -72,7 +73,7 @@ func TestOverlappingFiringIsSkippedAndRecorded(t *testing.T) {
 		Code: ptr("while [ ! -e " + gate + " ]; do sleep 0.05; done; echo done")})
 	clock.advanceTo(t, clock.Now().Add(time.Minute))
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if got, _ := s.Get(v.ID); got.Running {
+		if got, _ := s.Get(context.Background(), v.ID); got.Running {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -127,11 +128,11 @@ func TestMissedRunsAfterARestart(t *testing.T) {
 	if h[0].Outcome != OutcomeOK || h[0].Trigger != TriggerCatchUp || !h[0].At.Equal(time.Date(2026, 5, 4, 13, 0, 0, 0, time.UTC)) || len(h) != 1 {
 		t.Fatalf("once policy: %+v, want one catch-up for 13:00", h)
 	}
-	if h, _ := s.History(paused.ID, 0); len(h) != 0 {
+	if h, _ := s.History(context.Background(), paused.ID, 0); len(h) != 0 {
 		t.Fatalf("a paused schedule caught up: %+v", h)
 	}
 	for _, id := range []string{skip.ID, once.ID} {
-		if v, _ := s.Get(id); v.NextRun == nil || !v.NextRun.Equal(time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)) {
+		if v, _ := s.Get(context.Background(), id); v.NextRun == nil || !v.NextRun.Equal(time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)) {
 			t.Errorf("%s next run %v, want 14:00", id, v.NextRun)
 		}
 	}
@@ -145,7 +146,7 @@ func TestMissedRunsAfterARestart(t *testing.T) {
 // TestTheSwitchDecidesTheIsolation: Scheduler scripts on runs the firing
 // in a bwrap sandbox, off runs it on the host recorded as none.
 func TestTheSwitchDecidesTheIsolation(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	t.Parallel()
 	e := testEngine(t, testRoot(t), bwrapBackend(""))
 	defer e.Close()
@@ -209,7 +210,7 @@ func TestRunPythonOffRefusesAPythonSchedule(t *testing.T) {
 	defer e.Close()
 	setPolicy(t, e, func(p *app.ExecPolicy) { p.RunPython = false })
 	s := started(t, e, newFakeClock(time.Now()))
-	v, notes, err := s.Create(Spec{Name: ptr("py"), Cron: ptr("@daily"), Language: ptr("py"), Code: ptr("print('hi')")})
+	v, notes, err := s.Create(context.Background(), Spec{Name: ptr("py"), Cron: ptr("@daily"), Language: ptr("py"), Code: ptr("print('hi')")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,20 +255,20 @@ func TestBadSpecsChangeNothing(t *testing.T) {
 		{"bad_jitter", Spec{JitterSec: ptr(-1)}, "jitterSec"},
 	}
 	for _, tc := range cases {
-		_, _, err := s.Update(v.ID, tc.spec)
+		_, _, err := s.Update(context.Background(), v.ID, tc.spec)
 		var fe *app.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%s: %v, want a field error on %s", tc.name, err, tc.field)
 		}
 	}
-	if _, _, err := s.Create(Spec{Name: ptr("x"), Code: ptr("true")}); err == nil || !strings.Contains(err.Error(), "cron") {
+	if _, _, err := s.Create(context.Background(), Spec{Name: ptr("x"), Code: ptr("true")}); err == nil || !strings.Contains(err.Error(), "cron") {
 		t.Errorf("create without cron: %v", err)
 	}
-	got, _ := s.Get(v.ID)
+	got, _ := s.Get(context.Background(), v.ID)
 	if got.Name != "ok" || got.Cron != "0 9 * * *" || got.Code != "true" || got.TimeoutMs != 600000 || got.Missed != MissedSkip {
 		t.Fatalf("the schedule changed: %+v", got)
 	}
-	if _, err := s.Get("nope"); !isNotFound(err) {
+	if _, err := s.Get(context.Background(), "nope"); !isNotFound(err) {
 		t.Fatalf("unknown id: %v", err)
 	}
 }
@@ -286,7 +287,7 @@ func TestJitterIsFixedPerSchedule(t *testing.T) {
 	}
 	clock.advanceTo(t, *v.NextRun)
 	h := history(t, s, v.ID, 1)
-	got, _ := s.Get(v.ID)
+	got, _ := s.Get(context.Background(), v.ID)
 	if !h[0].At.Equal(*v.NextRun) || got.NextRun.Sub(*v.NextRun) != time.Hour {
 		t.Fatalf("fired at %v, next %v: the jitter moved", h[0].At, got.NextRun)
 	}
@@ -308,15 +309,15 @@ func TestSchedulesAreBounded(t *testing.T) {
 	spec := Spec{Name: ptr("job"), Cron: ptr("* * * * *"), Code: ptr("true")}
 	first := mustCreate(t, s, spec)
 	mustCreate(t, s, spec)
-	_, _, err = s.Create(spec)
+	_, _, err = s.Create(context.Background(), spec)
 	var le *app.LimitError
 	if !errors.As(err, &le) || !strings.Contains(err.Error(), "2 schedules") {
 		t.Fatalf("a third schedule: %v, want a limit refusal", err)
 	}
-	if got := s.List(); len(got) != 2 {
+	if got := s.List(context.Background(), "*"); len(got) != 2 {
 		t.Errorf("%d schedules held after a refusal", len(got))
 	}
-	if _, _, err := s.Update(first.ID, Spec{Name: ptr("renamed")}); err != nil {
+	if _, _, err := s.Update(context.Background(), first.ID, Spec{Name: ptr("renamed")}); err != nil {
 		t.Errorf("an update at the bound: %v", err)
 	}
 }

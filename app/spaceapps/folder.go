@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/backends"
@@ -23,15 +24,11 @@ import (
 // maxManifest bounds a manifest (ParseManifest refuses larger ones).
 const maxManifest = 256 << 10
 
-// user is who reads a person's folder: the sandbox user for a root
-// engine, the engine's own user (nil) otherwise.
-func (s *Supervisor) user() *backends.Credential {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	set := s.e.Settings()
-	return &backends.Credential{UID: set.SandboxUID, GID: set.SandboxGID}
-}
+// user is who reads a person's folder: for a root engine, its own uid of
+// the sandbox range, which owns nothing and is no sandbox's (a folder's
+// files are handed to the app only when anyone may read them); the
+// engine's own user (nil) otherwise.
+func (s *Supervisor) user() *backends.Credential { return s.e.UnownedUser() }
 
 // ReadManifest reads and checks dir's senclaw-app.json as the engine's
 // user (the engine's own staging folder).
@@ -112,7 +109,7 @@ func openRegular(d *jailfs.Dir, name string) (*os.File, error) {
 // copyTree copies the person's folder src into the empty folder dst (the
 // engine's staging folder), reading as user and by descriptor, refusing
 // links, special files, what user may not read, and trees over the copy
-// limits.
+// limits (entries, bytes, MaxDepth).
 func copyTree(src, dst string, user *backends.Credential) error {
 	var size int64
 	n := 0
@@ -137,6 +134,9 @@ func copyTree(src, dst string, user *backends.Credential) error {
 			child := path.Join(rel, e.Name)
 			if n++; n > MaxCopyEntries {
 				return bad("dir", src, "has more than %d files and folders; run it in place (--in-place) instead", MaxCopyEntries)
+			}
+			if depth := strings.Count(child, "/") + 1; depth > MaxDepth {
+				return bad("dir", src, "holds %s, %d levels deep; at most %d are copied: run it in place (--in-place) instead", clip(child), depth, MaxDepth)
 			}
 			target := filepath.Join(dst, filepath.FromSlash(child))
 			switch {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -56,16 +55,6 @@ func (l *attentionLog) all() []string {
 
 type fixtureOpt func(*app.Options, *Options)
 
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap is required under CI: %v", err)
-		}
-		t.Skipf("bwrap is not installed: %v", err)
-	}
-}
-
 func serve(t *testing.T, text string) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,7 +71,7 @@ func serve(t *testing.T, text string) int {
 
 func newFixture(t *testing.T, opts ...fixtureOpt) *fixture {
 	t.Helper()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	f := &fixture{root: testutil.SandboxDir(t, "sapp-"), attention: &attentionLog{}}
 	f.home = filepath.Join(f.root, "home")
 	must(t, os.MkdirAll(filepath.Join(f.home, ".ssh"), 0o755))
@@ -233,16 +222,6 @@ func get(t *testing.T, port int, path string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// eventually waits for ok, failing with what after d.
-func eventually(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !ok(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-	}
-}
 
 // register registers dir and fails the test on an error.
 func (f *fixture) register(t *testing.T, dir string, inPlace bool) *AppView {

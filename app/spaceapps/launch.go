@@ -2,6 +2,7 @@ package spaceapps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,21 +14,25 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
-// config turns the settings into the rules of the app's sandbox. Always
+// launchConfig turns the settings into the rules of the app's sandbox. Always
 // granted: the app's own directory read-write (the workspace) and a
 // private /tmp; its port is reachable from this machine at 127.0.0.1
 // only. Network modes: all is any public address; hosts is only the names
-// in Hosts (nothing with an empty list); off is no egress. In every mode
+// in Hosts (nothing with an empty list), each limited by the AllowHTTP
+// rules that name it; off is no egress. In every mode
 // this machine's services stay closed but for the loopback ports.
-func (s SandboxSettings) config(port int) app.SandboxConfig {
+func launchConfig(s SandboxSettings, port int) app.SandboxConfig {
 	fs := s.ReadMode
 	c := app.SandboxConfig{
 		FsMode:   &fs,
 		Mounts:   []backends.Mount{},
-		Listen:   []int{port},
+		Listen:   []int{},
 		Connect:  []int{},
 		Loopback: s.Loopback,
 		Domains:  []string{},
+	}
+	if port > 0 {
+		c.Listen = []int{port} // 0: not known yet (a registration)
 	}
 	if s.Loopback == nil {
 		c.Loopback = []int{}
@@ -42,6 +47,10 @@ func (s SandboxSettings) config(port int) app.SandboxConfig {
 	case NetworkHosts:
 		network = len(s.Hosts) > 0
 		c.Domains = s.Hosts
+		c.AllowHTTP = s.AllowHTTP
+	}
+	if c.AllowHTTP == nil {
+		c.AllowHTTP = []backends.HTTPRule{}
 	}
 	c.Network = &network
 	backend := s.Backend
@@ -69,33 +78,58 @@ func (s *Supervisor) effectiveBackend(ctx context.Context, set SandboxSettings) 
 }
 
 // privateTmp is the private temp dir of an app run without a sandbox
-// (under the engine's data dir; a sandboxed app has its own /tmp).
+// (under the engine's data dir; a sandboxed app has its own /tmp), the
+// app's user's.
 func (s *Supervisor) privateTmp(id string) (string, error) {
 	dir := filepath.Join(s.dirs.tmp, id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the app's temp dir: %w", err)
 	}
-	if u := s.sandboxUser(); u >= 0 {
-		_ = os.Lchown(dir, u, u)
+	if u := s.appUser(id); u != nil {
+		if err := os.Lchown(dir, int(u.UID), int(u.GID)); err != nil {
+			return "", fmt.Errorf("giving the app's temp dir to its uid %d: %w", u.UID, err)
+		}
 	}
 	return dir, nil
 }
 
-// runUID is the host uid app processes run as: the sandbox user when the
-// engine is root (also without a sandbox), else the engine's own.
-func (s *Supervisor) runUID() int {
-	if u := s.sandboxUser(); u >= 0 {
-		return u
+// runUID is the host uid app id's processes run as: its sandbox's own
+// uid when the engine is root (also without a sandbox: a root engine
+// never runs an app as root, nor as any other sandbox's uid), else the
+// engine's own.
+func (s *Supervisor) runUID(id string) int {
+	if u := s.appUser(id); u != nil {
+		return int(u.UID)
 	}
 	return os.Geteuid()
 }
 
-// sandboxUser is the sandbox user's uid when the engine is root, else -1.
-func (s *Supervisor) sandboxUser() int {
-	if os.Geteuid() != 0 {
-		return -1
+// appUser is who app id runs as: its sandbox's user (nil for an engine
+// that is not root, or an app with no sandbox yet).
+func (s *Supervisor) appUser(id string) *backends.Credential {
+	u, err := s.e.SandboxUser(sandboxID(id))
+	if err != nil {
+		return nil
 	}
-	return int(s.e.Settings().SandboxUID)
+	return u
+}
+
+// ensureUser gives app id, registered from dir, the sandbox its files
+// are to belong to, made now with set when it has none yet (an app's
+// sandbox is otherwise made at its first launch): a root engine hands
+// the app's files to that sandbox's uid. created says it was made now.
+func (s *Supervisor) ensureUser(ctx context.Context, id, dir string, set SandboxSettings, port int) (u *backends.Credential, created bool, err error) {
+	u, err = s.e.SandboxUser(sandboxID(id))
+	var nf *app.NotFoundError
+	if !errors.As(err, &nf) {
+		return u, false, err
+	}
+	sb, err := s.e.PutAppSandbox(ctx, app.AppSandbox{ID: sandboxID(id), Name: "app:" + id, Dir: dir, Config: launchConfig(set, port)})
+	if err != nil {
+		return nil, false, err
+	}
+	u, err = s.e.SandboxUser(sb.ID)
+	return u, err == nil, err
 }
 
 // bannerLine is the log's line before a launch's output: what it got.
@@ -103,7 +137,11 @@ func (s *Supervisor) bannerLine(id string, f *LaunchFacts, rec record) string {
 	set := f.Settings
 	var how string
 	if !set.Enabled {
-		how = "no sandbox (its sandbox is disabled): it runs on this machine with no barrier, with an environment built from nothing"
+		by := rec.DisabledBy
+		if by == "" {
+			by = "disabled"
+		}
+		how = "no sandbox (" + by + "): it runs on this machine with no barrier, with an environment built from nothing"
 	} else {
 		net := set.Network
 		if set.Network == NetworkHosts {

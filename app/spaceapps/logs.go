@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/senclaw/sandbox/app/apitype"
 )
 
 // Log rotation, as supervisord's stdout_logfile_maxbytes and _backups.
@@ -15,8 +17,8 @@ const (
 	LogMaxBytes = 10 << 20
 	LogBackups  = 3
 	// DefaultLogRead and MaxLogRead bound one read of the log.
-	DefaultLogRead = 128 << 10
-	MaxLogRead     = 1 << 20
+	DefaultLogRead = apitype.AppDefaultLogRead
+	MaxLogRead     = apitype.AppMaxLogRead
 )
 
 // appLog is an app's runtime log: the server's stdout and stderr, captured
@@ -130,21 +132,6 @@ func (l *appLog) rotate() {
 	if err := l.open(); err != nil {
 		l.f = nil
 	}
-}
-
-// LogChunk is the end of an app's log.
-type LogChunk struct {
-	AppID string `json:"appId"`
-	// Text is the last Bytes bytes (invalid UTF-8 shows as U+FFFD).
-	Text  string `json:"text"`
-	Bytes int    `json:"bytes"`
-	// Truncated says that older output was left out (read more with a
-	// larger limit, up to 1 MiB).
-	Truncated bool `json:"truncated"`
-	// SizeBytes is the size of the current file; Files lists the log's
-	// files, the current one first.
-	SizeBytes int64    `json:"sizeBytes"`
-	Files     []string `json:"files"`
 }
 
 // tail returns the last limit bytes of the log, reaching into the newest

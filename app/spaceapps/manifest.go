@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -69,16 +70,17 @@ type Requires struct {
 type ManifestSandbox struct {
 	// Force makes the block what the app always gets: enabled, and
 	// re-applied at every registration; it cannot be disabled.
-	Force     bool     `json:"force,omitempty"`
-	Enabled   *bool    `json:"enabled,omitempty"`
-	ReadMode  string   `json:"readMode,omitempty"`
-	Network   string   `json:"network,omitempty"`
-	Hosts     []string `json:"hosts,omitempty"`
-	Loopback  []int    `json:"loopback,omitempty"`
-	Folders   []Folder `json:"folders,omitempty"`
-	Backend   string   `json:"backend,omitempty"`
-	Image     string   `json:"image,omitempty"`
-	DaemonAPI *bool    `json:"daemonApi,omitempty"`
+	Force     bool                `json:"force,omitempty"`
+	Enabled   *bool               `json:"enabled,omitempty"`
+	ReadMode  string              `json:"readMode,omitempty"`
+	Network   string              `json:"network,omitempty"`
+	Hosts     []string            `json:"hosts,omitempty"`
+	AllowHTTP []backends.HTTPRule `json:"allowHttp,omitempty"`
+	Loopback  []int               `json:"loopback,omitempty"`
+	Folders   []Folder            `json:"folders,omitempty"`
+	Backend   string              `json:"backend,omitempty"`
+	Image     string              `json:"image,omitempty"`
+	DaemonAPI *bool               `json:"daemonApi,omitempty"`
 }
 
 // Defaults of the manifest's runtime.

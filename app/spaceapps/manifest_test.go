@@ -99,7 +99,7 @@ func TestForceAndItsRemoval(t *testing.T) {
 	}
 	user := defaultSettings()
 	user.ReadMode, user.Network = "open", "all"
-	forced := user.apply(m.Sandbox)
+	forced := applyManifest(user, m.Sandbox)
 	if !forced.Enabled || forced.ReadMode != "strict" || forced.Network != "off" {
 		t.Fatalf("forced settings %+v", forced)
 	}

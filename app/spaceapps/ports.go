@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -114,6 +115,14 @@ func (s *Supervisor) appOnPort(self string, port int) string {
 
 // fromDir reports whether h runs from the app's directory (or, for a copy,
 // the folder it was copied from).
+// portHolder is h as the API shows it.
+func portHolder(h *monitor.Holder) *apitype.PortHolder {
+	if h == nil {
+		return nil
+	}
+	return &apitype.PortHolder{Pid: h.Pid, Command: h.Command, Cwd: h.Cwd, Exe: h.Exe}
+}
+
 func fromDir(h monitor.Holder, dir, source string, inPlace bool) bool {
 	dirs := []string{dir}
 	if !inPlace && filepath.IsAbs(source) {

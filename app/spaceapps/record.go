@@ -22,9 +22,15 @@ type record struct {
 	// Source is where it was registered from: a folder, or "zip upload".
 	Source string            `json:"source"`
 	Env    map[string]string `json:"env"`
+	// Tenant is the slug of the tenant the app belongs to; empty is the
+	// owner's own.
+	Tenant string `json:"tenant,omitempty"`
 	// Sandbox is the configuration; Forced says the manifest forces it.
 	Sandbox SandboxSettings `json:"sandbox"`
 	Forced  bool            `json:"forced"`
+	// DisabledBy says who turned the sandbox off, when it is: "manifest"
+	// (its sandbox block says enabled: false) or "owner" (changed since).
+	DisabledBy string `json:"disabledBy,omitempty"`
 	// Port is the port it serves on (the manifest's, or the one the
 	// engine picked for port 0, kept across launches).
 	Port int `json:"port"`

@@ -4,33 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/principal"
+	"github.com/senclaw/sandbox/backends"
 )
-
-// RegisterRequest registers an app from a folder.
-type RegisterRequest struct {
-	// Dir is the app's folder (absolute), with senclaw-app.json at its
-	// root.
-	Dir string `json:"dir"`
-	// InPlace runs it where it is, after the same guards as sandbox
-	// mounts; otherwise it is copied into the engine's apps/<id>/.
-	InPlace bool `json:"inPlace"`
-	// Env is the app's own environment (requires.env names what must be
-	// in it). Nil keeps what an earlier registration gave.
-	Env map[string]string `json:"env"`
-}
-
-// RegisterReply is the answer of a registration.
-type RegisterReply struct {
-	App AppView `json:"app"`
-	// Created is false when an app of that id was updated.
-	Created bool   `json:"created"`
-	Note    string `json:"note"`
-}
 
 // Limits of a copy.
 const (
@@ -47,7 +30,7 @@ func (s *Supervisor) Register(ctx context.Context, req RegisterRequest) (*Regist
 	if req.Dir == "" {
 		return nil, bad("dir", "", "give the app's folder (an absolute path with senclaw-app.json at its root)")
 	}
-	dir, err := s.e.CheckHostDir("dir", req.Dir, req.InPlace)
+	dir, err := s.e.CheckHostDir("dir", req.Dir, principal.Of(ctx).Tenant, req.InPlace)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +86,7 @@ func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]s
 	if closed {
 		return nil, &app.ConflictError{Reason: "the engine is stopping"}
 	}
+	p := principal.Of(ctx)
 	var old *record
 	if a != nil {
 		a.op.Lock()
@@ -111,6 +95,11 @@ func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]s
 		cp := *a.rec
 		old = &cp
 		a.mu.Unlock()
+		if !p.Sees(old.Tenant) {
+			// Ids come from manifests: another tenant's is taken, which
+			// says no more of it than that.
+			return nil, &app.ConflictError{Reason: fmt.Sprintf("the app id %q is taken: give the app another id in its senclaw-app.json", m.ID)}
+		}
 	}
 	set := defaultSettings()
 	if old != nil {
@@ -120,18 +109,30 @@ func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]s
 		}
 	}
 	forced := m.Sandbox != nil && m.Sandbox.Force
+	tenant := p.Tenant
+	if old != nil {
+		tenant = old.Tenant
+	}
+	if old == nil && tenant != "" {
+		// A tenant's app never reads the whole disk: strict, unless the
+		// manifest says allowlist.
+		set.ReadMode = string(backends.FsStrict)
+	}
 	if old == nil || forced {
 		// A first registration takes the manifest's sandbox block as its
 		// defaults; a forced block is re-applied every time. A block
 		// that drops force drops the lock and keeps the confinement.
-		set = set.apply(m.Sandbox)
+		set = applyManifest(set, m.Sandbox)
 	}
 	port := m.Runtime.Port
 	if port == 0 && old != nil {
 		port = old.Port
 	}
-	set, err := s.checkSettings(ctx, set, port, "sandbox.")
+	set, err := s.checkSettings(ctx, set, port, tenant, "sandbox.")
 	if err != nil {
+		return nil, err
+	}
+	if err := mayRunUnsandboxed(p, set); err != nil {
 		return nil, err
 	}
 	if env == nil {
@@ -143,18 +144,37 @@ func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]s
 	dir := files
 	if !inPlace {
 		dir = filepath.Join(s.dirs.apps, m.ID)
-		if err := s.install(files, dir); err != nil {
+	}
+	user, created, err := s.ensureUser(ctx, m.ID, dir, set, port)
+	if err != nil {
+		return nil, err
+	}
+	undo := func() {
+		if created {
+			_ = s.e.DeleteAppSandbox(ctx, sandboxID(m.ID))
+		}
+	}
+	if !inPlace {
+		if err := s.install(files, dir, user); err != nil {
+			undo()
 			return nil, err
 		}
 	}
 	now := s.clock.Now().UTC()
 	rec := &record{
 		Manifest: *m, Registration: randomHex(8), Dir: dir, InPlace: inPlace, Source: source, Env: env,
-		Sandbox: set, Forced: forced, Port: port, RegisteredAt: now,
+		Sandbox: set, Forced: forced, Port: port, RegisteredAt: now, Tenant: tenant,
+	}
+	switch {
+	case set.Enabled:
+	case old != nil && !forced:
+		rec.DisabledBy = old.DisabledBy // its configuration is kept
+	default:
+		rec.DisabledBy = DisabledByManifest
 	}
 	note := "registered"
 	if old != nil {
-		rec.RegisteredAt, rec.StoppedByUser = old.RegisteredAt, old.StoppedByUser
+		rec.RegisteredAt, rec.StoppedByUser, rec.Tenant = old.RegisteredAt, old.StoppedByUser, old.Tenant
 		rec.Launches, rec.TotalLaunches, rec.Last = old.Launches, old.TotalLaunches, old.Last
 		note = "updated"
 		if !old.InPlace && inPlace {
@@ -162,11 +182,13 @@ func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]s
 		}
 	}
 	if err := s.e.PutSpaceApp(m.ID, rec); err != nil {
+		undo()
 		return nil, fmt.Errorf("saving Space App %s: %w", m.ID, err)
 	}
 	if a == nil {
 		na, err := s.newState(rec)
 		if err != nil {
+			undo()
 			return nil, err
 		}
 		s.mu.Lock()
@@ -191,6 +213,16 @@ func (s *Supervisor) register(ctx context.Context, m *Manifest, env map[string]s
 	return &RegisterReply{App: s.view(a, true), Created: old == nil, Note: note}, nil
 }
 
+// mayRunUnsandboxed refuses p an app that would run with no sandbox:
+// only the owner runs code on this machine with nothing in the way
+// (apps:unsandboxed).
+func mayRunUnsandboxed(p principal.Principal, set SandboxSettings) error {
+	if set.Enabled || p.IsOwner() {
+		return nil
+	}
+	return &principal.DeniedError{Principal: p, Scope: principal.AppsHost, What: "a Space App that runs with no sandbox (its sandbox settings say enabled false, the default when the manifest has no sandbox block)"}
+}
+
 // checkAppEnv validates the app's own environment.
 func checkAppEnv(env map[string]string) error {
 	if len(env) > 128 {
@@ -213,9 +245,13 @@ func checkAppEnv(env map[string]string) error {
 
 // install moves the staged files into dir (the engine's copy of the app),
 // replacing files of the same name and keeping the others (the app's data
-// from earlier runs). When the engine is root, everything is given to the
-// sandbox user, who must be able to write the app's directory.
-func (s *Supervisor) install(stage, dir string) error {
+// from earlier runs). When the engine is root, everything is given to
+// user, the app's own, who must be able to write the app's directory. It
+// walks both trees by descriptor, one folder at a time (an os.Root of
+// each), so its work is linear in the number of files and folders
+// whatever their depth, and a link the app left in its directory leads
+// nowhere else.
+func (s *Supervisor) install(stage, dir string, user *backends.Credential) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -223,52 +259,106 @@ func (s *Supervisor) install(stage, dir string) error {
 	if err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	root, err := os.OpenRoot(dir)
+	src, err := os.OpenRoot(stage)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	uid := s.sandboxUser()
-	err = filepath.WalkDir(stage, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(stage, path)
-		if rel == "." {
-			return nil
-		}
-		if d.IsDir() {
-			if err := root.Mkdir(rel, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-				return err
-			}
-			if fi, err := root.Lstat(rel); err != nil || !fi.IsDir() {
-				return fmt.Errorf("%s in the app's directory is not a folder; remove it", rel)
-			}
-		} else {
-			// Through the root: a symlink the app left in its directory
-			// cannot lead the copy outside it.
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			info, _ := d.Info()
-			_ = root.Remove(rel)
-			if err := root.WriteFile(rel, data, info.Mode().Perm()&0o755|0o600); err != nil {
-				return err
-			}
-		}
-		if uid >= 0 {
-			_ = root.Lchown(rel, uid, uid)
-		}
-		return nil
-	})
+	defer src.Close()
+	dst, err := os.OpenRoot(dir)
 	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	uid, gid := -1, -1
+	if user != nil {
+		uid, gid = int(user.UID), int(user.GID)
+	}
+	if err := installTree(src, dst, ".", uid, gid); err != nil {
 		return fmt.Errorf("installing the app's files: %w", err)
 	}
 	if uid >= 0 {
-		_ = os.Lchown(dir, uid, uid)
+		_ = os.Lchown(dir, uid, gid)
 	}
 	return nil
+}
+
+// installTree copies the folder src into dst, rel being where they lie
+// in the app (for errors); files and folders are given to uid and gid
+// when uid is not negative.
+func installTree(src, dst *os.Root, rel string, uid, gid int) error {
+	f, err := src.Open(".")
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name, at := e.Name(), path.Join(rel, e.Name())
+		switch {
+		case e.IsDir():
+			if err := dst.Mkdir(name, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return err
+			}
+			if fi, err := dst.Lstat(name); err != nil || !fi.IsDir() {
+				return fmt.Errorf("%s in the app's directory is not a folder; remove it", at)
+			}
+			if uid >= 0 {
+				_ = dst.Lchown(name, uid, gid)
+			}
+			subSrc, err := src.OpenRoot(name)
+			if err != nil {
+				return err
+			}
+			subDst, err := dst.OpenRoot(name)
+			if err != nil {
+				subSrc.Close()
+				return err
+			}
+			err = installTree(subSrc, subDst, at, uid, gid)
+			subSrc.Close()
+			subDst.Close()
+			if err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			if err := installFile(src, dst, name, uid, gid); err != nil {
+				return fmt.Errorf("%s: %w", at, err)
+			}
+		default:
+			return fmt.Errorf("%s is not a regular file or folder", at)
+		}
+	}
+	return nil
+}
+
+// installFile copies the regular file name of src over dst's (whatever
+// that was, a link included: it is removed first).
+func installFile(src, dst *os.Root, name string, uid, gid int) error {
+	in, err := src.Open(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	_ = dst.Remove(name)
+	out, err := dst.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm()&0o755|0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if uid >= 0 {
+		_ = dst.Lchown(name, uid, gid)
+	}
+	return err
 }
 
 // Remove stops app id and forgets it: its sandbox, record and log. With
@@ -281,7 +371,7 @@ func (s *Supervisor) Remove(ctx context.Context, id string, purge bool) (files s
 	}
 	a.op.Lock()
 	defer a.op.Unlock()
-	s.halt(a)
+	s.halt(a, stoppedOnRemove)
 	if err := s.e.DeleteAppSandbox(ctx, sandboxID(id)); err != nil {
 		var nf *app.NotFoundError
 		if !errors.As(err, &nf) {

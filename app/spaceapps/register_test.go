@@ -4,9 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +71,7 @@ func TestZipUploads(t *testing.T) {
 	if _, err := os.Stat(victim); err == nil {
 		t.Fatal("a zip entry was written outside the app's folder")
 	}
-	if apps, _ := f.s.List(ctx); len(apps) != 0 {
+	if apps, _ := f.s.List(ctx, "*"); len(apps) != 0 {
 		t.Fatalf("refused zips registered %d apps", len(apps))
 	}
 	if _, err := f.s.RegisterZip(ctx, bytes.NewReader([]byte("not a zip")), nil); err == nil || !strings.Contains(err.Error(), "not a zip") {
@@ -88,6 +91,65 @@ func TestZipUploads(t *testing.T) {
 	v := f.start(t, "zipped")
 	if v.Sandbox.Isolation != "bwrap" {
 		t.Fatalf("started %+v", v)
+	}
+}
+
+// TestAZipDirectoryOfAMillionEntriesIsNotRead: a zip within the 50 MiB
+// bound whose central directory lists a million empty entries with
+// one-letter names (the end record's 16-bit count is the million's low
+// bits, which is all archive/zip compares) is refused for its entries
+// before its directory is read: reading it keeps every entry, some 270
+// MiB of memory per upload. Not parallel: it measures the memory the
+// registration allocates.
+func TestAZipDirectoryOfAMillionEntriesIsNotRead(t *testing.T) {
+	f := newFixture(t)
+	const n = 1_000_000
+	var b bytes.Buffer
+	// One local header, of an empty file "a", that every entry names.
+	local := make([]byte, 30)
+	binary.LittleEndian.PutUint32(local, 0x04034b50)
+	binary.LittleEndian.PutUint16(local[4:], 20)
+	binary.LittleEndian.PutUint16(local[26:], 1)
+	b.Write(local)
+	b.WriteByte('a')
+	dirAt := b.Len()
+	entry := make([]byte, 46)
+	binary.LittleEndian.PutUint32(entry, 0x02014b50)
+	binary.LittleEndian.PutUint16(entry[4:], 20)
+	binary.LittleEndian.PutUint16(entry[6:], 20)
+	binary.LittleEndian.PutUint16(entry[28:], 1)
+	for range n {
+		b.Write(entry)
+		b.WriteByte('a')
+	}
+	end := make([]byte, 22)
+	binary.LittleEndian.PutUint32(end, 0x06054b50)
+	binary.LittleEndian.PutUint16(end[8:], uint16(n&0xffff))
+	binary.LittleEndian.PutUint16(end[10:], uint16(n&0xffff))
+	binary.LittleEndian.PutUint32(end[12:], uint32(b.Len()-dirAt))
+	binary.LittleEndian.PutUint32(end[16:], uint32(dirAt))
+	b.Write(end)
+	if b.Len() > MaxZipBytes {
+		t.Fatalf("the zip is %d bytes, over the upload bound", b.Len())
+	}
+	if zr, err := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len())); err != nil || len(zr.File) != n {
+		t.Fatalf("archive/zip does not read the million entries (%v): the test zip is wrong", err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := f.s.RegisterZip(context.Background(), bytes.NewReader(b.Bytes()), nil)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
+	t.Logf("%d bytes: refused in %v, %d MiB allocated: %v", b.Len(), took, alloc, err)
+	var fe *app.FieldError
+	if !errors.As(err, &fe) || fe.Field != "zip" || !strings.Contains(err.Error(), "more than 80000 entries; at most 20000") {
+		t.Errorf("the million entries' zip: %v", err)
+	}
+	if alloc > 32 {
+		t.Errorf("refusing the zip allocated %d MiB: its directory was read whole", alloc)
 	}
 }
 
@@ -273,7 +335,7 @@ func TestRegisteringReadsOnlyWhatTheSandboxUserMay(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("the registration hangs on what the folder holds")
 			}
-			got, _ := f.s.List(ctx)
+			got, _ := f.s.List(ctx, "*")
 			for _, a := range got {
 				if strings.HasPrefix(a.ID, "reads-") {
 					t.Errorf("registered %s", a.ID)
@@ -320,5 +382,77 @@ func TestRegistrationsAreBounded(t *testing.T) {
 	}
 	for range maxUnpacking {
 		<-f.s.unpacking
+	}
+}
+
+// TestAFolderIsCopiedToABoundedDepth: a folder an app is copied from
+// may be 32 levels deep (folders and file names), as a zip may; one
+// deeper is refused with its depth, to run in place instead, and
+// nothing is registered. The copy at the bound installs.
+func TestAFolderIsCopiedToABoundedDepth(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, depth := range []int{MaxDepth, MaxDepth + 1} {
+		id := fmt.Sprintf("deep-%d", depth)
+		dir := writeApp(t, probeManifest(id, ""), map[string]string{"probe.py": probeApp})
+		deep := filepath.Join(dir, strings.Repeat("d/", depth-1))
+		must(t, os.MkdirAll(deep, 0o755))
+		must(t, os.WriteFile(filepath.Join(deep, "f"), []byte("x"), 0o644))
+		for p := deep; p != dir; p = filepath.Dir(p) {
+			must(t, os.Chmod(p, 0o755))
+		}
+		_, err := f.s.Register(ctx, RegisterRequest{Dir: dir})
+		if depth <= MaxDepth {
+			if err != nil {
+				t.Fatalf("depth %d: %v", depth, err)
+			}
+			if _, err := os.Stat(filepath.Join(f.e.DataDir(), "apps", id, strings.Repeat("d/", depth-1), "f")); err != nil {
+				t.Errorf("depth %d: not installed: %v", depth, err)
+			}
+			continue
+		}
+		var fe *app.FieldError
+		if !errors.As(err, &fe) || fe.Field != "dir" || !strings.Contains(err.Error(), fmt.Sprintf("%d levels deep; at most %d", depth, MaxDepth)) {
+			t.Errorf("depth %d: %v", depth, err)
+		}
+		if _, err := f.s.Get(id); err == nil {
+			t.Errorf("depth %d: registered", depth)
+		}
+	}
+}
+
+// TestZipEntriesAreCountedWhereArchiveZipReadsThem: the count made before
+// a zip's directory is read finds the directory as archive/zip does: in
+// a plain zip, one with a comment, a zip64 one (more than 65535 entries)
+// and one behind prepended data (a self-extracting archive).
+func TestZipEntriesAreCountedWhereArchiveZipReadsThem(t *testing.T) {
+	t.Parallel()
+	build := func(n int, comment string) []byte {
+		var buf bytes.Buffer
+		w := zip.NewWriter(&buf)
+		for i := range n {
+			if _, err := w.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("f%d", i), Method: zip.Store}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(t, w.SetComment(comment))
+		must(t, w.Close())
+		return buf.Bytes()
+	}
+	cases := map[string][]byte{
+		"plain":     build(3, ""),
+		"comment":   build(5, strings.Repeat("c", 2000)),
+		"zip64":     build(70000, ""),
+		"prepended": append([]byte(strings.Repeat("#!/bin/sh\n", 100)), build(7, "")...),
+	}
+	for name, data := range cases {
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := countEntries(bytes.NewReader(data), int64(len(data)), 1<<20); got != len(zr.File) {
+			t.Errorf("%s: counted %d entries, archive/zip reads %d", name, got, len(zr.File))
+		}
 	}
 }

@@ -5,74 +5,12 @@ import (
 	"slices"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/monitor"
 )
 
 // MaxSockets bounds the sockets a runtime lists.
 const MaxSockets = 200
-
-// Runtime is what the Monitor panel shows of one app.
-type Runtime struct {
-	AppID     string `json:"appId"`
-	State     string `json:"state"`
-	StateText string `json:"stateText"`
-	Pid       int    `json:"pid"`
-	UptimeSec int64  `json:"uptimeSec"`
-	Launches  int    `json:"launches"`
-	// TotalLaunches counts every launch since it was registered.
-	TotalLaunches int `json:"totalLaunches"`
-	// Health is the last probe, History the last 60.
-	Health        HealthView    `json:"health"`
-	HealthHistory []HealthPoint `json:"healthHistory"`
-	// CPUPercent and RSSMB are of the app's whole process tree now,
-	// without the sandbox's helpers; History is the same, one point a
-	// second, up to five minutes.
-	CPUPercent    float64           `json:"cpuPercent"`
-	RSSMB         float64           `json:"rssMb"`
-	MemoryLimitMB int               `json:"memoryLimitMb"`
-	History       []app.StatsPoint  `json:"history"`
-	Processes     []app.ProcessInfo `json:"processes"`
-	// Sockets are the tree's sockets, listening first, at most 200.
-	Sockets          []monitor.Socket `json:"sockets"`
-	SocketsTruncated bool             `json:"socketsTruncated"`
-	// Proxy is what the engine's proxy let through and refused.
-	Proxy ProxyCounts `json:"proxy"`
-	// Launch is the running (or last) launch: what it got, its command
-	// and environment (secret values masked).
-	Launch *LaunchView `json:"launch"`
-	// LastLog are the log's last lines when it gave up or failed.
-	LastLog []string `json:"lastLog"`
-	// Note says what could not be measured.
-	Note string `json:"note,omitempty"`
-}
-
-// ProxyCounts are the egress proxy's counts for an app, since the engine
-// started.
-type ProxyCounts struct {
-	Allowed int `json:"allowed"`
-	Denied  int `json:"denied"`
-	// RecentDenied are the last 12 distinct refused hosts, newest last.
-	RecentDenied []string `json:"recentDenied"`
-}
-
-// LaunchView is a launch's facts as shown.
-type LaunchView struct {
-	N         int    `json:"n"`
-	AtMs      int64  `json:"atMs"`
-	RunID     string `json:"runId"`
-	Pid       int    `json:"pid"`
-	Isolation string `json:"isolation"`
-	Backend   string `json:"backend"`
-	Command   string `json:"command"`
-	Port      int    `json:"port"`
-	// Env is the launch's environment as the engine set it; values of
-	// variables that look secret are masked. Empty for a launch of an
-	// earlier engine.
-	Env       map[string]string `json:"env"`
-	Settings  SandboxSettings   `json:"settings"`
-	EndedAtMs int64             `json:"endedAtMs,omitempty"`
-	Ended     string            `json:"ended,omitempty"`
-}
 
 // Runtime returns what app id runs now.
 func (s *Supervisor) Runtime(ctx context.Context, id string) (*Runtime, error) {
@@ -86,7 +24,7 @@ func (s *Supervisor) Runtime(ctx context.Context, id string) (*Runtime, error) {
 		AppID: id, State: v.State, StateText: v.StateText, Pid: v.Pid, UptimeSec: v.UptimeSec,
 		Launches: v.Launches, TotalLaunches: v.TotalLaunches, Health: v.Health,
 		HealthHistory: slices.Clone(a.health.history), LastLog: v.LastLog,
-		History: []app.StatsPoint{}, Processes: []app.ProcessInfo{}, Sockets: []monitor.Socket{},
+		History: []app.StatsPoint{}, Processes: []app.ProcessInfo{}, Sockets: []apitype.Socket{},
 	}
 	if rt.HealthHistory == nil {
 		rt.HealthHistory = []HealthPoint{}
@@ -124,7 +62,11 @@ func (s *Supervisor) Runtime(ctx context.Context, id string) (*Runtime, error) {
 			rt.History = hs.History
 		}
 	}
-	rt.Sockets, rt.SocketsTruncated = monitor.Sockets(ctx, appPids(ctx, run.Pids()), MaxSockets)
+	var socks []monitor.Socket
+	socks, rt.SocketsTruncated = monitor.Sockets(ctx, appPids(ctx, run.Pids()), MaxSockets)
+	for _, so := range socks {
+		rt.Sockets = append(rt.Sockets, apitype.Socket{Pid: so.Pid, Kind: so.Kind, Local: so.Local, Remote: so.Remote, State: so.State})
+	}
 	return rt, nil
 }
 

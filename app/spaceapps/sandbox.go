@@ -9,51 +9,14 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/netproxy"
+	"github.com/senclaw/sandbox/app/principal"
+	"github.com/senclaw/sandbox/backends"
 )
 
 // LiveFields are the settings a change of which applies to the running
 // process at once (the proxy reads them for every connection).
-var LiveFields = []string{"hosts"}
-
-// SandboxView is an app's sandbox configuration and what its running
-// process got.
-type SandboxView struct {
-	AppID    string          `json:"appId"`
-	Settings SandboxSettings `json:"settings"`
-	// Forced: the manifest forces the sandbox (sandbox.force), so it
-	// cannot be disabled; LockReason says so in words.
-	Forced     bool   `json:"forced"`
-	LockReason string `json:"lockReason,omitempty"`
-	// Running is the configuration the running launch was made from
-	// (with live changes applied), and Isolation what it got; both empty
-	// when it does not run.
-	Running   *SandboxSettings `json:"running"`
-	Isolation string           `json:"isolation"`
-	// NeedsRestart and its reasons, as in AppView.
-	NeedsRestart        bool     `json:"needsRestart"`
-	NeedsRestartReasons []string `json:"needsRestartReasons"`
-	// LiveFields apply to a running app at once; RestartFields from its
-	// next launch.
-	LiveFields    []string `json:"liveFields"`
-	RestartFields []string `json:"restartFields"`
-	// Backends are the values backend may take here.
-	Backends []string `json:"backends"`
-}
-
-// SandboxReply is the answer of PutSandbox: exactly what applied how.
-type SandboxReply struct {
-	Sandbox SandboxView `json:"sandbox"`
-	// Changed lists the fields that changed; AppliedLive those the
-	// running process got at once; PendingRestart those it gets only
-	// when restarted.
-	Changed        []string `json:"changed"`
-	AppliedLive    []string `json:"appliedLive"`
-	PendingRestart []string `json:"pendingRestart"`
-	// NeedsRestart says whether the app now needs a restart (for these
-	// changes or earlier ones).
-	NeedsRestart bool   `json:"needsRestart"`
-	Note         string `json:"note"`
-}
+var LiveFields = []string{"hosts", "allowHttp"}
 
 // Sandbox returns app id's sandbox configuration.
 func (s *Supervisor) Sandbox(ctx context.Context, id string) (*SandboxView, error) {
@@ -109,22 +72,32 @@ func (s *Supervisor) PutSandbox(ctx context.Context, id string, p SandboxPatch) 
 	a.op.Lock()
 	defer a.op.Unlock()
 	a.mu.Lock()
-	cur, forced, port := a.rec.Sandbox, a.rec.Forced, a.rec.Port
+	cur, forced, port, tenant := a.rec.Sandbox, a.rec.Forced, a.rec.Port, a.rec.Tenant
 	a.mu.Unlock()
 	if forced && p.Enabled != nil && !*p.Enabled {
 		return nil, &app.ConflictError{Reason: fmt.Sprintf("Space App %s: its manifest forces its sandbox (sandbox.force), so it cannot be disabled; register it again with a manifest without force to unlock it", id)}
 	}
-	next, err := s.checkSettings(ctx, cur.merged(p), port, "")
+	next, err := s.checkSettings(ctx, mergedSettings(cur, p), port, tenant, "")
 	if err != nil {
+		return nil, err
+	}
+	if err := mayRunUnsandboxed(principal.Of(ctx), next); err != nil {
 		return nil, err
 	}
 	changed := changedFields(cur, next)
 	reply := &SandboxReply{Changed: changed, AppliedLive: []string{}, PendingRestart: []string{}}
 	a.mu.Lock()
 	before := len(s.restartReasons(a)) > 0
+	by := a.rec.DisabledBy
 	a.rec.Sandbox = next
+	switch {
+	case next.Enabled:
+		a.rec.DisabledBy = ""
+	case cur.Enabled:
+		a.rec.DisabledBy = DisabledByOwner
+	}
 	if err := s.save(a); err != nil {
-		a.rec.Sandbox = cur
+		a.rec.Sandbox, a.rec.DisabledBy = cur, by
 		a.mu.Unlock()
 		return nil, err
 	}
@@ -141,14 +114,14 @@ func (s *Supervisor) PutSandbox(ctx context.Context, id string, p SandboxPatch) 
 		live := launchSet.Enabled && launchSet.Network == NetworkHosts
 		for _, f := range changed {
 			switch {
-			case f == "hosts" && live:
+			case slices.Contains(LiveFields, f) && live:
 				reply.AppliedLive = append(reply.AppliedLive, f)
-			case slices.Contains(launchFixed, f) || f == "hosts":
+			case slices.Contains(launchFixed, f) || slices.Contains(LiveFields, f):
 				reply.PendingRestart = append(reply.PendingRestart, f)
 			}
 		}
-		if slices.Contains(reply.AppliedLive, "hosts") {
-			if err := s.applyHostsLive(ctx, a, next.Hosts); err != nil {
+		if len(reply.AppliedLive) > 0 {
+			if err := s.applyHostsLive(ctx, a, next.Hosts, next.AllowHTTP); err != nil {
 				return nil, err
 			}
 		}
@@ -165,9 +138,9 @@ func (s *Supervisor) PutSandbox(ctx context.Context, id string, p SandboxPatch) 
 	return reply, nil
 }
 
-// applyHostsLive gives the running launch's sandbox the new hosts, keeping
-// everything else it was launched with.
-func (s *Supervisor) applyHostsLive(ctx context.Context, a *appState, hosts []string) error {
+// applyHostsLive gives the running launch's sandbox the new hosts and HTTP
+// rules, keeping everything else it was launched with.
+func (s *Supervisor) applyHostsLive(ctx context.Context, a *appState, hosts []string, rules []backends.HTTPRule) error {
 	a.mu.Lock()
 	last := a.rec.Last
 	if last == nil {
@@ -175,16 +148,16 @@ func (s *Supervisor) applyHostsLive(ctx context.Context, a *appState, hosts []st
 		return nil
 	}
 	set := last.Settings
-	set.Hosts = slices.Clone(hosts)
-	dir, port := a.rec.Dir, last.Port
+	set.Hosts, set.AllowHTTP = slices.Clone(hosts), slices.Clone(rules)
+	dir, port, tenant := a.rec.Dir, last.Port, a.rec.Tenant
 	apiAccess := set.DaemonAPI && set.Enabled && a.token != ""
 	a.mu.Unlock()
-	if _, err := s.e.PutAppSandbox(ctx, app.AppSandbox{ID: sandboxID(a.id), Name: "app:" + a.id, Dir: dir, Config: set.config(port), APIAccess: apiAccess}); err != nil {
+	if _, err := s.e.PutAppSandbox(ctx, app.AppSandbox{ID: sandboxID(a.id), Name: "app:" + a.id, Dir: dir, Config: launchConfig(set, port), APIAccess: apiAccess, Tenant: tenant}); err != nil {
 		return fmt.Errorf("applying the hosts to the running app: %w", err)
 	}
 	a.mu.Lock()
 	if a.rec.Last == last {
-		a.rec.Last.Settings.Hosts = set.Hosts
+		a.rec.Last.Settings.Hosts, a.rec.Last.Settings.AllowHTTP = set.Hosts, set.AllowHTTP
 		_ = s.save(a)
 	}
 	a.mu.Unlock()
@@ -208,7 +181,7 @@ func liveNote(r *SandboxReply) string {
 // checkSettings validates set fully (the engine's own guards included:
 // folders as mount sources, ports, backend) and returns it normalised.
 // prefix is put before field names ("sandbox." for a manifest).
-func (s *Supervisor) checkSettings(ctx context.Context, set SandboxSettings, port int, prefix string) (SandboxSettings, error) {
+func (s *Supervisor) checkSettings(ctx context.Context, set SandboxSettings, port int, tenant, prefix string) (SandboxSettings, error) {
 	f := func(name string) string { return prefix + name }
 	if set.ReadMode == "" {
 		set.ReadMode = defaultSettings().ReadMode
@@ -226,6 +199,16 @@ func (s *Supervisor) checkSettings(ctx context.Context, set SandboxSettings, por
 	if set.Hosts, err = normalizeHosts(f("hosts"), set.Hosts); err != nil {
 		return set, err
 	}
+	if set.AllowHTTP == nil {
+		set.AllowHTTP = []backends.HTTPRule{}
+	}
+	if set.AllowHTTP, err = netproxy.NormalizeHTTPRules(set.AllowHTTP); err != nil {
+		var he *netproxy.HTTPRuleError
+		if errors.As(err, &he) {
+			return set, bad(prefix+he.Field, he.Value, "%v", he.Err)
+		}
+		return set, err
+	}
 	if set.Loopback, err = checkLoopback(f("loopback"), set.Loopback); err != nil {
 		return set, err
 	}
@@ -241,7 +224,7 @@ func (s *Supervisor) checkSettings(ctx context.Context, set SandboxSettings, por
 		return set, err
 	}
 	for i := range set.Folders {
-		real, err := s.e.CheckHostDir(fmt.Sprintf("%sfolders[%d].path", prefix, i), set.Folders[i].Path, !set.Folders[i].ReadOnly)
+		real, err := s.e.CheckHostDir(fmt.Sprintf("%sfolders[%d].path", prefix, i), set.Folders[i].Path, tenant, !set.Folders[i].ReadOnly)
 		if err != nil {
 			return set, err
 		}
@@ -263,7 +246,7 @@ func (s *Supervisor) checkSettings(ctx context.Context, set SandboxSettings, por
 	}
 	// The engine's own checks (mount guards, port rules, backend), named
 	// as the app's fields.
-	if err := s.e.CheckSandboxConfig(set.config(port)); err != nil {
+	if err := s.e.CheckSandboxConfig(launchConfig(set, port), tenant); err != nil {
 		var fe *app.FieldError
 		if errors.As(err, &fe) {
 			fe.Field = prefix + engineField(fe.Field)
@@ -287,28 +270,6 @@ func engineField(f string) string {
 		return "folders" + strings.TrimPrefix(strings.Replace(f, ".source", ".path", 1), "mounts")
 	}
 	return f
-}
-
-// IsolationView is the effective isolation of an app: what its running
-// process got, what the configuration would give, and in words what is
-// enforced and what is not.
-type IsolationView struct {
-	AppID string `json:"appId"`
-	// Running says whether a launch runs; Isolation and Backend are what
-	// it got (or, when it does not run, what a launch would get).
-	Running   bool   `json:"running"`
-	Isolation string `json:"isolation"`
-	Backend   string `json:"backend"`
-	// Limits are the limits that held for the launch, as its run record
-	// says; LimitsMissing those asked for and not enforced.
-	Limits        []string `json:"limits"`
-	LimitsMissing []string `json:"limitsMissing"`
-	// Enforced and NotEnforced list in words what the confinement does
-	// and does not cover.
-	Enforced    []string `json:"enforced"`
-	NotEnforced []string `json:"notEnforced"`
-	// Note is the engine's own note on the app sandbox's network rules.
-	Note string `json:"note"`
 }
 
 // Isolation says what app id gets.
@@ -336,13 +297,13 @@ func (s *Supervisor) Isolation(ctx context.Context, id string) (*IsolationView, 
 		}
 	}
 	if !set.Enabled || isNone(v.Isolation) {
-		uid := s.runUID()
+		uid := s.runUID(id)
 		v.Enforced = []string{
 			"an environment built from nothing: none of the engine's own variables (nor its API token) reach the app",
 			fmt.Sprintf("it runs as uid %d", uid),
 		}
 		if uid != os.Geteuid() {
-			v.Enforced[1] += " (the sandbox user: a root engine never runs an app as root)"
+			v.Enforced[1] += " (its sandbox's own uid, which no other sandbox and no host process has: a root engine never runs an app as root)"
 		}
 		files := "files: no barrier; it reads and writes whatever its user may"
 		if uid == os.Geteuid() {
@@ -354,6 +315,11 @@ func (s *Supervisor) Isolation(ctx context.Context, id string) (*IsolationView, 
 			"limits: no memory, process or CPU limit",
 		}
 		v.Note = "the sandbox is disabled: the app runs on this machine with no barrier (isolation none); enable it and restart the app to confine it"
+		a.mu.Lock()
+		if a.rec.DisabledBy == DisabledByManifest {
+			v.Note = "its manifest says \"sandbox\": {\"enabled\": false}: the app runs on this machine with no barrier (isolation none); enable its sandbox and restart it to confine it"
+		}
+		a.mu.Unlock()
 		return v, nil
 	}
 	v.Enforced = []string{

@@ -1,6 +1,8 @@
 package spaceapps
 
 import (
+	"github.com/senclaw/sandbox/backends"
+
 	"context"
 	"errors"
 	"os"
@@ -51,7 +53,7 @@ func TestTheExampleAppRunsSandboxedAndHealthy(t *testing.T) {
 	}
 	var listen bool
 	for _, s := range rt.Sockets {
-		if s.Listening() && strings.HasSuffix(s.Local, ":"+itoa(v.Port)) {
+		if s.State == "LISTEN" && strings.HasSuffix(s.Local, ":"+itoa(v.Port)) {
 			listen = true
 		}
 	}
@@ -108,8 +110,8 @@ func TestAStrictAppCannotWriteOutsideItsDirectoryOrReadSecrets(t *testing.T) {
 	for _, mode := range []string{"strict", "open"} {
 		id := "probe-" + mode
 		dir := writeApp(t, probeManifest(id, `{"enabled": true, "readMode": "`+mode+`", "network": "off"}`), map[string]string{"probe.py": probeApp})
-		v := f.register(t, dir, false)
-		v = f.start(t, id)
+		f.register(t, dir, false)
+		v := f.start(t, id)
 		if got := get(t, v.Port, "/write?path="+filepath.Join(v.Dir, "inside.txt")); got != "wrote" {
 			t.Errorf("%s: writing its own directory: %q", mode, got)
 		}
@@ -228,7 +230,7 @@ func TestEnablingTheSandboxOfARunningAppNeedsARestart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	dir := writeApp(t, probeManifest("plain", ""), map[string]string{"probe.py": probeApp})
+	dir := writeApp(t, probeManifest("plain", `{"enabled": false}`), map[string]string{"probe.py": probeApp})
 	f.register(t, dir, false)
 	v := f.start(t, "plain")
 	if v.Sandbox.Isolation != "none" || v.Sandbox.Enabled || v.NeedsRestart {
@@ -330,7 +332,7 @@ func TestRequirementsAreCheckedAtRegisterAndBeforeEveryLaunch(t *testing.T) {
 			t.Errorf("requires %s: %v", c.req, err)
 		}
 	}
-	if apps, _ := f.s.List(ctx); len(apps) != 0 {
+	if apps, _ := f.s.List(ctx, "*"); len(apps) != 0 {
 		t.Fatalf("a refused registration left %d apps", len(apps))
 	}
 	dir := writeApp(t, m(`{"bin": ["senclaw-test-tool"], "python": "3", "env": ["NOTES_TOKEN"]}`), map[string]string{"probe.py": probeApp})
@@ -369,7 +371,7 @@ func startServer(t *testing.T, dir string, port int) *exec.Cmd {
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	must(t, cmd.Start())
 	t.Cleanup(func() { stopServer(cmd) })
-	eventually(t, 10*time.Second, "the foreign server to listen", func() bool { return !portFree(port) })
+	testutil.WaitFor(t, 10*time.Second, "the foreign server to listen", func() bool { return !portFree(port) })
 	return cmd
 }
 
@@ -410,5 +412,35 @@ func TestFoldersAreSeenInTheAppsDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ro, "new.txt")); err == nil {
 		t.Error("the read-only folder was written")
+	}
+}
+
+// TestHostsModeKeepsToTheHTTPRules: an app in the hosts mode with an
+// allowHttp rule gets only the paths the rule allows from its host (the
+// others are refused 403 naming the rule), and an edit of the rules
+// applies to the running app at once.
+func TestHostsModeKeepsToTheHTTPRules(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	host := "example.test:" + itoa(f.remote)
+	dir := writeApp(t, probeManifest("web", `{"enabled": true, "readMode": "strict", "network": "hosts", "hosts": ["example.test"],
+		"allowHttp": [{"host": "`+host+`", "methods": ["GET"], "paths": ["/docs/"]}]}`), map[string]string{"probe.py": probeApp})
+	f.register(t, dir, false)
+	v := f.start(t, "web")
+	if got := get(t, v.Port, "/fetch?url=http://"+host+"/docs/a"); !strings.Contains(got, "fetched: remote-ok") {
+		t.Errorf("an allowed path: %q", got)
+	}
+	if got := get(t, v.Port, "/fetch?url=http://"+host+"/admin"); !strings.Contains(got, "http 403") || !strings.Contains(got, "allowHttp "+host+": GET on /docs/") || !strings.Contains(got, "add /admin") {
+		t.Errorf("a path no rule allows: %q", got)
+	}
+	rules := []backends.HTTPRule{{Host: host, Methods: []string{"GET"}}}
+	reply, err := f.s.PutSandbox(ctx, "web", SandboxPatch{AllowHTTP: &rules})
+	must(t, err)
+	if !slices.Equal(reply.AppliedLive, []string{"allowHttp"}) || reply.NeedsRestart {
+		t.Errorf("allowHttp edit reply %+v", reply)
+	}
+	if got := get(t, v.Port, "/fetch?url=http://"+host+"/admin"); !strings.Contains(got, "fetched: remote-ok") {
+		t.Errorf("after the live edit: %q", got)
 	}
 }

@@ -13,63 +13,28 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
-// SandboxSettings are an app's stored sandbox configuration, with the
-// reference's names.
-type SandboxSettings struct {
-	// Enabled runs the app in a sandbox; off runs it on this machine with
-	// no barrier (isolation "none").
-	Enabled bool `json:"enabled"`
-	// ReadMode is what it may read: strict, allowlist or open.
-	ReadMode string `json:"readMode"`
-	// Network is all (any public address; this machine's services only
-	// through Loopback), hosts (only the names in Hosts) or off.
-	Network string `json:"network"`
-	// Hosts are the names the hosts mode allows: exact, or "*.name" for
-	// the name and its subdomains.
-	Hosts []string `json:"hosts"`
-	// Loopback are this machine's service ports the app may call.
-	Loopback []int `json:"loopback"`
-	// Folders are host folders the app sees inside its directory, at
-	// their base name.
-	Folders []Folder `json:"folders"`
-	// Backend is auto, or an isolating backend of this engine (bwrap,
-	// docker, ...).
-	Backend string `json:"backend"`
-	// Image is the container image for a container backend ("" is the
-	// engine's default image).
-	Image string `json:"image"`
-	// DaemonAPI gives the app a token of its own for the engine's API,
-	// which reaches only its own runtime and logs.
-	DaemonAPI bool `json:"daemonApi"`
-}
-
-// Folder is a host folder an app is given.
-type Folder struct {
-	Path     string `json:"path"`
-	ReadOnly bool   `json:"readOnly"`
-}
-
-// Network modes.
-const (
-	NetworkAll   = "all"
-	NetworkHosts = "hosts"
-	NetworkOff   = "off"
-)
-
 // Bounds of the lists.
 const (
 	MaxHosts   = netproxy.MaxDomains
 	MaxFolders = 16
 )
 
-// defaultSettings are the reference's defaults: no sandbox, open reads,
-// network all.
+// defaultSettings are what an app gets when its manifest says nothing: a
+// sandbox, with open reads and network all (what an unconfined app could
+// do, less this machine's services, writes outside its directory and the
+// secret folders). Running with none takes "enabled": false.
 func defaultSettings() SandboxSettings {
-	return SandboxSettings{ReadMode: string(backends.FsOpen), Network: NetworkAll, Hosts: []string{}, Loopback: []int{}, Folders: []Folder{}, Backend: "auto"}
+	return SandboxSettings{Enabled: true, ReadMode: string(backends.FsOpen), Network: NetworkAll, Hosts: []string{}, AllowHTTP: []backends.HTTPRule{}, Loopback: []int{}, Folders: []Folder{}, Backend: "auto"}
 }
 
-// apply lays the manifest's sandbox block over s.
-func (s SandboxSettings) apply(b *ManifestSandbox) SandboxSettings {
+// Who turned an app's sandbox off (record.DisabledBy).
+const (
+	DisabledByManifest = "manifest"
+	DisabledByOwner    = "owner"
+)
+
+// applyManifest lays the manifest's sandbox block over s.
+func applyManifest(s SandboxSettings, b *ManifestSandbox) SandboxSettings {
 	if b == nil {
 		return s
 	}
@@ -87,6 +52,9 @@ func (s SandboxSettings) apply(b *ManifestSandbox) SandboxSettings {
 	}
 	if b.Hosts != nil {
 		s.Hosts = slices.Clone(b.Hosts)
+	}
+	if b.AllowHTTP != nil {
+		s.AllowHTTP = slices.Clone(b.AllowHTTP)
 	}
 	if b.Loopback != nil {
 		s.Loopback, _ = checkLoopback("", b.Loopback)
@@ -106,22 +74,8 @@ func (s SandboxSettings) apply(b *ManifestSandbox) SandboxSettings {
 	return s
 }
 
-// SandboxPatch changes some of an app's sandbox settings: a field left
-// out (null) keeps its value; a list given replaces the old one.
-type SandboxPatch struct {
-	Enabled   *bool     `json:"enabled"`
-	ReadMode  *string   `json:"readMode"`
-	Network   *string   `json:"network"`
-	Hosts     *[]string `json:"hosts"`
-	Loopback  *[]int    `json:"loopback"`
-	Folders   *[]Folder `json:"folders"`
-	Backend   *string   `json:"backend"`
-	Image     *string   `json:"image"`
-	DaemonAPI *bool     `json:"daemonApi"`
-}
-
-// merged is s with p's fields over it (not yet checked).
-func (s SandboxSettings) merged(p SandboxPatch) SandboxSettings {
+// mergedSettings is s with p's fields over it (not yet checked).
+func mergedSettings(s SandboxSettings, p SandboxPatch) SandboxSettings {
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = strings.TrimSpace(*v)
@@ -136,6 +90,9 @@ func (s SandboxSettings) merged(p SandboxPatch) SandboxSettings {
 	set(&s.Image, p.Image)
 	if p.Hosts != nil {
 		s.Hosts = *p.Hosts
+	}
+	if p.AllowHTTP != nil {
+		s.AllowHTTP = *p.AllowHTTP
 	}
 	if p.Loopback != nil {
 		s.Loopback = *p.Loopback
@@ -260,6 +217,10 @@ func checkImage(field, v string) error {
 // keeps until it is restarted, in the order shown to people.
 var launchFixed = []string{"enabled", "readMode", "folders", "network", "loopback", "backend", "image", "daemonApi"}
 
+func sameRule(a, b backends.HTTPRule) bool {
+	return a.Host == b.Host && slices.Equal(a.Methods, b.Methods) && slices.Equal(a.Paths, b.Paths)
+}
+
 // changedFields names the fields that differ between a and b.
 func changedFields(a, b SandboxSettings) []string {
 	var out []string
@@ -268,13 +229,14 @@ func changedFields(a, b SandboxSettings) []string {
 		"readMode":  a.ReadMode == b.ReadMode,
 		"network":   a.Network == b.Network,
 		"hosts":     slices.Equal(a.Hosts, b.Hosts),
+		"allowHttp": slices.EqualFunc(a.AllowHTTP, b.AllowHTTP, sameRule),
 		"loopback":  slices.Equal(a.Loopback, b.Loopback),
 		"folders":   slices.Equal(a.Folders, b.Folders),
 		"backend":   a.Backend == b.Backend,
 		"image":     a.Image == b.Image,
 		"daemonApi": a.DaemonAPI == b.DaemonAPI,
 	}
-	for _, f := range []string{"enabled", "readMode", "folders", "network", "hosts", "loopback", "backend", "image", "daemonApi"} {
+	for _, f := range []string{"enabled", "readMode", "folders", "network", "hosts", "allowHttp", "loopback", "backend", "image", "daemonApi"} {
 		if !eq[f] {
 			out = append(out, f)
 		}

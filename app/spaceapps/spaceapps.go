@@ -1,7 +1,9 @@
-// Package spaceapps runs Space Apps: local web apps with a server process
-// (someone else's tool, a dev server, an agent's UI) that the engine
-// registers from a folder or a zip with a senclaw-app.json manifest,
-// starts, keeps alive, confines and watches.
+// Package spaceapps runs Space Apps: local web apps the engine supervises
+// and confines.
+//
+// A Space App is a server process (someone else's tool, a dev server, an
+// agent's UI) that the engine registers from a folder or a zip with a
+// senclaw-app.json manifest, starts, keeps alive, confines and watches.
 //
 // It is a capability built on the engine's exported surface only. An
 // app's server is a background run through the single runner (source
@@ -94,7 +96,7 @@ type Supervisor struct {
 	dirs  dirs
 
 	base   context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
 	apps    map[string]*appState
@@ -139,7 +141,7 @@ func New(opts Options) (*Supervisor, error) {
 	if s.opts.MaxApps <= 0 {
 		s.opts.MaxApps = DefaultMaxApps
 	}
-	s.base, s.cancel = context.WithCancel(context.Background())
+	s.base, s.cancel = context.WithCancelCause(context.Background())
 	for _, d := range []string{s.dirs.apps, s.dirs.tmp} {
 		// Traversable (a root engine's sandbox user walks into its app's
 		// directory below it), not listable.
@@ -154,11 +156,15 @@ func New(opts Options) (*Supervisor, error) {
 		}
 	}
 	var loadErr error
+	var upgraded []*record
 	err := s.e.EachSpaceApp(func(data []byte) error {
 		rec, err := decodeRecord(data)
 		if err != nil {
 			loadErr = errors.Join(loadErr, err)
 			return nil
+		}
+		if s.sandboxByDefault(rec) {
+			upgraded = append(upgraded, rec)
 		}
 		a, err := s.newState(rec)
 		if err != nil {
@@ -171,10 +177,33 @@ func New(opts Options) (*Supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the Space Apps: %w", err)
 	}
+	for _, rec := range upgraded { // saved once the store's read is over
+		if err := s.e.PutSpaceApp(rec.Manifest.ID, rec); err != nil {
+			s.log.Error("A Space App's sandbox setting could not be saved.", "app", rec.Manifest.ID, "err", err)
+		}
+	}
 	if loadErr != nil {
 		s.log.Error("Some Space Apps could not be read; they are left out.", "err", loadErr)
 	}
 	return s, nil
+}
+
+// sandboxByDefault gives its sandbox to an app registered when apps ran
+// without one unless their manifest asked: one whose sandbox is off with
+// no one known to have turned it off, and whose manifest does not say
+// "enabled": false. (A person who had turned it off turns it off again.)
+// It reports whether rec changed (the caller saves it).
+func (s *Supervisor) sandboxByDefault(rec *record) bool {
+	if rec.Sandbox.Enabled || rec.DisabledBy != "" {
+		return false
+	}
+	if b := rec.Manifest.Sandbox; b != nil && b.Enabled != nil && !*b.Enabled {
+		rec.DisabledBy = DisabledByManifest
+	} else {
+		rec.Sandbox.Enabled = true
+		s.log.Warn("A Space App registered when apps ran without a sandbox by default now runs in one; `senclaw apps sandbox --enabled off ID` turns it off again.", "app", rec.Manifest.ID)
+	}
+	return true
 }
 
 func (s *Supervisor) newState(rec *record) (*appState, error) {
@@ -275,7 +304,7 @@ func (s *Supervisor) Close() {
 	s.closed = true
 	all := s.list()
 	s.mu.Unlock()
-	s.cancel()
+	s.cancel(stoppedWithEngine)
 	// Every supervision loop stops its app (in parallel) and is waited
 	// for, also one that a start began just before.
 	s.wg.Wait()

@@ -1,43 +1,28 @@
 package spaceapps
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/monitor"
 )
 
-// App states.
+// App states: apitype's.
 const (
-	// StateStopped: not running (never started, stopped by a person or
-	// with the engine).
-	StateStopped = "stopped"
-	// StateStarting: launched, waiting for the first 2xx from its health
-	// path.
-	StateStarting = "starting"
-	// StateRunning: healthy once; probed every ProbeEvery since (the
-	// health says whether the last probe answered).
-	StateRunning = "running"
-	// StateStopping: SIGTERM sent, waiting for the tree to end.
-	StateStopping = "stopping"
-	// StateBackoff: it ended and is restarted after a delay.
-	StateBackoff = "backoff"
-	// StateCrashLooping: it failed GiveUpStarts times within GiveUpWindow
-	// and is no longer restarted; a manual start resets it.
-	StateCrashLooping = "crash-looping"
-	// StateExited: it ended and its restart policy does not restart it.
-	StateExited = "exited"
-	// StateFailed: it could not be started (a requirement is missing, the
-	// launch was refused, or it did not become healthy and is not
-	// restarted).
-	StateFailed = "failed"
-	// StatePortTaken: its port is held by a process the engine did not
-	// start; that process is left alone.
-	StatePortTaken = "port-taken"
-	// StateOutside: its port is held by a process running from the app's
-	// own directory: the app runs outside the engine.
-	StateOutside = "outside"
+	StateStopped      = apitype.AppStateStopped
+	StateStarting     = apitype.AppStateStarting
+	StateRunning      = apitype.AppStateRunning
+	StateStopping     = apitype.AppStateStopping
+	StateBackoff      = apitype.AppStateBackoff
+	StateCrashLooping = apitype.AppStateCrashLooping
+	StateExited       = apitype.AppStateExited
+	StateFailed       = apitype.AppStateFailed
+	StatePortTaken    = apitype.AppStatePortTaken
+	StateOutside      = apitype.AppStateOutside
 )
 
 // Health statuses.
@@ -81,10 +66,41 @@ type appState struct {
 	env map[string]string
 }
 
-// supervision is the loop that keeps one app running.
+// supervision is the loop that keeps one app running. cancel ends it
+// with the reason its running launch's record gives (stopCause).
 type supervision struct {
-	cancel func()
+	cancel context.CancelCauseFunc
 	done   chan struct{}
+	// settled is closed once the first launch's outcome, first, is known:
+	// a person's start that finds the app starting already (autostart's
+	// launch) waits for it as for a launch of its own.
+	settled chan struct{}
+	first   outcome
+}
+
+// stopCause is why a supervision ended: a record's killed says
+// "restarted by a person", not "stopped", so that a restart does not read
+// as a failure or a stop.
+type stopCause string
+
+func (c stopCause) Error() string { return string(c) }
+
+// Why a supervision ends.
+const (
+	stoppedByPerson   stopCause = "stopped by a person"
+	restartedByPerson stopCause = "restarted by a person"
+	stoppedOnRemove   stopCause = "stopped: the app was removed"
+	stoppedWithEngine stopCause = "stopped with the engine"
+)
+
+// stopReason is why ctx, a supervision's, ended: "stopped" when it says
+// nothing more.
+func stopReason(ctx context.Context) string {
+	var c stopCause
+	if errors.As(context.Cause(ctx), &c) {
+		return string(c)
+	}
+	return "stopped"
 }
 
 // health is what the probes said.
@@ -96,15 +112,6 @@ type health struct {
 	checkedAt  time.Time
 	history    []HealthPoint
 	consecFail int
-}
-
-// HealthPoint is one health probe.
-type HealthPoint struct {
-	AtMs      int64  `json:"atMs"`
-	OK        bool   `json:"ok"`
-	Status    int    `json:"status,omitempty"`
-	LatencyMs int64  `json:"latencyMs"`
-	Error     string `json:"error,omitempty"`
 }
 
 func (h *health) record(at time.Time, code int, latency time.Duration, err error) {

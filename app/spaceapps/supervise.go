@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/monitor"
 )
 
@@ -27,16 +28,6 @@ type outcome struct {
 	err error
 }
 
-// StartReply is the answer of Start and Restart.
-type StartReply struct {
-	// OK says the app answered 2xx on its health path (or, with wait
-	// off, that it was launched).
-	OK bool `json:"ok"`
-	// Note says what happened in words.
-	Note string  `json:"note"`
-	App  AppView `json:"app"`
-}
-
 // Start starts app id by hand: it resets crash-looping, the backoff and
 // the launch count, forgets a person's stop, and with wait returns once
 // the first launch is healthy or has failed. Refusals before any launch
@@ -46,7 +37,19 @@ func (s *Supervisor) Start(ctx context.Context, id string, wait bool) (*StartRep
 	if err != nil {
 		return nil, err
 	}
+	if err := s.mayStart(ctx, a); err != nil {
+		return nil, err
+	}
 	return s.start(a, true, wait)
+}
+
+// mayStart refuses a person's start of an unsandboxed app to anyone but
+// the owner.
+func (s *Supervisor) mayStart(ctx context.Context, a *appState) error {
+	a.mu.Lock()
+	set := a.rec.Sandbox
+	a.mu.Unlock()
+	return mayRunUnsandboxed(principal.Of(ctx), set)
 }
 
 // started is sent the first launch's outcome.
@@ -60,13 +63,21 @@ func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) 
 		// supervisor to see that the port's holder is gone: it starts
 		// over, and looks at the port again.
 		a.mu.Unlock()
-		s.halt(a)
+		s.halt(a, restartedByPerson)
 		a.mu.Lock()
 	}
-	if a.sup != nil {
-		text := a.text
+	if sup := a.sup; sup != nil {
 		a.mu.Unlock()
 		a.op.Unlock()
+		if wait {
+			<-sup.settled
+			if sup.first.err != nil {
+				return nil, sup.first.err
+			}
+		}
+		a.mu.Lock()
+		text := a.text
+		a.mu.Unlock()
 		v := s.view(a, false)
 		return &StartReply{OK: v.State == StateRunning, Note: "it is already supervised: " + text, App: v}, nil
 	}
@@ -87,8 +98,8 @@ func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) 
 		a.failures, a.lastLog = nil, nil
 		_ = s.save(a)
 	}
-	ctx, cancel := context.WithCancel(s.base)
-	sup := &supervision{cancel: cancel, done: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(s.base)
+	sup := &supervision{cancel: cancel, done: make(chan struct{}), settled: make(chan struct{})}
 	a.sup = sup
 	a.setState(StateStarting, "starting")
 	a.mu.Unlock()
@@ -98,11 +109,17 @@ func (s *Supervisor) start(a *appState, manual, wait bool) (*StartReply, error) 
 		defer s.wg.Done()
 		s.supervise(ctx, a, sup, first)
 	}()
+	go func() {
+		// The first launch always reports, once.
+		sup.first = <-first
+		close(sup.settled)
+	}()
 	a.op.Unlock()
 	if !wait {
 		return &StartReply{OK: true, Note: "launching", App: s.view(a, false)}, nil
 	}
-	o := <-first
+	<-sup.settled
+	o := sup.first
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -125,7 +142,7 @@ func (s *Supervisor) Stop(ctx context.Context, id string) (*AppView, error) {
 		return nil, err
 	}
 	a.mu.Unlock()
-	s.halt(a)
+	s.halt(a, stoppedByPerson)
 	a.mu.Lock()
 	if a.state != StatePortTaken && a.state != StateOutside {
 		a.setState(StateStopped, "stopped by a person")
@@ -141,21 +158,25 @@ func (s *Supervisor) Restart(ctx context.Context, id string, wait bool) (*StartR
 	if err != nil {
 		return nil, err
 	}
+	if err := s.mayStart(ctx, a); err != nil {
+		return nil, err
+	}
 	a.op.Lock()
-	s.halt(a)
+	s.halt(a, restartedByPerson)
 	a.op.Unlock()
 	return s.start(a, true, wait)
 }
 
-// halt ends app a's supervision and its process, and waits. a.op is held.
-func (s *Supervisor) halt(a *appState) {
+// halt ends app a's supervision and its process, for why, and waits.
+// a.op is held.
+func (s *Supervisor) halt(a *appState, why stopCause) {
 	a.mu.Lock()
 	sup := a.sup
 	a.mu.Unlock()
 	if sup == nil {
 		return
 	}
-	sup.cancel()
+	sup.cancel(why)
 	<-sup.done
 }
 
@@ -295,7 +316,7 @@ func (s *Supervisor) launchOnce(ctx context.Context, a *appState, first started)
 	daemonAPI := set.DaemonAPI && apiPort > 0
 	sb, err := s.e.PutAppSandbox(ctx, app.AppSandbox{
 		ID: sandboxID(a.id), Name: "app:" + a.id, Dir: rec.Dir,
-		Config: set.config(port), APIAccess: daemonAPI && set.Enabled,
+		Config: launchConfig(set, port), APIAccess: daemonAPI && set.Enabled, Tenant: rec.Tenant,
 	})
 	if err != nil {
 		return s.block(a, first, StateFailed, err)
@@ -344,7 +365,7 @@ func (s *Supervisor) launchOnce(ctx context.Context, a *appState, first started)
 		N: a.rec.TotalLaunches, At: now.UTC(), RunID: started.ID, Pid: l.Pid(),
 		Isolation: started.Isolation, Backend: started.Backend, Settings: set,
 		Registration: rec.Registration, Command: m.Runtime.Start, Port: port,
-		Marker: marker, UID: s.runUID(),
+		Marker: marker, UID: s.runUID(a.id),
 	}
 	a.rec.Last = facts
 	_ = s.save(a)
@@ -384,7 +405,7 @@ func (s *Supervisor) watch(ctx context.Context, a *appState, l *app.Launched, po
 	ok, exited := s.awaitHealthy(ctx, a, l, port, url, deadline)
 	switch {
 	case ctx.Err() != nil:
-		s.stopLaunch(a, l, rt, "stopped")
+		s.stopLaunch(a, l, rt, stopReason(ctx))
 		o := outcome{why: "stopped before it answered"}
 		report(o)
 		return o
@@ -411,7 +432,7 @@ func (s *Supervisor) watch(ctx context.Context, a *appState, l *app.Launched, po
 			res := l.Result()
 			return outcome{healthy: true, clean: exitedClean(res), healthyFor: s.clock.Now().Sub(healthyAt), why: "it ended: " + endedHow(res)}
 		case <-ctx.Done():
-			s.stopLaunch(a, l, rt, "stopped")
+			s.stopLaunch(a, l, rt, stopReason(ctx))
 			return outcome{healthy: true, clean: true, healthyFor: s.clock.Now().Sub(healthyAt), why: "stopped"}
 		case <-s.clock.After(ProbeEvery):
 			s.probe(ctx, a, url)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // fakeClock is a Clock whose time moves only when the test says.
@@ -88,14 +89,14 @@ func TestACrashingAppBacksOffAndGivesUp(t *testing.T) {
 		t.Fatalf("the first start: %+v", r)
 	}
 	for i, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
-		eventually(t, 10*time.Second, "backoff "+d.String(), func() bool { return clock.waiting(d) })
+		testutil.WaitFor(t, 10*time.Second, "backoff "+d.String(), func() bool { return clock.waiting(d) })
 		v, _ := f.s.Get("crash")
 		if v.State != StateBackoff || v.Launches != i+1 || v.NextAttemptAtMs != clock.Now().Add(d).UnixMilli() || !strings.Contains(v.StateText, "restarting in "+d.String()) {
 			t.Fatalf("after failure %d: %+v", i+1, v)
 		}
 		clock.Advance(d)
 	}
-	eventually(t, 10*time.Second, "crash-looping", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "crash-looping", func() bool {
 		v, _ := f.s.Get("crash")
 		return v.State == StateCrashLooping
 	})
@@ -112,11 +113,11 @@ func TestACrashingAppBacksOffAndGivesUp(t *testing.T) {
 		t.Fatalf("it was restarted after giving up: %+v", v)
 	}
 	// A manual start resets the count and starts again.
-	r, err = f.s.Start(ctx, "crash", true)
+	_, err = f.s.Start(ctx, "crash", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the first backoff after a manual start", func() bool { return clock.waiting(time.Second) })
+	testutil.WaitFor(t, 10*time.Second, "the first backoff after a manual start", func() bool { return clock.waiting(time.Second) })
 	if v, _ := f.s.Get("crash"); v.Launches != 1 || v.TotalLaunches != GiveUpStarts+1 {
 		t.Fatalf("after a manual start: %+v", v)
 	}
@@ -124,7 +125,7 @@ func TestACrashingAppBacksOffAndGivesUp(t *testing.T) {
 	if _, err := f.s.Start(ctx, "crash", true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "a new launch after a manual start during the backoff", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "a new launch after a manual start during the backoff", func() bool {
 		v, _ := f.s.Get("crash")
 		return v.Launches == 1 && v.TotalLaunches == GiveUpStarts+2 && v.State == StateBackoff
 	})
@@ -148,9 +149,9 @@ func TestBackoffResetsAfterAMinuteHealthy(t *testing.T) {
 	v := f.start(t, "flaky")
 	// Crash soon after the start: the first backoff is 1 s.
 	go poke(v.Port, "/exit?code=1")
-	eventually(t, 10*time.Second, "the first backoff", func() bool { return clock.waiting(time.Second) })
+	testutil.WaitFor(t, 10*time.Second, "the first backoff", func() bool { return clock.waiting(time.Second) })
 	clock.Advance(time.Second)
-	eventually(t, 20*time.Second, "the restart to be healthy", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the restart to be healthy", func() bool {
 		v, _ := f.s.Get("flaky")
 		return v.State == StateRunning
 	})
@@ -162,11 +163,11 @@ func TestBackoffResetsAfterAMinuteHealthy(t *testing.T) {
 	// Healthy for a minute (the probes come every 10 s), then a crash:
 	// backoff 1 s again, not 2 s.
 	for i := 0; i < 7; i++ {
-		eventually(t, 10*time.Second, "the next probe's timer", func() bool { return clock.waiting(ProbeEvery) })
+		testutil.WaitFor(t, 10*time.Second, "the next probe's timer", func() bool { return clock.waiting(ProbeEvery) })
 		clock.Advance(ProbeEvery)
 	}
 	go poke(v.Port, "/exit?code=1")
-	eventually(t, 10*time.Second, "the reset backoff", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the reset backoff", func() bool {
 		v, _ := f.s.Get("flaky")
 		return v.State == StateBackoff
 	})
@@ -199,7 +200,7 @@ func TestRestartPolicies(t *testing.T) {
 		if _, err := f.s.Start(ctx, c.id, true); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, c.id+" to settle in "+c.state, func() bool {
+		testutil.WaitFor(t, 10*time.Second, c.id+" to settle in "+c.state, func() bool {
 			v, _ := f.s.Get(c.id)
 			return v.State == c.state
 		})
@@ -215,5 +216,56 @@ func poke(port int, path string) {
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
 	if resp, err := c.Get("http://127.0.0.1:" + itoa(port) + path); err == nil {
 		resp.Body.Close()
+	}
+}
+
+// TestARestartIsNotAStop: the record of the launch a restart ended says
+// "restarted by a person", and of the one a stop ended "stopped by a
+// person", not a bare "stopped": the dashboard and `senclaw runs` tell a
+// restart from a stop, and neither from a failure.
+func TestARestartIsNotAStop(t *testing.T) {
+	t.Parallel()
+	testutil.RequireBwrap(t)
+	f := newFixture(t)
+	ctx := context.Background()
+	f.register(t, writeApp(t, probeManifest("restarty", `{"enabled": true}`), map[string]string{"probe.py": probeApp}), false)
+	f.start(t, "restarty")
+	if r, err := f.s.Restart(ctx, "restarty", true); err != nil || !r.OK {
+		t.Fatalf("restart: %+v, %v", r, err)
+	}
+	if _, err := f.s.Stop(ctx, "restarty"); err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.e.RunsPage(sandboxID("restarty"), app.ListQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed []string
+	for _, r := range page.Runs {
+		killed = append(killed, r.Killed)
+	}
+	// Newest first: the stopped launch, then the restarted one.
+	if want := []string{"stopped by a person", "restarted by a person"}; strings.Join(killed, "|") != strings.Join(want, "|") {
+		t.Fatalf("the records' killed: %q, want %q", killed, want)
+	}
+}
+
+// TestAPersonsStartWaitsForALaunchUnderWay: a person's start of an app
+// whose launch is under way already (autostart's, at the engine's start)
+// waits for that launch as for one of its own, and says the app runs,
+// rather than answering at once that it is not running.
+func TestAPersonsStartWaitsForALaunchUnderWay(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	m := `{"id": "slow", "name": "Slow", "runtime": {"start": "sleep 1 && exec python3 probe.py", "port": 0, "stopTimeoutSec": 5}, "sandbox": {"enabled": true}}`
+	f.register(t, writeApp(t, m, map[string]string{"probe.py": probeApp}), false)
+	a, err := f.s.find("slow")
+	must(t, err)
+	if _, err := f.s.start(a, false, false); err != nil { // as Autostart does
+		t.Fatal(err)
+	}
+	r, err := f.s.Start(context.Background(), "slow", true)
+	if err != nil || !r.OK || r.App.State != StateRunning {
+		t.Fatalf("a person's start during autostart's launch: %v %+v", err, r)
 	}
 }

@@ -7,113 +7,24 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/app"
-	"github.com/senclaw/sandbox/monitor"
+	"github.com/senclaw/sandbox/app/principal"
 )
 
-// AppView is one app as lists and the card show it.
-type AppView struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	// Dir is where it runs; InPlace says it is the registered folder
-	// itself, not the engine's copy.
-	Dir     string `json:"dir"`
-	InPlace bool   `json:"inPlace"`
-	// Port and URL: where it serves, on 127.0.0.1 only (0 and "" until
-	// the engine picked a port for a port-0 app).
-	Port       int    `json:"port"`
-	URL        string `json:"url"`
-	HealthPath string `json:"healthPath"`
-	Restart    string `json:"restart"`
-	Autostart  bool   `json:"autostart"`
-	// State is stopped, starting, running, stopping, backoff,
-	// crash-looping, exited, failed, port-taken or outside; StateText
-	// says it in words.
-	State         string `json:"state"`
-	StateText     string `json:"stateText"`
-	StoppedByUser bool   `json:"stoppedByUser"`
-	// Pid is the running launch's host pid (for outside, the pid of the
-	// process that holds the port); 0 when none.
-	Pid         int   `json:"pid"`
-	StartedAtMs int64 `json:"startedAtMs"`
-	UptimeSec   int64 `json:"uptimeSec"`
-	// Launches since a person last started it (the card warns above 3),
-	// and in all.
-	Launches      int        `json:"launches"`
-	TotalLaunches int        `json:"totalLaunches"`
-	Health        HealthView `json:"health"`
-	// CPUPercent (100 is one core) and RSSMB are of the app's whole
-	// process tree, without the sandbox's helpers (bwrap, the forwarder);
-	// Spark is their last 30 samples (one a second), measured the same way.
-	CPUPercent float64          `json:"cpuPercent"`
-	RSSMB      float64          `json:"rssMb"`
-	Spark      []app.StatsPoint `json:"spark"`
-	Sandbox    SandboxSummary   `json:"sandbox"`
-	// NeedsRestart: what the running process got at launch differs from
-	// the saved configuration; the reasons say how.
-	NeedsRestart        bool     `json:"needsRestart"`
-	NeedsRestartReasons []string `json:"needsRestartReasons"`
-	// NextAttemptAtMs is when a backing-off app is restarted.
-	NextAttemptAtMs int64 `json:"nextAttemptAtMs,omitempty"`
-	// LastLog are the log's last lines when it gave up or failed.
-	LastLog []string `json:"lastLog"`
-	// PortHolder is the process that holds the app's port (port-taken,
-	// outside); the engine leaves it alone.
-	PortHolder *monitor.Holder `json:"portHolder,omitempty"`
-}
-
-// HealthView is what the last health probe said.
-type HealthView struct {
-	// Status is ok, failing or unknown (not probed yet).
-	Status      string `json:"status"`
-	HTTPStatus  int    `json:"httpStatus,omitempty"`
-	LatencyMs   int64  `json:"latencyMs"`
-	LastError   string `json:"lastError,omitempty"`
-	CheckedAtMs int64  `json:"checkedAtMs,omitempty"`
-}
-
-// SandboxSummary is the Sandbox, Read mode and Network columns of a row.
-type SandboxSummary struct {
-	// Enabled and Forced are the configuration.
-	Enabled bool `json:"enabled"`
-	Forced  bool `json:"forced"`
-	// Isolation is what the running process actually got (bwrap, docker,
-	// none, ...), "" when it does not run; Backend is its backend, or the
-	// configured one when it does not run.
-	Isolation string `json:"isolation"`
-	Backend   string `json:"backend"`
-	ReadMode  string `json:"readMode"`
-	Network   string `json:"network"`
-	HostCount int    `json:"hostCount"`
-	// Denied and RecentDenied are the proxy's refusals since the engine
-	// started (the last 12 distinct hosts, newest last); Allowed the
-	// connections it let through.
-	Denied       int      `json:"denied"`
-	RecentDenied []string `json:"recentDenied"`
-	Allowed      int      `json:"allowed"`
-}
-
-// Overview sums up every app for the card's header and the tray.
-type Overview struct {
-	Apps    int `json:"apps"`
-	Running int `json:"running"`
-	// Sandboxed and Unsandboxed count running apps by what they got.
-	Sandboxed    int `json:"sandboxed"`
-	Unsandboxed  int `json:"unsandboxed"`
-	NeedsRestart int `json:"needsRestart"`
-	CrashLooping int `json:"crashLooping"`
-	Denied       int `json:"denied"`
-	// Isolation is the engine's recommended backend for new launches
-	// ("" when none can isolate).
-	Isolation string `json:"isolation"`
-}
-
-// List returns every app, running ones first then by name, and the
-// overview.
-func (s *Supervisor) List(ctx context.Context) ([]AppView, Overview) {
+// List returns the apps ctx's principal sees (the owner: those of
+// tenant, every tenant's for "*"), running ones first then by name, and
+// their overview.
+func (s *Supervisor) List(ctx context.Context, tenant string) ([]AppView, Overview) {
+	if p := principal.Of(ctx); !p.IsOwner() {
+		tenant = p.Tenant
+	}
 	s.mu.Lock()
 	all := s.list()
 	s.mu.Unlock()
+	all = slices.DeleteFunc(all, func(a *appState) bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return tenant != "*" && a.rec.Tenant != tenant
+	})
 	views := make([]AppView, 0, len(all))
 	ov := Overview{Apps: len(all), Isolation: s.e.Capabilities(ctx, false).Recommended}
 	for _, a := range all {
@@ -163,6 +74,17 @@ type AppDetail struct {
 	Env map[string]string `json:"env"`
 }
 
+// TenantOf returns the tenant of app id, and whether there is such an app.
+func (s *Supervisor) TenantOf(id string) (string, bool) {
+	a, err := s.find(id)
+	if err != nil {
+		return "", false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rec.Tenant, true
+}
+
 // Get returns one app.
 func (s *Supervisor) Get(id string) (*AppDetail, error) {
 	a, err := s.find(id)
@@ -182,7 +104,7 @@ func (s *Supervisor) view(a *appState, stats bool) AppView {
 	r := a.rec
 	m := r.Manifest
 	v := AppView{
-		ID: a.id, Name: m.Name, Description: m.Description, Dir: r.Dir, InPlace: r.InPlace,
+		ID: a.id, Name: m.Name, Description: m.Description, Dir: r.Dir, InPlace: r.InPlace, Tenant: r.Tenant,
 		Port: r.Port, HealthPath: m.Runtime.HealthPath, Restart: m.Runtime.Restart, Autostart: m.Runtime.Autostart,
 		State: a.state, StateText: a.text, StoppedByUser: r.StoppedByUser,
 		Launches: r.Launches, TotalLaunches: r.TotalLaunches,
@@ -190,7 +112,7 @@ func (s *Supervisor) view(a *appState, stats bool) AppView {
 		Spark:               []app.StatsPoint{},
 		NeedsRestartReasons: s.restartReasons(a),
 		LastLog:             slices.Clone(a.lastLog),
-		PortHolder:          a.holder,
+		PortHolder:          portHolder(a.holder),
 	}
 	if v.Port != 0 {
 		v.URL = fmt.Sprintf("http://127.0.0.1:%d/", v.Port)
@@ -200,7 +122,7 @@ func (s *Supervisor) view(a *appState, stats bool) AppView {
 	}
 	v.NeedsRestart = len(v.NeedsRestartReasons) > 0
 	set := r.Sandbox
-	v.Sandbox = SandboxSummary{Enabled: set.Enabled, Forced: r.Forced, Backend: set.Backend, ReadMode: set.ReadMode, Network: set.Network, HostCount: len(set.Hosts), RecentDenied: []string{}}
+	v.Sandbox = SandboxSummary{Enabled: set.Enabled, Forced: r.Forced, DisabledBy: r.DisabledBy, Backend: set.Backend, ReadMode: set.ReadMode, Network: set.Network, HostCount: len(set.Hosts), RecentDenied: []string{}}
 	if a.running() && r.Last != nil {
 		v.Pid, v.Sandbox.Isolation, v.Sandbox.Backend = r.Last.Pid, r.Last.Isolation, r.Last.Backend
 		v.StartedAtMs = a.startedAt.UnixMilli()

@@ -7,7 +7,7 @@ import (
 // bucketAhead holds the one-shot sandboxes the engine made ahead of their
 // runs, by sandbox id: written (synced) before anything of one exists and
 // removed once it is gone, so that an engine that dies leaves what its
-// next start removes (issue #15's promise, for what no run record names
+// next start removes (as runs' records do, for what no run record names
 // yet). Made at the first Put; an older store simply has none.
 var bucketAhead = []byte("ahead")
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // A damaged file is said, never crashed on. bbolt trusts its pages: a
@@ -88,7 +89,7 @@ func verify(path string, timeout time.Duration) (string, error) {
 	switch {
 	case reason != "":
 		return reason, nil
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return "", fmt.Errorf("opening %s: %w", path, ErrLocked)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("opening %s: %w", path, err)

@@ -62,8 +62,9 @@ func damage(t *testing.T, path string, edit func(data []byte)) []byte {
 	return data
 }
 
-// The reproductions of issue #15: each made the engine panic or fault in
-// bbolt (the whole daemon died) before stores were checked.
+// TestADamagedStoreIsSaidNotCrashedOn: each of its stores made the engine
+// panic or fault in bbolt (the whole daemon died) before stores were
+// checked.
 func TestADamagedStoreIsSaidNotCrashedOn(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewSource(15))

@@ -49,7 +49,7 @@ func (s *Store) PutEvents(runID string, events [][]byte) error {
 		// id, and run ids by time), this run's last.
 		for total > s.maxEventBytes {
 			k, _ := b.Cursor().First()
-			if k == nil || len(k) <= 8 {
+			if len(k) <= 8 {
 				break
 			}
 			oldest := string(k[:len(k)-8])

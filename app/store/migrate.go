@@ -14,10 +14,13 @@ import (
 //   - 1: meta, settings, sandboxes, runs.
 //   - 2: runs_by_sandbox, an index of run ids per sandbox, so a sandbox's
 //     history and its deletion do not scan every run.
-//   - 3: events, the trace events of runs (issue #7).
-//   - 4: schedules, one document per schedule (issue #16).
-//   - 5: space_apps, one document per Space App (issue #11).
-const CurrentSchema = 5
+//   - 3: events, the trace events of runs.
+//   - 4: schedules, one document per schedule.
+//   - 5: space_apps, one document per Space App.
+//   - 6: tokens, the agent and tenant tokens (hashed).
+//   - 7: tenants, one document per tenant.
+//   - 8: security_events, the refusals and degraded guarantees.
+const CurrentSchema = 8
 
 // maxPlausibleSchema bounds the versions a newer engine could have
 // written; a larger one is a damaged value, not the future.
@@ -32,9 +35,12 @@ func (d versionDamage) Error() string { return string(d) }
 // transaction together with the version bump.
 var migrations = map[int]func(tx *bolt.Tx) error{
 	1: migrateRunIndex,
-	2: migrateEvents,    // events.go (issue #7)
-	3: migrateSchedules, // schedules.go (issue #16)
-	4: migrateApps,      // apps.go (issue #11)
+	2: migrateEvents,    // events.go
+	3: migrateSchedules, // schedules.go
+	4: migrateApps,      // apps.go
+	5: migrateTokens,    // principals.go
+	6: migrateTenants,   // principals.go
+	7: migrateSecurity,  // principals.go
 }
 
 func readVersion(tx *bolt.Tx) int {
@@ -62,7 +68,7 @@ func (s *Store) migrate() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		v := readVersion(tx)
 		if v == 0 && tx.Bucket(bucketMeta) == nil {
-			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules, bucketApps} {
+			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules, bucketApps, bucketTokens, bucketTenants, bucketSecurity} {
 				if _, err := tx.CreateBucket(name); err != nil {
 					return fmt.Errorf("creating bucket %s: %w", name, err)
 				}

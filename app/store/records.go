@@ -174,7 +174,7 @@ func (s *Store) prune(tx *bolt.Tx, n int) error {
 		if err := runs.Delete([]byte(vv.id)); err != nil {
 			return err
 		}
-		// trace (issue #7): a pruned run takes its events along.
+		// A pruned run takes its trace events along.
 		if _, err := deleteRunEvents(tx, vv.id); err != nil {
 			return err
 		}

@@ -35,7 +35,7 @@ type BucketSalvage struct {
 // meta is rebuilt (schema version, run count), runs_by_sandbox made again
 // from the runs.
 func salvageable() [][]byte {
-	return [][]byte{bucketSettings, bucketSandboxes, bucketRuns, bucketEvents, bucketSchedules, bucketApps}
+	return [][]byte{bucketSettings, bucketSandboxes, bucketRuns, bucketEvents, bucketSchedules, bucketApps, bucketTokens, bucketTenants, bucketSecurity}
 }
 
 // Repair copies what can be read of the damaged store at path (read from
@@ -52,7 +52,7 @@ func Repair(path, from string) (*Salvaged, error) {
 	}
 	res := &Salvaged{Buckets: map[string]BucketSalvage{}}
 	err = out.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules, bucketApps} {
+		for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules, bucketApps, bucketTokens, bucketTenants, bucketSecurity} {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
 			}

@@ -6,7 +6,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketSchedules holds one document per schedule (issue #16): what it
+// bucketSchedules holds one document per schedule: what it
 // runs and when, and what the scheduler keeps of its firings. The
 // scheduler (app/scheduler) owns the documents' shape.
 var bucketSchedules = []byte("schedules")

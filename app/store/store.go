@@ -1,7 +1,8 @@
-// Package store keeps the engine's state in one bbolt file: settings,
-// sandboxes, runs, trace events, Space Apps and a schema version. Only the
-// engine opens it (bbolt allows one writer); everything else asks the
-// engine.
+// Package store keeps the engine's state in one bbolt file.
+//
+// It holds settings, sandboxes, runs, trace events, Space Apps and a schema
+// version. Only the engine opens it (bbolt allows one writer); everything
+// else asks the engine.
 //
 // Values are JSON documents keyed by id. The store knows the buckets and
 // their invariants (run pruning, the per-sandbox run index) but not the
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket names. They are part of the file format: never rename one without
@@ -94,7 +96,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, damaged(path, reason)
 	}
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("opening %s: %w", path, ErrLocked)
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)

@@ -1,9 +1,10 @@
-// Package tracehooks holds the in-sandbox trace hooks (a Python
-// sitecustomize with audit hooks, a Node preload) and installs and
-// collects them. The engine uses them for traced runs on backends that
-// cannot trace from outside the sandbox. What they record comes from
-// inside, so the traced code can forge or suppress it; events are
-// labelled tracer.SourceHooks.
+// Package tracehooks installs and collects the trace hooks that run inside a
+// sandbox.
+//
+// They are a Python sitecustomize with audit hooks and a Node preload. The
+// engine uses them for traced runs on backends that cannot trace from
+// outside the sandbox. What they record comes from inside, so the traced
+// code can forge or suppress it; events are labelled tracer.SourceHooks.
 //
 // Every file operation goes through jailfs: the workspace belongs to the
 // sandboxed code, which may have planted links (in it, or in the path of
@@ -86,6 +87,12 @@ func Install(workspace, runID string, owner *backends.Credential, env []string) 
 			return nil, fmt.Errorf("writing the %s hook: %w", name, err)
 		}
 	}
+	return Vars(workspace, runID, env), nil
+}
+
+// Vars are the environment variables that turn the hooks of a workspace
+// seen at workspace (inside the sandbox) on, given the run's env.
+func Vars(workspace, runID string, env []string) map[string]string {
 	hooks := filepath.Join(workspace, hooksDir)
 	vars := map[string]string{"SENCLAW_TRACE_FILE": filepath.Join(workspace, TraceFile(runID))}
 	if !hasVar(env, "PYTHONPATH") {
@@ -94,8 +101,22 @@ func Install(workspace, runID string, owner *backends.Credential, env []string) 
 	if !hasVar(env, "NODE_OPTIONS") {
 		vars["NODE_OPTIONS"] = fmt.Sprintf("--require %q", filepath.Join(hooks, "senclaw_trace.cjs"))
 	}
-	return vars, nil
+	return vars
 }
+
+// Files are the hooks and the trace directory, for a workspace the
+// engine cannot write itself (a sandbox on another machine: the backend
+// puts them in with the run); a path ending in "/" is a directory.
+func Files() []backends.File {
+	return []backends.File{
+		{Path: hooksDir + "/sitecustomize.py", Data: sitecustomize},
+		{Path: hooksDir + "/senclaw_trace.cjs", Data: nodePreload},
+		{Path: traceDir + "/"},
+	}
+}
+
+// MaxTraceBytes bounds what is read of one run's trace file.
+const MaxTraceBytes = maxTraceBytes
 
 func hasVar(env []string, name string) bool {
 	for _, kv := range env {
@@ -129,8 +150,16 @@ func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return 0, fmt.Errorf("the trace file %s is not a regular file", name)
 	}
+	return Parse(f, tracer.SourceHooks, add)
+}
+
+// Parse reads a trace file's events from r and passes them to add,
+// labelled source (unknown kinds dropped): at most maxTraceBytes are
+// read, and lines longer than maxTraceLine are skipped, each said in
+// a marker. It returns how many events it passed on.
+func Parse(r io.Reader, source string, add func(backends.TraceEvent)) (int, error) {
 	n, long := 0, 0
-	lr := &io.LimitedReader{R: f, N: maxTraceBytes}
+	lr := &io.LimitedReader{R: r, N: maxTraceBytes}
 	br := bufio.NewReaderSize(lr, 64<<10)
 	for {
 		line, tooLong, err := tracer.ReadLine(br, maxTraceLine)
@@ -140,7 +169,7 @@ func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error
 			long++
 		case json.Unmarshal([]byte(line), &ev) != nil || !hookKind(ev.Kind) || ev.Target == "":
 		default:
-			ev.Source = tracer.SourceHooks
+			ev.Source = source
 			add(ev) // the collector clips its text
 			n++
 		}
@@ -156,7 +185,7 @@ func Collect(workspace, runID string, add func(backends.TraceEvent)) (int, error
 			Detail: fmt.Sprintf("%d lines of the in-sandbox trace file were longer than %d KiB and were skipped", long, maxTraceLine>>10)})
 	}
 	if lr.N == 0 {
-		if k, _ := f.Read(make([]byte, 1)); k > 0 {
+		if k, _ := r.Read(make([]byte, 1)); k > 0 {
 			add(backends.TraceEvent{Kind: tracer.KindTruncated, Target: "in-sandbox hooks", Source: tracer.SourceEngine,
 				Detail: fmt.Sprintf("the in-sandbox trace file was longer than %d MiB; the rest was not read", maxTraceBytes>>20)})
 		}

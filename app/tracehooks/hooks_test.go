@@ -58,7 +58,7 @@ func TestCollectIsBoundedAndGoesOn(t *testing.T) {
 // The trace file is the sandbox's: a link it plants there, even to a file
 // inside its own workspace that it may not read (root's, for a root
 // engine), is not followed, so the engine does not read that file for it
-// (issue #10: no link the sandbox planted is followed).
+// (no link the sandbox planted is followed).
 func TestCollectFollowsNoLink(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()

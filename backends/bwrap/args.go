@@ -11,17 +11,6 @@ import (
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
-// SystemRoots returns the directories that strict and allowlist sandboxes
-// see read-only, so that programs and their libraries work. /opt is not
-// one: it holds other applications' files; the install prefixes of the
-// interpreters on the sandbox's PATH that live there are (Host.Prefixes).
-func SystemRoots() []string {
-	return []string{
-		"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
-		"/etc", "/run/current-system", "/nix/store",
-	}
-}
-
 // MaxPrefixes bounds Host.Prefixes.
 const MaxPrefixes = 16
 
@@ -46,6 +35,9 @@ type FDs struct {
 	// Terminal, when set, is the run's terminal (spec.Terminal), which
 	// the helper inside makes the command's (netfwd's --tty role).
 	Terminal int
+	// Caches, when set, has one open handle per spec.Caches entry (-1
+	// for one bound through an idmapped mount), bound as Mounts are.
+	Caches []int
 	// Protected, when set, has one open handle per spec.Protected entry,
 	// opened without following a link: what is bound read-only is the
 	// very file the engine checked. Nil binds by path (tests).
@@ -54,7 +46,7 @@ type FDs struct {
 	// loopback ports below 1024 for the forwarder (netfwd.PortsHandoff).
 	Ports int
 	// Argv, when set, is the descriptor over which the sandbox gets its
-	// command once set up (Prestart): the forwarder waits on it in the
+	// command once set up (StartAhead): the forwarder waits on it in the
 	// command's place, and spec.Argv is empty.
 	Argv int
 }
@@ -82,7 +74,7 @@ const (
 // Host is what Args needs to know about the machine. Start fills it in;
 // tests write it by hand.
 type Host struct {
-	// Roots are the existing system roots, in SystemRoots order.
+	// Roots are the existing system roots, in backends.SystemRoots order.
 	Roots []Root
 	// Prefixes are the install prefixes under /opt of the interpreters on
 	// the sandbox's PATH (/opt/python3.12 for a /usr/local/bin/python3.12
@@ -98,8 +90,8 @@ type Host struct {
 	// idmap.Point(IDMapDir, i).
 	IDMapDir string
 	// JoinedNetwork: bwrap starts in a fresh network namespace of the
-	// run's own already (the engine's thread that forks it joined one from
-	// its pool), so it makes none (no --unshare-net).
+	// run's own already (the engine's thread that forks it joined one made
+	// ahead), so it makes none (no --unshare-net).
 	JoinedNetwork bool
 }
 
@@ -210,9 +202,13 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		a = append(a, cover(host.Hidden[h], h)...)
 	}
 	w := spec.Workspace
-	if fds.Workspace > 0 {
+	switch {
+	case spec.WorkspaceIDMap:
+		// Attached by the launcher from the handle the engine checked.
+		a = append(a, "--bind", idmap.Point(host.IDMapDir, len(spec.Mounts)), w)
+	case fds.Workspace > 0:
 		a = append(a, "--bind-fd", strconv.Itoa(fds.Workspace), w)
-	} else {
+	default:
 		a = append(a, "--bind", w, w)
 	}
 	for i, m := range spec.Mounts {
@@ -224,7 +220,7 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 			op = "--ro-bind"
 		}
 		switch {
-		case m.IDMap && !m.ReadOnly:
+		case m.IDMap:
 			// Attached by the launcher from the handle the engine checked.
 			src = idmap.Point(host.IDMapDir, i)
 		case i < len(fds.Mounts):
@@ -232,19 +228,32 @@ func Flags(spec *backends.Spec, host Host, fds FDs) []string {
 		}
 		a = append(a, op, src, target)
 	}
+	// The project's package caches, in the private /tmp.
+	for i, c := range spec.Caches {
+		op, src := "--bind", c.Source
+		switch {
+		case c.IDMap:
+			src = idmap.Point(host.IDMapDir, cachePoint(spec, i))
+		case i < len(fds.Caches) && fds.Caches[i] >= 0:
+			op, src = "--bind-fd", strconv.Itoa(fds.Caches[i])
+		}
+		a = append(a, op, src, c.Target)
+	}
 	// What programs on the host run code from in the person's folders
 	// (agents' settings, git's config and hooks): read-only over itself,
 	// after the binds that show it, so that the sandbox can neither
 	// change nor replace it (a mount point cannot be renamed or removed).
 	for i, p := range spec.Protected {
 		op, src := "--ro-bind", p
-		if i < len(fds.Protected) {
+		if at, ok := idmappedPoint(spec, p); ok {
+			src = path.Join(idmap.Point(host.IDMapDir, at.point), at.rel)
+		} else if i < len(fds.Protected) && fds.Protected[i] >= 0 {
 			op, src = "--ro-bind-fd", strconv.Itoa(fds.Protected[i])
 		}
 		a = append(a, op, src, protectedAt(spec, p))
 	}
 	// The forwarder, bound in when the run needs it: for the network
-	// plumbing, the Unix socket guard (issue #10; it loads the guard in
+	// plumbing, the Unix socket guard (it loads the guard in
 	// front of the command, with or without network) or a terminal.
 	switch {
 	case spec.Net != nil:
@@ -271,6 +280,31 @@ func helperPath(spec *backends.Spec) string {
 		return g.Forwarder
 	}
 	return spec.Helper
+}
+
+// idmappedAt is where in the launcher's idmapped view a protected path
+// lies: the mount point's number and the path below it.
+type idmappedAt struct {
+	point int
+	rel   string
+}
+
+// idmappedPoint says whether the protected path p lies in a mount, or
+// the workspace, bound through an idmapped mount, and where it is in
+// the launcher's view of it: the sandbox user may be unable to walk to
+// it on the host (a folder below root's 0700 /root), and bwrap, which
+// binds as that user, binds it from that view instead.
+func idmappedPoint(spec *backends.Spec, p string) (idmappedAt, bool) {
+	mount, rel, ok := backends.ProtectedIn(spec, p)
+	switch {
+	case !ok:
+		return idmappedAt{}, false
+	case mount >= 0 && spec.Mounts[mount].IDMap:
+		return idmappedAt{mount, rel}, true
+	case mount < 0 && spec.WorkspaceIDMap:
+		return idmappedAt{len(spec.Mounts), rel}, true
+	}
+	return idmappedAt{}, false
 }
 
 // protectedAt is where the protected path p appears in the sandbox: at
@@ -342,3 +376,7 @@ func under(p string, roots []string) bool {
 	}
 	return false
 }
+
+// cachePoint is the number of the mount point the idmapped cache i of a
+// run is attached at: after its mounts' and its workspace's.
+func cachePoint(spec *backends.Spec, i int) int { return len(spec.Mounts) + 1 + i }

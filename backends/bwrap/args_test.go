@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/idmap"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
@@ -95,6 +96,19 @@ func argsCases() []struct {
 	project.Workspace = "/home/ann/code/app"
 	project.Mounts = []backends.Mount{{Source: "/home/ann/code/lib", Target: "vendor/lib"}, {Source: "/srv/models", Target: "models", ReadOnly: true}}
 	project.Protected = []string{"/home/ann/code/app/.claude", "/home/ann/code/app/.git/config", "/home/ann/code/app/.git/hooks", "/home/ann/code/lib/.vscode"}
+	// A root engine's project of root's, and its mounts, bound through
+	// idmapped mounts: from the launcher's mount points, what must stay
+	// read-only in them too (the sandbox user may not walk to them on
+	// the host).
+	idmapped := baseSpec(backends.FsStrict)
+	idmapped.Workspace = "/root/code/app"
+	idmapped.WorkspaceIDMap = true
+	idmapped.Mounts = []backends.Mount{{Source: "/root/code/lib", Target: "vendor/lib", IDMap: true}, {Source: "/root/data", Target: "data", ReadOnly: true, IDMap: true}, {Source: "/srv/models", Target: "models", ReadOnly: true}}
+	idmapped.Protected = []string{"/root/code/app/.claude", "/root/code/app/.git/hooks", "/root/code/lib/.vscode"}
+	// Its package caches, the engine's, in the private /tmp.
+	idmapped.Caches = []backends.Mount{{Source: "/var/lib/senclaw/caches/project-0123456789abcdef/cache", Target: "/tmp/senclaw-cache", IDMap: true}}
+	cached := baseSpec(backends.FsStrict)
+	cached.Caches = []backends.Mount{{Source: "/home/ann/.local/share/senclaw/caches/project-0123456789abcdef/cache", Target: "/tmp/senclaw-cache"}}
 	openMasked := baseSpec(backends.FsOpen)
 	openMasked.Masked = maskedFiles
 	openMasked.MaskedRuntimes = []string{backends.RuntimePython}
@@ -113,6 +127,8 @@ func argsCases() []struct {
 		{"ports_listed", ports},
 		{"open_network_on", openNet},
 		{"project_protected", project},
+		{"project_idmapped", idmapped},
+		{"caches", cached},
 	}
 }
 
@@ -132,7 +148,9 @@ func TestArgsGolden(t *testing.T) {
 	for _, tc := range argsCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := strings.Join(Args(tc.spec, debianHost, FDs{Seccomp: 3, Info: 4, Block: 5}), "\n") + "\n"
+			host := debianHost
+			host.IDMapDir = "/var/lib/senclaw/idmap"
+			got := strings.Join(Args(tc.spec, host, FDs{Seccomp: 3, Info: 4, Block: 5}), "\n") + "\n"
 			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden"), got, *update)
 		})
 	}
@@ -198,13 +216,19 @@ func TestArgsInvariants(t *testing.T) {
 			if sep < 0 || !slices.Equal(a[sep+1:], want) {
 				t.Errorf("argv not after --: %q", a)
 			}
-			ws := indexPair(a, "--bind", tc.spec.Workspace, tc.spec.Workspace)
+			src := tc.spec.Workspace
+			if tc.spec.WorkspaceIDMap {
+				// Attached by the launcher, from the engine's handle.
+				src = idmap.Point(debianHost.IDMapDir, len(tc.spec.Mounts))
+			}
+			ws := indexPair(a, "--bind", src, tc.spec.Workspace)
 			if ws < 0 {
 				t.Fatalf("no workspace bind")
 			}
 			for i := 0; i+1 < len(a); i++ {
 				if a[i] == "--bind" || a[i] == "--ro-bind" {
-					if a[i] == "--bind" && i != ws && !strings.HasPrefix(a[i+2], tc.spec.Workspace+"/") && a[i+2] != netfwd.MountDir {
+					// The private /tmp is the run's own (the caches are bound there).
+					if a[i] == "--bind" && i != ws && !strings.HasPrefix(a[i+2], tc.spec.Workspace+"/") && a[i+2] != netfwd.MountDir && !strings.HasPrefix(a[i+2], "/tmp/") {
 						t.Errorf("writable bind outside the workspace: %q", a[i:i+3])
 					}
 				}

@@ -1,7 +1,9 @@
-// Package bwrap runs sandboxed commands with bubblewrap on Linux: a new user,
-// pid, ipc, uts, cgroup and network namespace (the network, when allowed,
-// goes through the engine's proxy via backends/netfwd), a read-only view
-// of the host chosen by the fs mode, the workspace as the only writable directory, a seccomp filter from
+// Package bwrap runs sandboxed commands with bubblewrap on Linux.
+//
+// A run gets a new user, pid, ipc, uts, cgroup and network namespace (the
+// network, when allowed, goes through the engine's proxy via
+// backends/netfwd), a read-only view of the host chosen by the fs mode, the
+// workspace as the only writable directory, a seccomp filter from
 // seccompfilter, and cgroup or rlimit resource limits.
 //
 // Args turns a Spec into bwrap's argument list without touching the system;
@@ -11,8 +13,10 @@ package bwrap
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/seccompfilter"
 )
 
@@ -25,9 +29,10 @@ type Options struct {
 	Binary string
 	// Logger receives probe state changes; nil discards them.
 	Logger *slog.Logger
-	// SandboxUser is who the probe's trial sandbox runs as. nil means
-	// uid/gid 65534 when the engine is root, the engine's own user otherwise.
-	// The engine passes the same user it puts in Spec.User.
+	// SandboxUser is who the probe's trial sandbox runs as, until the
+	// engine gives its own (SetTrialUser: a root engine's uid that no
+	// sandbox has). nil means the engine's own user when it is not root,
+	// else uid/gid 65534 (for a backend used outside an engine).
 	SandboxUser *backends.Credential
 	// Launcher is the engine's executable, which main runs as the idmap
 	// launcher when its first argument is idmap.Arg; IDMapDir is an
@@ -36,6 +41,10 @@ type Options struct {
 	// idmapped mounts at, in its own mount namespace. Without both, a
 	// run with Mount.IDMap is refused.
 	Launcher, IDMapDir string
+	// Cgroups is how the engine limits runs (limits.Host, shared by the
+	// backends that start host processes); nil looks for cgroups the
+	// engine may make itself, and asks no one.
+	Cgroups *limits.Host
 }
 
 // Backend starts processes under bwrap. Create it with New.
@@ -54,9 +63,23 @@ type Backend struct {
 	seccomp, noSetID func() ([]byte, error)
 	// host holds what Start learns of the machine once (Linux only).
 	host hostFacts
+	// trialUser is the engine's (SetTrialUser).
+	trialUser atomic.Pointer[backends.Credential]
 }
 
 var _ backends.Backend = (*Backend)(nil)
+var _ backends.TrialUserSetter = (*Backend)(nil)
+
+// SetTrialUser sets who the probe's trial sandbox runs as.
+func (b *Backend) SetTrialUser(u *backends.Credential) { b.trialUser.Store(u) }
+
+// probeUser is who the probe's trial sandbox runs as.
+func (b *Backend) probeUser() *backends.Credential {
+	if u := b.trialUser.Load(); u != nil {
+		return u
+	}
+	return backends.DefaultSandboxUser(b.opts.SandboxUser)
+}
 
 // New returns a Backend configured by opts.
 func New(opts Options) *Backend {
@@ -65,7 +88,7 @@ func New(opts Options) *Backend {
 		log = slog.New(slog.DiscardHandler)
 	}
 	noSetID := func() ([]byte, error) { return seccompfilter.ProgramFor(seccompfilter.Options{NoSetID: true}) }
-	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program), noSetID: sync.OnceValues(noSetID), host: newHostFacts()}
+	return &Backend{opts: opts, log: log, seccomp: sync.OnceValues(seccompfilter.Program), noSetID: sync.OnceValues(noSetID), host: newHostFacts(opts.Cgroups)}
 }
 
 // Name returns "bwrap".

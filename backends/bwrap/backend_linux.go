@@ -27,12 +27,16 @@ import (
 // engine runs: where cgroups can be made; and scan, which finds the
 // interpreters on the PATH (DetectHost) and remembers the directories.
 type hostFacts struct {
+	limits  *limits.Host
 	cgroups func() limits.Layout
 	scan    *backends.RuntimeScan
 }
 
-func newHostFacts() hostFacts {
-	return hostFacts{cgroups: sync.OnceValue(limits.Detect), scan: &backends.RuntimeScan{}}
+func newHostFacts(cg *limits.Host) hostFacts {
+	if cg == nil {
+		cg = limits.NewHost(limits.HostOptions{})
+	}
+	return hostFacts{limits: cg, cgroups: cg.Layout, scan: &backends.RuntimeScan{}}
 }
 
 // extraFDs are the fds bwrap gets through ExtraFiles, in that order (the
@@ -50,14 +54,14 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	return p, err
 }
 
-// Prestart sets spec's sandbox up as Start does, everything of it but
+// StartAhead sets spec's sandbox up as Start does, everything of it but
 // the command: bwrap runs the forwarder in the command's place, under
 // the same barrier, limits and environment, and the forwarder waits for
 // the command on a pipe that only Go writes (netfwd's --argv-fd). The
 // sandbox then holds the forwarder (a small static program) and nothing
 // of the run until Go. A run that needs a terminal or a trace is not
 // made ahead.
-func (b *Backend) Prestart(ctx context.Context, spec *backends.Spec) (backends.Prestarted, error) {
+func (b *Backend) StartAhead(ctx context.Context, spec *backends.Spec) (backends.AheadProcess, error) {
 	switch {
 	case len(spec.Argv) > 0:
 		return nil, errors.New("starting bwrap ahead: the command is handed over later, not in the spec")
@@ -70,15 +74,15 @@ func (b *Backend) Prestart(ctx context.Context, spec *backends.Spec) (backends.P
 	if err != nil {
 		return nil, err
 	}
-	pre := &prestarted{Process: p, argv: argv}
+	pre := &aheadProcess{Process: p, argv: argv}
 	if bp, ok := p.(*process); ok { // always: a run made ahead has no trace
 		pre.ended = bp.done
 	}
 	return pre, nil
 }
 
-// prestarted is a sandbox Prestart set up, waiting for its command.
-type prestarted struct {
+// aheadProcess is a sandbox StartAhead set up, waiting for its command.
+type aheadProcess struct {
 	backends.Process
 	// ended is closed once bwrap and everything of the sandbox are gone.
 	ended <-chan struct{}
@@ -95,7 +99,7 @@ const argvTimeout = setupTimeout
 // Kill ends a sandbox that does not read (the write then fails), and a
 // command cut short by that, or by the deadline, is refused whole by
 // the forwarder (netfwd.ReadArgv).
-func (p *prestarted) Go(argv []string) error {
+func (p *aheadProcess) Go(argv []string) error {
 	b, err := netfwd.EncodeArgv(argv)
 	if err != nil {
 		return err
@@ -120,7 +124,7 @@ func (p *prestarted) Go(argv []string) error {
 
 // Waiting reports whether the sandbox is there and still waits for its
 // command: not once Go handed it one, Kill gave it up, or it ended.
-func (p *prestarted) Waiting() bool {
+func (p *aheadProcess) Waiting() bool {
 	p.mu.Lock()
 	w := p.argv
 	p.mu.Unlock()
@@ -155,7 +159,7 @@ func noReader(w *os.File) bool {
 
 // Kill ends the sandbox, and with the pipe closed a forwarder that had
 // no command yet runs none.
-func (p *prestarted) Kill() error {
+func (p *aheadProcess) Kill() error {
 	p.mu.Lock()
 	if p.argv != nil {
 		p.argv.Close()
@@ -170,8 +174,9 @@ func (p *prestarted) Kill() error {
 //
 // A start whose copy of the host's mounts met one going away (another
 // run's tmpfs workspace unmounted while bwrap made its read-only view of
-// the root) is made again, whole, up to setupTries times: nothing of the
-// sandbox ran, and bwrap's message stayed out of the run's output.
+// the root), or a hidden path's folder removed meanwhile, is made again,
+// whole, up to setupTries times: nothing of the sandbox ran, and bwrap's
+// message stayed out of the run's output.
 func (b *Backend) startSandbox(ctx context.Context, spec *backends.Spec, ahead bool) (backends.Process, *os.File, error) {
 	for try := 1; ; try++ {
 		p, argv, err := b.startOnce(ctx, spec, ahead)
@@ -196,8 +201,13 @@ func mountWentAway(err error) bool {
 		return false
 	}
 	m := se.Message
-	return strings.Contains(m, "Unable to apply mount flags: remount") &&
-		(strings.HasSuffix(m, "Invalid argument") || strings.HasSuffix(m, "No such file or directory"))
+	gone := strings.HasSuffix(m, "Invalid argument") || strings.HasSuffix(m, "No such file or directory")
+	// A hidden path's folder removed between the look at the host and
+	// bwrap's mask of it (a home deleted by userdel): bwrap cannot make
+	// the mask's mount point in the read-only copy. A new try looks again.
+	vanished := strings.HasPrefix(m, "bwrap: Can't mkdir ") &&
+		(strings.HasSuffix(m, "Read-only file system") || strings.HasSuffix(m, "No such file or directory"))
+	return strings.Contains(m, "Unable to apply mount flags: remount") && gone || vanished
 }
 
 // commandMayHaveRun is a start that failed once the command could have
@@ -311,34 +321,73 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	defer blockW.Close()
 	childEnds = append(childEnds, blockR)
 	fds := extraFDs()
-	if spec.WorkspaceExact {
+	var attach []idmap.Attach
+	var idmapped []string // what the idmapped mounts enforce, in words
+	if spec.WorkspaceExact || spec.WorkspaceIDMap {
 		h, err := openChecked(spec.Workspace, "the workspace")
 		if err != nil {
 			return nil, err
 		}
-		fds.Workspace = 3 + len(childEnds)
+		if spec.WorkspaceIDMap {
+			// The launcher attaches it, as an idmapped mount's below.
+			var mapping idmap.Mapping
+			if h, mapping, err = b.idmapMount(h, cred, spec); err != nil {
+				return nil, err
+			}
+			attach = append(attach, idmap.Attach{FD: 3 + len(childEnds), Point: workspacePoint(spec)})
+			idmapped = append(idmapped, idmappedWorkspaceLine(spec.Workspace, mapping))
+		} else {
+			fds.Workspace = 3 + len(childEnds)
+		}
 		childEnds = append(childEnds, h)
 	}
-	var attach []idmap.Attach
-	var idmapped []string // what the idmapped mounts enforce, in words
 	for i, m := range spec.Mounts {
 		h, err := openChecked(m.Source, "the mount source")
 		if err != nil {
 			return nil, err
 		}
-		if m.IDMap && !m.ReadOnly {
+		if m.IDMap {
 			// The launcher attaches it from the detached idmapped mount.
 			var mapping idmap.Mapping
 			if h, mapping, err = b.idmapMount(h, cred, spec); err != nil {
 				return nil, err
 			}
 			attach = append(attach, idmap.Attach{FD: 3 + len(childEnds), Point: i})
-			idmapped = append(idmapped, idmappedLine(m.Target, mapping))
+			idmapped = append(idmapped, idmappedLine(m.Target, m.ReadOnly, mapping))
 		}
 		fds.Mounts = append(fds.Mounts, 3+len(childEnds))
 		childEnds = append(childEnds, h)
 	}
+	for i, c := range spec.Caches {
+		h, err := openChecked(c.Source, "the package cache")
+		if err != nil {
+			return nil, err
+		}
+		if c.IDMap {
+			if h, _, err = b.idmapMount(h, cred, spec); err != nil {
+				return nil, err
+			}
+			attach = append(attach, idmap.Attach{FD: 3 + len(childEnds), Point: cachePoint(spec, i)})
+			fds.Caches = append(fds.Caches, -1)
+		} else {
+			fds.Caches = append(fds.Caches, 3+len(childEnds))
+		}
+		childEnds = append(childEnds, h)
+	}
 	for _, p := range spec.Protected {
+		if _, ok := idmappedPoint(spec, p); ok {
+			// Bound from the idmapped view (Args), which the sandbox user
+			// can walk; a handle of the host's, below a folder it cannot,
+			// bwrap cannot bind. It is opened all the same, checked as
+			// every protected path is: a link put there refuses the run.
+			if h, err := openProtected(p); err != nil {
+				return nil, err
+			} else {
+				h.Close()
+			}
+			fds.Protected = append(fds.Protected, -1)
+			continue
+		}
 		h, err := openProtected(p)
 		if err != nil {
 			return nil, err
@@ -360,7 +409,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		fds.Terminal = 3 + len(childEnds)
 		childEnds = append(childEnds, t)
 	}
-	// issue #10: the engine loads the guard itself where no forwarder
+	// The Unix socket guard: the engine loads it itself where no forwarder
 	// runs anyway (direct), else the forwarder hands it over (guard).
 	// Its thread joins the run's cgroups while the command is made.
 	direct, err := directUnixGuard(spec, bin, limits)
@@ -388,7 +437,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		childEnds = append(childEnds, ports.ChildEnd())
 	}
 	if argv != nil {
-		// The forwarder reads the command from it (Prestart).
+		// The forwarder reads the command from it (StartAhead).
 		d, err := dupCloexec(argv)
 		if err != nil {
 			return nil, fmt.Errorf("starting bwrap: passing the command's pipe: %w", err)
@@ -407,8 +456,8 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	if direct != nil {
 		// A fresh namespace made ahead, which the thread that forks bwrap
 		// joins (directGuard.fork), else bwrap's own.
-		direct.pool = netns
-		if direct.netns = direct.pool.take(); direct.netns != nil {
+		direct.ahead = netns
+		if direct.netns = direct.ahead.take(); direct.netns != nil {
 			host.JoinedNetwork = true
 		}
 	}
@@ -434,7 +483,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	if len(attach) > 0 {
 		b.throughLauncher(cmd, attach, cred)
 	}
-	// trace (issue #7): with spec.Trace, strace runs bwrap (trace_linux.go).
+	// Tracing: with spec.Trace, strace runs bwrap (trace_linux.go).
 	tr, err := traceCommand(cmd, spec)
 	if err != nil {
 		return nil, err
@@ -496,18 +545,18 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 	// for bwrap's own message: a start failing now is never made again.
 	ran := err == nil && guard == nil
 	if err == nil && direct != nil {
-		err = superviseUnixGuard(direct, p) // issue #10
+		err = superviseUnixGuard(direct, p) // the Unix socket guard
 	}
 	if err == nil && guard != nil {
-		err = acceptUnixGuard(ctx, guard, childPid, p) // issue #10
+		err = acceptUnixGuard(ctx, guard, childPid, p) // the Unix socket guard
 		ran = err == nil
 	}
 	if err == nil && ports != nil {
 		err = bindPrivilegedPorts(ctx, ports, childPid, p)
 	}
 	if err != nil {
-		stderr.release(false)
-		if exiting(err) {
+		gone := exiting(err)
+		if gone {
 			// bwrap failed during setup and is on its way out: let it say
 			// why (exit 1 with "bwrap: ...") rather than kill it first.
 			select {
@@ -515,6 +564,14 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 			case <-time.After(2 * time.Second):
 			}
 		}
+		if gone && setupDone(p.done, stderr) {
+			// bwrap read the block byte, set the sandbox up and could not
+			// exec the command, all before the wait saw the byte go: the
+			// run's own outcome (127, 126), which Wait reports.
+			stderr.release(true)
+			return tr.Process(p), nil
+		}
+		stderr.release(false)
 		_ = p.Kill()
 		_, werr := p.Wait()
 		var failed error = fmt.Errorf("starting bwrap: %w", err)
@@ -528,7 +585,7 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, bin string, p
 		return nil, failed
 	}
 	stderr.release(true)
-	return tr.Process(p), nil // trace (issue #7): Wait drains the trace
+	return tr.Process(p), nil // Wait drains the trace
 }
 
 // start starts cmd (bwrap). A run's cgroups are new and its own (a
@@ -558,6 +615,17 @@ func (b *Backend) start(cmd *exec.Cmd, spec *backends.Spec, limits func() (*limi
 
 // exiting reports whether err means bwrap went away during setup: the
 // block pipe lost its reader, or bwrap exited before reading it.
+// setupDone reports whether bwrap, already gone, got as far as exec'ing
+// the command: its stderr begins with its failed execvp line.
+func setupDone(done <-chan struct{}, stderr *headWriter) bool {
+	select {
+	case <-done:
+		return stderr.execLine()
+	default:
+		return false
+	}
+}
+
 func exiting(err error) bool {
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, errSetupExit)
 }

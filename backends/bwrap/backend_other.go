@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 // Probe reports that bwrap exists only on Linux.
@@ -26,7 +27,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 // hostFacts has nothing to hold where bwrap does not run.
 type hostFacts struct{}
 
-func newHostFacts() hostFacts { return hostFacts{} }
+func newHostFacts(*limits.Host) hostFacts { return hostFacts{} }
 
 // Sweep has nothing to sweep where bwrap does not run.
 func (b *Backend) Sweep() int { return 0 }

@@ -12,12 +12,13 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestEscapeReads checks what each fs mode lets a sandbox read.
 func TestEscapeReads(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		cases := []struct {
@@ -55,7 +56,7 @@ func TestEscapeReads(t *testing.T) {
 // TestEscapeNetworkAndProcesses checks the network and pid namespaces.
 func TestEscapeNetworkAndProcesses(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -140,7 +141,7 @@ func acceptAll(l net.Listener) {
 // mode, which sees the whole disk, must still not reach it.
 func TestEscapeOpenModeRunSockets(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs to make a socket under /run (root)")
 	}

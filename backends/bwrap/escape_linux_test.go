@@ -8,13 +8,14 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestEscapeSyscalls checks that the seccomp filter and the namespaces hold
 // inside a real sandbox.
 func TestEscapeSyscalls(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	want := escapetest.SyscallsWant()
 	want["signal_pid1"] = "0" // its own init, in its own pid namespace
@@ -35,7 +36,7 @@ func TestEscapeSyscalls(t *testing.T) {
 // know, in every fs mode, then looks at the host.
 func TestEscapeWrites(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		for _, mode := range backends.FsModes {

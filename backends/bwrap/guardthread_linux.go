@@ -17,7 +17,22 @@ import (
 
 // unixGuardPolicy is the guard's policy for spec's run.
 func unixGuardPolicy(spec *backends.Spec) unixguard.Policy {
-	return unixguard.Policy{Workspace: spec.Workspace, Sockets: spec.UnixGuard.Sockets, User: spec.User}
+	pol := unixguard.Policy{Workspace: spec.Workspace, Sockets: spec.UnixGuard.Sockets, User: spec.User}
+	var trace func(unixguard.Connect)
+	if spec.Trace != nil {
+		trace = traceConnects(spec)
+	}
+	if trace != nil || spec.Refused != nil {
+		pol.Observe = func(c unixguard.Connect) {
+			if trace != nil {
+				trace(c)
+			}
+			if spec.Refused != nil && c.Refused {
+				spec.Refused(c.Target)
+			}
+		}
+	}
+	return pol
 }
 
 // directGuard is the guard that the engine loads itself for a run
@@ -26,10 +41,10 @@ type directGuard struct {
 	*unixguard.Direct
 	thread *guardThread
 	// netns, when set, is the fresh network namespace the thread joins
-	// before it forks bwrap (netnsPool), which then makes none.
+	// before it forks bwrap (aheadNetns), which then makes none.
 	netns *os.File
-	// pool is where netns came from, which the run's end refills.
-	pool *netnsPool
+	// ahead is where netns came from, which the run's end refills.
+	ahead *aheadNetns
 	// cmds takes the command to fork, started tells how it went, left is
 	// closed once the thread is out of the run's cgroups (prepare).
 	cmds    chan *exec.Cmd
@@ -91,7 +106,7 @@ func directUnixGuard(spec *backends.Spec, bin string, plan func() (*limits.Plan,
 // under the run's Unix socket guard and nothing else (it loads the
 // filter, so that bwrap and everything it runs inherit it and no other
 // thread of the engine has it, and it ends once bwrap has), or it makes
-// a network namespace for the pool (makeNetns).
+// a network namespace made ahead (makeNetns).
 //
 // A thread's children get their parent-death signal when the thread
 // ends, whatever goroutine forked them: bwrap's --die-with-parent and
@@ -225,7 +240,7 @@ func (d *directGuard) run(plan func() (*limits.Plan, error)) {
 		unix.Close(pidfd)
 	}
 	if d.netns != nil {
-		d.pool.refill() // the run is over: the next one's, meanwhile
+		d.ahead.refill() // the run is over: the next one's, meanwhile
 	}
 }
 

@@ -71,7 +71,7 @@ func listenUnix(t *testing.T, path string) {
 // filter and the engine reaches the socket the sandbox could not. Not
 // parallel: the threads of other tests' runs would be counted.
 func TestAGuardWithoutForwarderHoldsAndLeavesTheEngineAlone(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	fwd := netfwdtest.Path(t)
 	type mode struct {
 		name              string
@@ -232,7 +232,7 @@ func TestAGuardThatCannotBeLoadedStartsNothing(t *testing.T) {
 // been) is killed by the end of many guarded runs.
 func TestAGuardThreadEndsWithoutKillingOthersRuns(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	fwd := netfwdtest.Path(t)
 	u := sandboxUsers(t)[0]
 	b := New(Options{})
@@ -279,7 +279,7 @@ func TestAGuardThreadEndsWithoutKillingOthersRuns(t *testing.T) {
 // guard, and its run is not refused; many at a time, for the race.
 func TestAQuickGuardedRunIsNotRefused(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	fwd := netfwdtest.Path(t)
 	u := sandboxUsers(t)[0]
 	b := New(Options{})
@@ -317,8 +317,8 @@ func TestAQuickGuardedRunIsNotRefused(t *testing.T) {
 // Start has returned; for one-shot and persistent sandboxes' runs.
 func TestAGuardedRunIsBornInItsCgroups(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
-	requireCgroups(t)
+	testutil.RequireBwrap(t)
+	testutil.RequireCgroups(t)
 	fwd := netfwdtest.Path(t)
 	u := sandboxUsers(t)[0]
 	b := New(Options{})

@@ -2,8 +2,6 @@ package bwrap
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,18 +14,6 @@ import (
 // python is the system interpreter (not a pyenv shim from the engine's
 // PATH, which the sandbox could not see anyway).
 const python = escapetest.Python
-
-// requireBwrap skips when bwrap is missing, except under CI=true where a
-// missing bwrap is a failure: CI must not go green by skipping.
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap is required under CI: %v", err)
-		}
-		t.Skipf("bwrap not installed: %v", err)
-	}
-}
 
 // sandboxUser is one way the engine can run (testutil.SandboxUsers).
 type sandboxUser = testutil.SandboxUser

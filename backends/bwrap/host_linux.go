@@ -24,7 +24,7 @@ func detectHost(spec *backends.Spec, scan *backends.RuntimeScan) Host {
 	if spec.FsMode != backends.FsOpen {
 		h.Prefixes = installPrefixes(envPath(spec.Env), "/opt", scan)
 	}
-	for _, p := range SystemRoots() {
+	for _, p := range backends.SystemRoots() {
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue

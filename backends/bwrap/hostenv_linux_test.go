@@ -17,10 +17,10 @@ import (
 // The run's environment reaches only the sandboxed command: bwrap (and,
 // traced, strace and setpriv) run on the host, outside every namespace,
 // with a fixed environment, so a library the sandbox planted and named in
-// LD_PRELOAD or LD_LIBRARY_PATH never loads there (issue #10, finding 1).
+// LD_PRELOAD or LD_LIBRARY_PATH never loads there.
 func TestHostSideProgramsIgnoreTheRunsEnvironment(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	eachLaunch(t, func(t *testing.T, u sandboxUser, traced bool) {
 		spec := func(t *testing.T, d testDirs, env []string, argv ...string) *backends.Spec {
@@ -76,11 +76,10 @@ func TestHostSideProgramsIgnoreTheRunsEnvironment(t *testing.T) {
 
 // bwrap's options, with the host paths of the workspace, the mounts, the
 // masks and the run's environment, reach it through a descriptor: pid 1
-// inside and ps on the host see only "bwrap --args N --" and the command
-// (issue #10, finding 10).
+// inside and ps on the host see only "bwrap --args N --" and the command.
 func TestBwrapsCommandLineHoldsOnlyTheCommand(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	eachLaunch(t, func(t *testing.T, u sandboxUser, traced bool) {
 		d := newTestDirs(t, u)

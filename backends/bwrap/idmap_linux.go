@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 
 	"github.com/senclaw/sandbox/backends"
@@ -22,16 +23,23 @@ func (b *Backend) IDMapsMounts() (bool, string) {
 	return true, ""
 }
 
-// idmapped reports whether spec has a mount bound through an idmapped
-// mount.
+// idmapped reports whether spec has a mount, or its workspace, bound
+// through an idmapped mount.
 func idmapped(spec *backends.Spec) bool {
-	for _, m := range spec.Mounts {
-		if m.IDMap && !m.ReadOnly {
+	if spec.WorkspaceIDMap {
+		return true
+	}
+	for _, m := range append(slices.Clone(spec.Mounts), spec.Caches...) {
+		if m.IDMap {
 			return true
 		}
 	}
 	return false
 }
+
+// workspacePoint is the number of the mount point a run's idmapped
+// workspace is attached at: after its mounts'.
+func workspacePoint(spec *backends.Spec) int { return len(spec.Mounts) }
 
 // idmapMount turns dir, the checked handle of a mount source, into a
 // detached idmapped mount of it in which its owner is the sandbox user
@@ -62,8 +70,16 @@ func (b *Backend) idmapMount(dir *os.File, cred *syscall.Credential, spec *backe
 }
 
 // idmappedLine says in words what an idmapped mount at target enforces.
-func idmappedLine(target string, m idmap.Mapping) string {
+func idmappedLine(target string, readOnly bool, m idmap.Mapping) string {
+	if readOnly {
+		return fmt.Sprintf("mount %s: readable through an idmapped mount, read-only, as its owner uid %d (only that uid and gid %d are mapped)", target, m.OwnerUID, m.OwnerGID)
+	}
 	return fmt.Sprintf("mount %s: writable through an idmapped mount, as its owner uid %d (only that uid and gid %d are mapped); no setuid or setgid file can be made", target, m.OwnerUID, m.OwnerGID)
+}
+
+// idmappedWorkspaceLine says it of the workspace, a project folder.
+func idmappedWorkspaceLine(dir string, m idmap.Mapping) string {
+	return fmt.Sprintf("project %s: writable through an idmapped mount, as its owner uid %d (only that uid and gid %d are mapped; what the sandbox writes there belongs to uid %d); no setuid or setgid file can be made", dir, m.OwnerUID, m.OwnerGID, m.OwnerUID)
 }
 
 // throughLauncher starts cmd (bwrap) through the idmap launcher instead:

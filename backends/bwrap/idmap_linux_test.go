@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { testutil.Main(m) }
 // host's.
 func TestIDMappedMount(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("idmapped mounts are for a root engine: CI runs as root")

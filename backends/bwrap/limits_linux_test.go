@@ -4,23 +4,17 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
-
-// requireCgroups skips tests that need writable cgroups (root here).
-func requireCgroups(t *testing.T) {
-	t.Helper()
-	if !limits.Detect().Writable() {
-		t.Skip("cgroups are not writable for this user")
-	}
-}
 
 // cgroupDirsGone checks that no cgroup of runID is left. They are removed
 // right after Wait returns (the kernel may take a moment to release an
@@ -45,8 +39,8 @@ func cgroupDirsGone(t *testing.T, runID string) {
 
 func TestLimits(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
-	requireCgroups(t)
+	testutil.RequireBwrap(t)
+	testutil.RequireCgroups(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		t.Run(u.Name, func(t *testing.T) {
@@ -105,7 +99,7 @@ func TestLimits(t *testing.T) {
 
 func TestKillTree(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	for _, noCgroups := range []bool{false, true} {
 		name := map[bool]string{false: "cgroups", true: "no_cgroups"}[noCgroups]
 		t.Run(name, func(t *testing.T) {
@@ -147,7 +141,7 @@ func TestKillTree(t *testing.T) {
 
 func TestRlimitFallback(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	b.noCgroups = true
 	u := sandboxUsers(t)[0]
@@ -163,7 +157,7 @@ except MemoryError:
 	}
 	e := r.proc.Enforcement()
 	joined := strings.Join(e.Limits, "\n")
-	for _, want := range []string{"memory 256 MiB: RLIMIT_AS", "pids 64: RLIMIT_NPROC", "disk 10 MiB: RLIMIT_FSIZE"} {
+	for _, want := range []string{"memory 256 MiB: RLIMIT_DATA", "pids 64: RLIMIT_NPROC", "disk 10 MiB: RLIMIT_FSIZE"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("missing %q in %q", want, e.Limits)
 		}
@@ -173,9 +167,55 @@ except MemoryError:
 	}
 }
 
+// TestRlimitFallbackStartsNodeAndTheForwarder: without a writable
+// cgroup the memory limit is an rlimit that programs reserving much
+// address space at start live with: Node (V8 reserves its code range),
+// and the forwarder, a Go program, which loads the Unix socket guard of
+// every networked or listening run; an allocation past the limit still
+// fails. Under RLIMIT_AS node died with "Failed to reserve virtual memory
+// for CodeRange" and the forwarder with "failed to reserve page summary
+// memory", so the run was refused.
+func TestRlimitFallbackStartsNodeAndTheForwarder(t *testing.T) {
+	t.Parallel()
+	testutil.RequireBwrap(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testutil.Need(t, "node is not installed")
+	}
+	fwd := netfwdtest.Path(t)
+	b := New(Options{})
+	b.noCgroups = true
+	u := sandboxUsers(t)[0]
+	for _, guarded := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "forwarder"}[guarded]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := newTestDirs(t, u)
+			spec := newSpec(t, u, d.ws, node, "-e", `console.log("node " + process.version);
+try { Buffer.alloc(700 << 20).fill(1); console.log("allocated") } catch (e) { console.log("bounded") }`)
+			spec.Limits = backends.Limits{MemoryMB: 512, Pids: 64}
+			if guarded {
+				// A networked run: the forwarder loads the guard and relays.
+				netDir := filepath.Join(d.base, "net")
+				must(t, os.Mkdir(netDir, 0o777))
+				must(t, os.Chmod(netDir, 0o777))
+				spec.Net = &backends.NetPlumbing{Dir: netDir, Forwarder: fwd, Loopback: []int{5432}}
+				spec.UnixGuard = &backends.UnixGuard{Forwarder: fwd}
+			}
+			r := run(t, b, spec)
+			if r.err != nil || r.status.Code != 0 || !strings.Contains(r.stdout, "node v") || !strings.Contains(r.stdout, "bounded") {
+				t.Fatalf("status %+v err %v stdout %q stderr %.600s", r.status, r.err, r.stdout, r.stderr)
+			}
+			if joined := strings.Join(r.proc.Enforcement().Limits, "\n"); !strings.Contains(joined, "memory 512 MiB: RLIMIT_DATA") {
+				t.Errorf("limits %q", r.proc.Enforcement().Limits)
+			}
+		})
+	}
+}
+
 func TestStartRefusals(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	u := sandboxUsers(t)[0]
 	d := newTestDirs(t, u)
@@ -244,7 +284,7 @@ func isRefused(err error) bool {
 // user namespace, so other sandboxes of the same host user do not eat it.
 func TestRlimitFallbackForkBomb(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	b.noCgroups = true
 	for _, u := range sandboxUsers(t) {

@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // With Run Python / Run Node off, the engine masks the interpreters
-// (Spec.Masked): no way of starting one works, whatever the command
-// (issue #10, finding 11), while with the masks lifted each of them does.
+// (Spec.Masked): no way of starting one works, whatever the command,
+// while with the masks lifted each of them does.
 func TestMaskedInterpretersCannotStart(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	realPython, err := filepath.EvalSymlinks(python)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // bwrap fails to start now and then when the host's mount table changes
@@ -16,7 +18,7 @@ import (
 // start is made again, and bwrap's message stays out of the run's output.
 // The bwrap here fails so on its first start, then is the real one.
 func TestAStartThatMetAMountGoingAwayIsMadeAgain(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	u := sandboxUsers(t)[0]
 	dirs := newTestDirs(t, u)
 	real, _ := filepath.Abs("/usr/bin/bwrap")
@@ -56,6 +58,9 @@ func TestMountWentAway(t *testing.T) {
 		`bwrap: Can't bind mount /oldroot/usr on /newroot/usr: Unable to apply mount flags: remount "/newroot/usr/x": No such file or directory`: true,
 		`bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/x": Permission denied`:                   false,
 		`bwrap: Can't find source path /x: No such file or directory`:                                                                            false,
+		// A home removed between the look at the host and its mask.
+		`bwrap: Can't mkdir /home/gone/.ssh: Read-only file system`: true,
+		`bwrap: Can't mkdir /home/gone/.ssh: Permission denied`:     false,
 	} {
 		if got := mountWentAway(&SetupError{Message: msg}); got != want {
 			t.Errorf("%q: %v, want %v", msg, got, want)

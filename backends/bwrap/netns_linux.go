@@ -9,13 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// netnsPool holds network namespaces made ahead of the runs that take
+// aheadNetns holds network namespaces made ahead of the runs that take
 // them. A network-off run gets a namespace of its own either way, with
 // loopback alone: bwrap makes it (--unshare-net), or, for a run that the
 // engine's own thread forks (directGuard.fork), that thread joins a fresh one
-// from the pool just before the fork, and bwrap makes none. Making one
+// from those made ahead just before the fork, and bwrap makes none. Making one
 // costs about 0.6 ms of a bwrap run's setup here (bwrap with and without
-// --unshare-net, farm-bench), which the pool moves off the run's path.
+// --unshare-net, farm-bench), which making them ahead moves off the run's path.
 //
 // Each namespace is taken by one run only and never given back: nothing
 // of one run can wait in it for the next (a listener on its loopback, an
@@ -25,7 +25,7 @@ import (
 // over its own network namespace (it cannot add an interface or bring
 // loopback down), where with --unshare-net it holds them until bwrap drops
 // them. When none is ready, or none can be made, the run gets bwrap's own.
-type netnsPool struct {
+type aheadNetns struct {
 	mu      sync.Mutex
 	ready   []*os.File
 	filling bool
@@ -35,22 +35,23 @@ type netnsPool struct {
 	make func() (*os.File, error)
 }
 
-// netnsReady is how many namespaces the pool keeps ready: one for the next
+// netnsReady is how many namespaces are kept made ahead: one for the next
 // run and one for a run that starts beside it.
 const netnsReady = 2
 
-// netns is the engine's pool: namespaces do not depend on the backend that
-// takes them, so every Backend of the process shares it.
-var netns = &netnsPool{make: makeNetns}
+// netns are the engine's namespaces made ahead: they do not depend on
+// the backend that takes them, so every Backend of the process shares
+// them.
+var netns = &aheadNetns{make: makeNetns}
 
 // take returns a fresh network namespace for one run (the caller closes
-// it), or nil when none is ready. The pool is made full again when a run
+// it), or nil when none is ready. They are made again when a run
 // that took one ends (refill), while the engine waits for the next: made
 // as a run's bwrap started, a namespace slowed that start (bwrap's fork
 // and exec took 0.32-0.39 ms so, 0.24-0.25 ms with the refill at the
-// run's end, timed in the daemon). Only a pool left empty is filled at
+// run's end, timed in the daemon). Only when none is left are they made at
 // once (a burst of runs, the first run).
-func (p *netnsPool) take() *os.File {
+func (p *aheadNetns) take() *os.File {
 	if os.Geteuid() != 0 {
 		return nil
 	}
@@ -69,8 +70,8 @@ func (p *netnsPool) take() *os.File {
 	return f
 }
 
-// refill makes the pool full again, off the caller's path.
-func (p *netnsPool) refill() {
+// refill makes as many as netnsReady again, off the caller's path.
+func (p *aheadNetns) refill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.off {
@@ -78,9 +79,9 @@ func (p *netnsPool) refill() {
 	}
 }
 
-// startFill starts fill unless the pool is full or being filled; p.mu is
+// startFill starts fill unless there are enough or they are being made; p.mu is
 // held.
-func (p *netnsPool) startFill() {
+func (p *aheadNetns) startFill() {
 	if !p.filling && len(p.ready) < netnsReady {
 		p.filling = true
 		go p.fill()
@@ -88,7 +89,7 @@ func (p *netnsPool) startFill() {
 }
 
 // fill makes namespaces until netnsReady are ready, or one cannot be made.
-func (p *netnsPool) fill() {
+func (p *aheadNetns) fill() {
 	for {
 		f, err := p.make()
 		p.mu.Lock()

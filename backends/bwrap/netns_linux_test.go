@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // netProbe says which network namespace the command is in, which
@@ -32,7 +33,7 @@ except OSError as e:
 `
 
 // warmNetns waits until p has namespaces ready.
-func warmNetns(t *testing.T, p *netnsPool) {
+func warmNetns(t *testing.T, p *aheadNetns) {
 	t.Helper()
 	p.refill()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
@@ -43,7 +44,7 @@ func warmNetns(t *testing.T, p *netnsPool) {
 			return
 		}
 		if off || time.Now().After(deadline) {
-			t.Fatalf("the pool made %d network namespaces (off %v)", n, off)
+			t.Fatalf("%d network namespaces were made ahead (off %v)", n, off)
 		}
 	}
 }
@@ -59,23 +60,23 @@ func probeLines(out string) map[string]string {
 }
 
 // TestANetworkOffRunJoinsAFreshNamespace: a network-off run that the
-// engine's thread forks joins a namespace the pool made ahead (bwrap makes
+// engine's thread forks joins a namespace made ahead (bwrap makes
 // none), one of its own that no other run and not the engine is in, with
 // loopback alone and up, which the sandbox cannot bring down; each
-// namespace serves one run. Not parallel: it watches the pool.
+// namespace serves one run. Not parallel: it watches those made ahead.
 func TestANetworkOffRunJoinsAFreshNamespace(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	if os.Geteuid() != 0 {
-		t.Skip("the pool makes namespaces for a root engine only")
+		t.Skip("only a root engine makes namespaces ahead")
 	}
 	fwd := netfwdtest.Path(t)
 	warmNetns(t, netns)
 	netns.mu.Lock()
-	var pooled []string
+	var ahead []string
 	for _, f := range netns.ready {
 		fi, err := f.Stat()
 		must(t, err)
-		pooled = append(pooled, fmt.Sprintf("net:[%d]", fi.Sys().(*syscall.Stat_t).Ino))
+		ahead = append(ahead, fmt.Sprintf("net:[%d]", fi.Sys().(*syscall.Stat_t).Ino))
 	}
 	netns.mu.Unlock()
 	engine, err := os.Readlink("/proc/self/ns/net")
@@ -91,8 +92,8 @@ func TestANetworkOffRunJoinsAFreshNamespace(t *testing.T) {
 		}
 		got := probeLines(r.stdout)
 		ns := got["ns"]
-		if i == 0 && ns != pooled[len(pooled)-1] {
-			t.Errorf("the run is in %s, not the namespace the pool had ready (%q)", ns, pooled)
+		if i == 0 && ns != ahead[len(ahead)-1] {
+			t.Errorf("the run is in %s, not the namespace made ahead for it (%q)", ns, ahead)
 		}
 		if ns == engine || seen[ns] {
 			t.Errorf("run %d is in %s: the engine is in %s, the runs before in %v", i, ns, engine, seen)
@@ -115,14 +116,14 @@ func TestANetworkOffRunJoinsAFreshNamespace(t *testing.T) {
 // --unshare-net) is never started: the run is refused, with the reason,
 // and its command does not run.
 func TestANamespaceThatCannotBeJoinedStartsNothing(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	if os.Geteuid() != 0 {
-		t.Skip("the pool makes namespaces for a root engine only")
+		t.Skip("only a root engine makes namespaces ahead")
 	}
 	fwd := netfwdtest.Path(t)
 	saved := netns
 	t.Cleanup(func() { netns = saved })
-	netns = &netnsPool{make: func() (*os.File, error) { return os.Open("/dev/null") }}
+	netns = &aheadNetns{make: func() (*os.File, error) { return os.Open("/dev/null") }}
 	warmNetns(t, netns)
 
 	u := sandboxUsers(t)[0]

@@ -13,6 +13,7 @@ import (
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/netfwd/netfwdtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // serveFakeProxy stands in for the engine's proxy on dir/proxy.sock: it
@@ -52,7 +53,7 @@ func serveFakeProxy(t *testing.T, dir string) {
 // bind a privileged port of its own.
 func TestPrivilegedLoopbackPorts(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	fwd := netfwdtest.Path(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {

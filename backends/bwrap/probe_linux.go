@@ -39,12 +39,14 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 	}
 	c.Version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
 
-	user := backends.DefaultSandboxUser(b.opts.SandboxUser)
+	user := b.probeUser()
 	c.Details["user"] = fmt.Sprintf("%d:%d", user.UID, user.GID)
-	layout := limits.Detect()
+	layout := b.host.cgroups()
 	writable := layout.Writable()
 	c.Details["cgroup"] = layout.Name()
 	c.Details["cgroup_writable"] = yesNo(writable)
+	held, _ := b.host.limits.Held()
+	c.Details["limits"] = string(held)
 	c.Details["seccomp"] = "no"
 
 	if err := b.trial(ctx, user); err != nil {

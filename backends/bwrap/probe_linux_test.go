@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func TestProbeStates(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	var logs bytes.Buffer
 	b := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -61,7 +62,7 @@ func TestProbeNeverSeen(t *testing.T) {
 
 func TestProbeDeadline(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-ctx.Done()

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func TestRunBasics(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		t.Run(u.Name, func(t *testing.T) {

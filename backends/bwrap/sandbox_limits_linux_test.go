@@ -6,15 +6,16 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
-// TestSandboxLimitsHoldAcrossRuns is the regression test of issue #10
-// finding 14: the limits a sandbox shows hold for the sandbox as a whole,
-// across its concurrent runs, not for each run (N runs got N times them).
+// TestSandboxLimitsHoldAcrossRuns: the limits a sandbox shows hold for
+// the sandbox as a whole, across its concurrent runs, not for each run
+// (N runs got N times them).
 func TestSandboxLimitsHoldAcrossRuns(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
-	requireCgroups(t)
+	testutil.RequireBwrap(t)
+	testutil.RequireCgroups(t)
 	b := New(Options{})
 	u := sandboxUsers(t)[0]
 	escapetest.HoldAcrossRuns(t, func(ctx context.Context, argv []string, edit func(*backends.Spec)) (backends.Process, error) {

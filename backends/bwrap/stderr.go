@@ -156,6 +156,17 @@ func (h *headWriter) finish() {
 	}
 }
 
+// execLine reports whether the stream begins with bwrap's line of a
+// failed execvp of the command (not found, not executable): bwrap had set
+// the sandbox up.
+func (h *headWriter) execLine() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	line, _, _ := strings.Cut(string(h.b), "\n")
+	rest, ok := strings.CutPrefix(line, "bwrap: execvp ")
+	return ok && (strings.HasSuffix(rest, ": No such file or directory") || strings.HasSuffix(rest, ": Permission denied"))
+}
+
 // failedExec is the exit code a failed execvp stands for, 0 if none.
 func (h *headWriter) failedExec() int {
 	h.mu.Lock()

@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // Strict mode shows the system roots, not /opt whole: other applications'
 // files stay out of view; only the install prefixes of the interpreters
-// on the sandbox's PATH come in (issue #10, finding 7).
+// on the sandbox's PATH come in.
 func TestStrictModeDoesNotShowOpt(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	entries, err := os.ReadDir("/opt")
 	if err != nil || len(entries) == 0 {
 		t.Skip("this host's /opt is empty: nothing to hide")

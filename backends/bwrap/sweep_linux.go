@@ -14,7 +14,7 @@ func (b *Backend) Sweep() int {
 }
 
 // ReapRun kills and removes the cgroups a run of a dead engine left (the
-// engine knows the run from its record; issue #15).
+// engine knows the run from its record).
 func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
 	return b.host.cgroups().Reap(sandboxID, runID)
 }

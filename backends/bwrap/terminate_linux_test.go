@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestTerminateLetsTheTreeEndCleanly: SIGTERM reaches the command and its
@@ -15,7 +16,7 @@ import (
 // run their handlers, and the sandbox ends with the command's exit code.
 func TestTerminateLetsTheTreeEndCleanly(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	for _, u := range sandboxUsers(t) {
 		t.Run(u.Name, func(t *testing.T) {
 			t.Parallel()

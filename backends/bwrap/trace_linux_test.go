@@ -13,12 +13,13 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/tracer"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // requireStrace skips without strace, except under CI=true.
 func requireStrace(t *testing.T) {
 	t.Helper()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	if ok, why := tracer.Available(); !ok {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("strace is required under CI: %s", why)

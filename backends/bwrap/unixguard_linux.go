@@ -21,7 +21,7 @@ const unixGuarded = "unix sockets: connect() checked by the engine (seccomp user
 const noGuard = "the Unix socket guard could not be set up, and no run goes without it: "
 
 // offerUnixGuard prepares the handoff of the Unix socket guard when spec
-// asks for it (issue #10); nil when it does not.
+// asks for it; nil when it does not.
 func offerUnixGuard(spec *backends.Spec) (*unixguard.Handoff, error) {
 	if spec.UnixGuard == nil {
 		return nil, nil
@@ -29,9 +29,6 @@ func offerUnixGuard(spec *backends.Spec) (*unixguard.Handoff, error) {
 	pol := unixGuardPolicy(spec)
 	if spec.Net != nil {
 		pol.Plumbing = &unixguard.Bind{Host: spec.Net.Dir, Inside: netfwd.MountDir}
-	}
-	if spec.Trace != nil {
-		pol.Observe = traceConnects(spec)
 	}
 	h, err := unixguard.NewHandoff(pol)
 	if err != nil {
@@ -42,11 +39,15 @@ func offerUnixGuard(spec *backends.Spec) (*unixguard.Handoff, error) {
 
 // traceConnects reports the connects the guard answers to the run's
 // trace: strace no longer sees them (the guard's notification wins over
-// its seccomp stop). The forwarder's own relays are machinery.
+// its seccomp stop). The forwarder's own relays are machinery: the
+// carrier's, and any connect to the plumbing's sockets, as traceCommand
+// drops them from strace (a relay made on a thread or a process other
+// than the carrier's was reported as the run's own).
 func traceConnects(spec *backends.Spec) func(unixguard.Connect) {
 	var mu sync.Mutex
+	plumbing := "unix:" + netfwd.MountDir + "/"
 	return func(c unixguard.Connect) {
-		if c.Carrier && spec.Net != nil {
+		if spec.Net != nil && (c.Carrier || strings.HasPrefix(c.Target, plumbing)) {
 			return
 		}
 		ev := tracer.ConnectEvent(c.Target, c.Errno)
@@ -98,11 +99,8 @@ func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p 
 			}
 		case <-time.After(5 * time.Second):
 		}
-		for _, line := range strings.Split(p.stderr.head(), "\n") {
-			if strings.HasPrefix(line, "senclaw-netfwd: ") {
-				err = fmt.Errorf("%w (%s)", err, line)
-				break
-			}
+		if said := helperSaid(p.stderr.head()); said != "" {
+			err = fmt.Errorf("%w; the forwarder (senclaw-netfwd) said: %s", err, said)
 		}
 		return &RefusedError{Reason: noGuard + err.Error()}
 	}
@@ -112,4 +110,27 @@ func acceptUnixGuard(ctx context.Context, h *unixguard.Handoff, childPid int, p 
 	}()
 	p.enf.Limits = append(p.enf.Limits, unixGuarded)
 	return nil
+}
+
+// helperSaid picks what the forwarder wrote to stderr before it died, for
+// the refusal: its own "senclaw-netfwd: " line when it wrote one, else the
+// first lines whatever they are (a Go runtime's "fatal error: ..." when it
+// could not even start). Nothing of the sandbox has run before the guard
+// is handed over, so all of it is the forwarder's or bwrap's.
+func helperSaid(stderr string) string {
+	var first []string
+	for _, line := range strings.Split(stderr, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "senclaw-netfwd: ") {
+			return line
+		}
+		if line != "" && len(first) < 3 {
+			first = append(first, line)
+		}
+	}
+	said := strings.Join(first, " / ")
+	if len(said) > 400 {
+		said = said[:400] + "..."
+	}
+	return strings.ToValidUTF8(said, "?")
 }

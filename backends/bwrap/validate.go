@@ -3,6 +3,7 @@ package bwrap
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/limits"
@@ -25,6 +26,11 @@ func validate(spec *backends.Spec) error {
 			if p == "" || !path.IsAbs(p) || path.Clean(p) != p {
 				return fmt.Errorf("invalid allowed socket %q: must be an absolute, clean path", p)
 			}
+		}
+	}
+	for _, c := range spec.Caches {
+		if !path.IsAbs(c.Source) || path.Clean(c.Source) != c.Source || path.Clean(c.Target) != c.Target || !strings.HasPrefix(c.Target, "/tmp/") || c.ReadOnly {
+			return fmt.Errorf("invalid cache %q at %q: an absolute, clean folder bound read-write under /tmp", c.Source, c.Target)
 		}
 	}
 	if spec.RunID != "" && !limits.ValidName(spec.RunID) {

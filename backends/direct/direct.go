@@ -96,7 +96,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	if spec.Terminal != nil {
 		backends.UseTerminal(cmd, spec.Terminal, spec.TerminalFDs)
 	}
-	// trace (issue #7): with spec.Trace, strace runs the command (trace*.go).
+	// Tracing: with spec.Trace, strace runs the command (trace*.go).
 	tr, err := b.traceCommand(cmd, spec)
 	if err != nil {
 		out.abort()
@@ -116,7 +116,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 	}
 	t.started(cmd.Process.Pid)
 	out.started()
-	return traced(tr, &process{cmd: cmd, tree: t, out: out}), nil // trace (issue #7)
+	return traced(tr, &process{cmd: cmd, tree: t, out: out}), nil // tracing (trace*.go)
 }
 
 // output copies a run's stdout and stderr through pipes of the backend's

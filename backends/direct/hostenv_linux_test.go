@@ -16,17 +16,13 @@ import (
 func TestMain(m *testing.M) {
 	// The test binary is the subreaper of the runs that use one, and the
 	// envexec launcher of traced runs.
-	if len(os.Args) > 1 && os.Args[1] == ReaperArg {
-		os.Exit(RunReaper(os.Args[2:]))
-	}
 	testutil.Main(m)
 }
 
 // A traced direct run's command gets exactly its environment, while
 // strace (root, for a root engine) starts with the fixed helper one: a
 // library the run names in LD_PRELOAD loads into the command only, and
-// no value of the environment is on any command line (issue #10,
-// finding 1).
+// no value of the environment is on any command line.
 func TestTracedRunsEnvironmentReachesOnlyTheCommand(t *testing.T) {
 	t.Parallel()
 	requireTracer(t)

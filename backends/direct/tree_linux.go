@@ -256,7 +256,7 @@ func (b *Backend) RunCgroups(sandboxID, runID string) []string {
 }
 
 // ReapRun kills what a run of a dead engine left in its cgroup and
-// removes it (the engine knows the run from its record; issue #15).
+// removes it (the engine knows the run from its record).
 func (b *Backend) ReapRun(sandboxID, runID string) (bool, error) {
 	if len(b.RunCgroups(sandboxID, runID)) == 0 {
 		return false, nil

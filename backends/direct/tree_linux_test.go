@@ -69,7 +69,7 @@ func TestNothingTheRunStartedOutlivesIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.kill {
-				waitUntil(t, func() bool { return len(testutil.PidsWith(mark)) >= 2 && strings.Contains(out.String(), "started") })
+				testutil.WaitFor(t, 10*time.Second, "the tree to start", func() bool { return len(testutil.PidsWith(mark)) >= 2 && strings.Contains(out.String(), "started") })
 				if err := p.Kill(); err != nil {
 					t.Fatal(err)
 				}
@@ -84,7 +84,7 @@ func TestNothingTheRunStartedOutlivesIt(t *testing.T) {
 			if !strings.Contains(out.String(), "started") {
 				t.Errorf("output %q", out.String())
 			}
-			waitUntil(t, func() bool { return len(testutil.PidsWith(mark)) == 0 })
+			testutil.WaitFor(t, 10*time.Second, "the tree to be gone", func() bool { return len(testutil.PidsWith(mark)) == 0 })
 			if held := strings.Join(p.Enforcement().Limits, "; "); !strings.Contains(held, "processes: ") || !strings.Contains(held, tc.held) {
 				t.Errorf("the enforcement says %q, want how the processes were ended (%s)", held, tc.held)
 			}
@@ -110,15 +110,6 @@ func TestTheSubreaperGetsNoEnvironment(t *testing.T) {
 	}
 	if got := strings.Fields(out.String()); len(got) != 2 || got[0] != "0" || got[1] != "for-the-command" {
 		t.Fatalf("want 0 variables in the reaper's environment and the command's RUNVAR, got %q", out.String())
-	}
-}
-
-func waitUntil(t *testing.T, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting")
-		}
 	}
 }
 
@@ -156,7 +147,7 @@ func TestSweepEndsWhatADeadEnginesRunsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the dead run left: one process that left its session.
-	waitUntil(t, func() bool { return len(old.pids()) == 1 && len(recent.pids()) == 1 })
+	testutil.WaitFor(t, 10*time.Second, "one process in each cgroup", func() bool { return len(old.pids()) == 1 && len(recent.pids()) == 1 })
 	if n := New().Sweep(); n < 1 {
 		t.Fatalf("Sweep removed %d cgroups", n)
 	}

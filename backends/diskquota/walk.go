@@ -22,3 +22,8 @@ func walkUsage(dir string) (bytes, files int64) {
 	})
 	return bytes, files
 }
+
+// Usage is the space (allocated blocks) and the number of files under
+// dir now, as the watchdog counts them, for a write that must fit in
+// what is left of a quota.
+func Usage(dir string) (bytes, files int64) { return walkUsage(dir) }

@@ -1,6 +1,9 @@
 // Package docker runs sandboxed commands in Docker containers through the
-// daemon's HTTP API (engineapi, with API version negotiation), never through the docker CLI. It works with Debian's 20.10
-// daemon as well as with current Docker Engine and Docker Desktop.
+// daemon's HTTP API.
+//
+// It uses the official Go client, with API version negotiation, never the
+// docker CLI. It works with Debian's 20.10 daemon as well as with current
+// Docker Engine and Docker Desktop.
 //
 // A persistent sandbox is one long-lived, hardened container named
 // senclaw-<sandboxID> that runs an idle keeper process; each run is an exec
@@ -21,10 +24,12 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // Options configures the backend. main fills it; the backend reads no
@@ -40,6 +45,14 @@ type Options struct {
 	// Host, when set, overrides every other way of finding the daemon
 	// (e.g. "unix:///run/user/1000/docker.sock"); tests use it.
 	Host string
+	// Remote, when set, makes this backend one of the settings' named
+	// engines, a Docker engine on another machine (remote.go), found by
+	// it alone (Host and the environment do not apply).
+	Remote *Remote
+	// Forwarder is this machine's senclaw-netfwd. A daemon elsewhere gets
+	// it copied into each container, where it relays the network and
+	// serves the file API; without it such containers are refused.
+	Forwarder string
 
 	// Owner tells this engine's containers from those of other engines on
 	// the same daemon (other users, test engines): Reconcile and Prune
@@ -71,7 +84,8 @@ type Options struct {
 	MaxAgeDays int
 	// Now is the clock (nil means time.Now); tests inject one.
 	Now func() time.Time
-	// Logger receives state changes (nil means slog.Default()).
+	// Logger receives state changes (nil discards them, as every
+	// component's does: the caller says where logs go).
 	Logger *slog.Logger
 
 	// inContainerKill forces the remote-daemon way of killing runs
@@ -85,7 +99,7 @@ type Backend struct {
 	log  *slog.Logger
 
 	clientOnce sync.Once
-	cli        *engineapi.Client
+	cli        *apiClient
 	ep         endpoint
 	cliErr     error
 
@@ -104,6 +118,19 @@ type Backend struct {
 	started time.Time
 	// startedWall is the same moment on the wall clock, for file times.
 	startedWall time.Time
+	// idleUser is who a pooled container's own process runs as until a
+	// run takes it (SetTrialUser); each run's command runs as its own
+	// sandbox's user (an exec's user).
+	idleUser atomic.Pointer[backends.Credential]
+
+	// For a daemon elsewhere (remote.go): the forwarder's digest, the
+	// daemon's os/arch (from the probe), the relays (relay.go).
+	forwarderState
+	daemonPlatform string
+	relays         relays
+	// disks is what each workspace volume's labels say of its quota,
+	// by sandbox id (diskLabel).
+	disks sync.Map
 }
 
 var (
@@ -113,7 +140,13 @@ var (
 	_ Pruner              = (*Backend)(nil)
 	_ Warmer              = (*Backend)(nil)
 	_ backends.PoolSizer  = (*Backend)(nil)
+
+	_ backends.TrialUserSetter = (*Backend)(nil)
 )
+
+// SetTrialUser sets who pooled containers run as while they wait: a root
+// engine's uid that no sandbox has.
+func (b *Backend) SetTrialUser(u *backends.Credential) { b.idleUser.Store(u) }
 
 // New returns a Docker backend. It does not contact the daemon; Probe does.
 func New(opts Options) *Backend {
@@ -137,7 +170,7 @@ func New(opts Options) *Backend {
 	}
 	b := &Backend{opts: opts, log: opts.Logger, sandboxes: map[string]*sandboxState{}, started: opts.Now(), startedWall: time.Now()}
 	if b.log == nil {
-		b.log = slog.Default()
+		b.log = slog.New(slog.DiscardHandler)
 	}
 	b.pool = newPool(b)
 	return b
@@ -158,18 +191,42 @@ func (b *Backend) Close() error {
 }
 
 // client returns the API client, made once from the resolved endpoint.
-func (b *Backend) client() (*engineapi.Client, error) {
+func (b *Backend) client() (*apiClient, error) {
 	b.clientOnce.Do(func() {
 		b.ep, b.cliErr = resolveEndpoint(b.opts)
 		if b.cliErr != nil {
 			return
 		}
-		b.cli, b.cliErr = b.ep.newClient()
+		b.cli, b.cliErr = newAPIClient(b.ep)
 		if b.cliErr != nil {
 			b.cliErr = fmt.Errorf("making a docker client for %s: %w", b.ep.Host, b.cliErr)
 		}
 	})
 	return b.cli, b.cliErr
+}
+
+// clientFor returns the API client for a call about sandboxID's
+// container, once the id is known to be a name's tail: the client cleans
+// a path's . and .. segments before it sends it, so an id with a / could
+// name another object of the daemon ("x/../ID" is the container ID).
+func (b *Backend) clientFor(sandboxID string) (*apiClient, error) {
+	if !plainName(sandboxID) {
+		return nil, fmt.Errorf("refused: the sandbox id %q cannot be part of a container name (letters, digits, '_', '.' and '-' only)", sandboxID)
+	}
+	return b.client()
+}
+
+// plainName reports whether s may follow "senclaw-" in a container name.
+func plainName(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Timeouts of daemon calls. Every call runs under one of them; a run's own
@@ -180,6 +237,10 @@ const (
 	createTimeout = 2 * time.Minute
 	stopGrace     = 2 // seconds between SIGTERM and SIGKILL on stop
 )
+
+// stopGently stops a container with its stop signal, then SIGKILL after
+// stopGrace seconds.
+var stopGently = client.ContainerStopOptions{Timeout: new(stopGrace)}
 
 // callCtx bounds one daemon call.
 func callCtx(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 // BenchmarkOneShot_vsDockerRunRm compares, in one run against the same
@@ -55,28 +57,34 @@ func BenchmarkOneShot_vsDockerRunRm(b *testing.B) {
 	report(b, "oneshot", ours, raw)
 }
 
-// dockerRunRm is `docker run --rm senclaw-test/busybox true` through the API.
-func dockerRunRm(b *testing.B, ctx context.Context, cli *engineapi.Client) {
-	id, err := cli.ContainerCreate(ctx, &engineapi.ContainerConfig{Image: testImage, Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true},
-		&engineapi.HostConfig{AutoRemove: true}, "")
+// dockerRunRm is `docker run --rm senclaw-test/busybox true` through the
+// official client alone (its attach and stdcopy, as the docker CLI does).
+func dockerRunRm(b *testing.B, ctx context.Context, cli *apiClient) {
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: testImage, Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true},
+		HostConfig: &container.HostConfig{AutoRemove: true},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	hj, err := cli.ContainerAttach(ctx, id, false, true, true)
+	id := created.ID
+	hj, err := cli.ContainerAttach(ctx, id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer hj.Close()
-	wait, err := cli.ContainerWait(ctx, id, engineapi.WaitRemoved)
-	if err != nil {
+	wait := cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+	if _, err := cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	if err := cli.ContainerStart(ctx, id); err != nil {
-		b.Fatal(err)
-	}
-	_, _ = engineapi.Demux(io.Discard, io.Discard, hj.Reader)
-	if code, err := wait(); err != nil || code != 0 {
-		b.Fatalf("docker run --rm true: exit %d, %v", code, err)
+	_, _ = stdcopy.StdCopy(io.Discard, io.Discard, hj.Reader)
+	select {
+	case res := <-wait.Result:
+		if res.StatusCode != 0 {
+			b.Fatalf("docker run --rm true: exit %d", res.StatusCode)
+		}
+	case err := <-wait.Error:
+		b.Fatalf("docker run --rm true: %v", err)
 	}
 }
 
@@ -105,17 +113,18 @@ func BenchmarkExec_vsRawExec(b *testing.B) {
 	}
 	viaAPI := func() {
 		start := time.Now()
-		execID, err := cli.ExecCreate(ctx, id, engineapi.ExecConfig{Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true})
+		created, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		hj, err := cli.ExecStart(ctx, execID, engineapi.ExecStartOptions{})
+		execID := created.ID
+		hj, err := cli.ExecAttach(ctx, execID, client.ExecAttachOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = engineapi.Demux(io.Discard, io.Discard, hj.Reader)
+		_, _ = stdcopy.StdCopy(io.Discard, io.Discard, hj.Reader)
 		hj.Close()
-		if ins, err := cli.ExecInspect(ctx, execID); err != nil || ins.ExitCode != 0 {
+		if ins, err := cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err != nil || ins.ExitCode != 0 {
 			b.Fatalf("raw exec: %+v %v", ins, err)
 		}
 		raw += time.Since(start)

@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -59,12 +61,12 @@ func labelsFor(owner, kind, sandboxID string, s shape, created time.Time) map[st
 
 // containerConfig is the create request for a container of shape s: a pure
 // function, golden-tested. seccompJSON is the profile from profile().
-func containerConfig(s shape, labels map[string]string, seccompJSON string) (*engineapi.ContainerConfig, *engineapi.HostConfig) {
+func containerConfig(s shape, labels map[string]string, seccompJSON string) (*container.Config, *container.HostConfig) {
 	yes := true
 	stop := stopGrace
 	pids := int64(s.Pids)
 	memory := int64(s.MemoryMB) << 20
-	cfg := &engineapi.ContainerConfig{
+	cfg := &container.Config{
 		Image:      s.Image,
 		User:       s.User,
 		WorkingDir: workDir,
@@ -76,10 +78,10 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*en
 		// StopTimeout is seconds.
 		StopTimeout: &stop,
 	}
-	host := &engineapi.HostConfig{
-		NetworkMode:    s.Network,
-		RestartPolicy:  &engineapi.RestartPolicy{Name: "no"},
-		LogConfig:      &engineapi.LogConfig{Type: "none"},
+	host := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(s.Network),
+		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		LogConfig:      container.LogConfig{Type: "none"},
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": tmpfsOptions},
 		CapDrop:        []string{"ALL"},
@@ -89,11 +91,20 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*en
 		IpcMode:        "private",
 		CgroupnsMode:   "private",
 		Mounts:         mountsOf(s),
+		// A daemon elsewhere binds nothing of this machine (remote.go).
 		// No port is ever published: listen ports reach the host through
 		// the engine's forwarding (127.0.0.1 only), like bwrap's.
-		PidsLimit:  &pids,
-		Memory:     memory,
-		MemorySwap: memory, // equal to memory: no swap on top
+		Resources: container.Resources{
+			PidsLimit:  &pids,
+			Memory:     memory,
+			MemorySwap: memory, // equal to memory: no swap on top
+		},
+	}
+	if s.Remote {
+		host.Mounts = remoteMounts(s)
+		if s.Volume == "" {
+			host.Tmpfs[workDir] = oneShotWork(s)
+		}
 	}
 	if s.CPUs != "" {
 		cpus, _ := strconv.ParseFloat(s.CPUs, 64)
@@ -103,29 +114,29 @@ func containerConfig(s shape, labels map[string]string, seccompJSON string) (*en
 		// RLIMIT_FSIZE is in bytes: no single file may grow past the
 		// quota; the engine's watchdog sums the workspace.
 		limit := int64(s.DiskMB) << 20
-		host.Ulimits = []engineapi.Ulimit{{Name: "fsize", Soft: limit, Hard: limit}}
+		host.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: limit, Hard: limit}}
 	}
 	return cfg, host
 }
 
 // mountsOf binds the workspace at /work and each mount under it.
-func mountsOf(s shape) []engineapi.Mount {
-	ms := []engineapi.Mount{{Type: engineapi.MountBind, Source: s.Workspace, Target: workDir}}
+func mountsOf(s shape) []mount.Mount {
+	ms := []mount.Mount{{Type: mount.TypeBind, Source: s.Workspace, Target: workDir}}
 	for _, m := range s.Mounts {
-		ms = append(ms, engineapi.Mount{
-			Type:     engineapi.MountBind,
+		ms = append(ms, mount.Mount{
+			Type:     mount.TypeBind,
 			Source:   m.Source,
 			Target:   path.Join(workDir, m.Target),
 			ReadOnly: m.ReadOnly,
 		})
 	}
 	for _, p := range s.Protected {
-		ms = append(ms, engineapi.Mount{Type: engineapi.MountBind, Source: p.Source, Target: p.Target, ReadOnly: true})
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: p.Source, Target: p.Target, ReadOnly: true})
 	}
 	if s.NetDir != "" {
 		ms = append(ms,
-			engineapi.Mount{Type: engineapi.MountBind, Source: s.NetDir, Target: netfwd.MountDir},
-			engineapi.Mount{Type: engineapi.MountBind, Source: s.Forwarder, Target: netfwd.BinaryPath, ReadOnly: true})
+			mount.Mount{Type: mount.TypeBind, Source: s.NetDir, Target: netfwd.MountDir},
+			mount.Mount{Type: mount.TypeBind, Source: s.Forwarder, Target: netfwd.BinaryPath, ReadOnly: true})
 	}
 	return append(ms, maskMounts(s.Masked)...)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,11 +56,24 @@ func configCases() []struct {
 	project.Argv = []string{"sh", "-c", "true"}
 	project.Mounts = []backends.Mount{{Source: "/home/ann/code/lib", Target: "vendor/lib"}}
 	project.Protected = []string{"/home/ann/code/app/.git/config", "/home/ann/code/app/.claude", "/home/ann/code/lib/.vscode"}
+	// A sandbox on another machine's engine: its workspace /work, a
+	// copied read-only mount, the network over the relay.
+	remote := goldenSpec()
+	remote.Workspace = "/work"
+	remote.Argv = []string{"python3", "/work/.runs/r1.py"}
+	remote.Mounts = []backends.Mount{{Source: "/home/ann/data", Target: "data", ReadOnly: true, Copy: true}}
+	remote.Network = true
+	remote.Net = &backends.NetPlumbing{Forwarder: "/usr/lib/senclaw/senclaw-netfwd", Serve: func(net.Conn) {}}
+	remoteOneShot := goldenSpec()
+	remoteOneShot.Workspace = "/work"
+	remoteOneShot.OneShot = true
 	return []struct {
 		name string
 		spec *backends.Spec
 	}{
 		{"network_off", goldenSpec()},
+		{"remote", remote},
+		{"remote_oneshot", remoteOneShot},
 		{"network_on", netOn},
 		{"ports_listed", ports},
 		{"mounts_rw_ro", mounts},
@@ -86,7 +100,20 @@ func TestContainerConfig_golden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			remote := strings.HasPrefix(tc.name, "remote")
+			if remote {
+				if err := elsewhereShape(&s, tc.spec, "f0f0f0f0f0f0f0f0", "engine far"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			cfg, host := containerConfig(s, labelsFor("uid0", kindSandbox, tc.spec.SandboxID, s, created), prof.JSON)
+			if remote {
+				for _, m := range host.Mounts {
+					if m.Type == "bind" && m.Source != "/dev/null" {
+						t.Errorf("a container elsewhere binds %s", m.Source)
+					}
+				}
+			}
 			if !strings.Contains(strings.Join(host.SecurityOpt, " "), `"defaultAction":"SCMP_ACT_ERRNO"`) {
 				t.Errorf("the seccomp option does not carry the profile: %.80q", host.SecurityOpt)
 			}
@@ -101,7 +128,7 @@ func TestContainerConfig_golden(t *testing.T) {
 			}
 			got = append(got, '\n')
 			checkGolden(t, filepath.Join("testdata", tc.name+".golden"), got)
-			for _, bad := range []string{"0.0.0.0", "unconfined", `"Privileged": true`, `"HostIp": ""`, "CAP_SYS_ADMIN", `"User": "0`, `"NetworkMode": "host"`, "PortBindings", "ExposedPorts", "PublishAllPorts"} {
+			for _, bad := range []string{"0.0.0.0", "unconfined", `"Privileged": true`, `"HostIp": ""`, "CAP_SYS_ADMIN", `"User": "0`, `"NetworkMode": "host"`, `"PortBindings": {`, "ExposedPorts", `"PublishAllPorts": true`} {
 				if bytes.Contains(got, []byte(bad)) {
 					t.Errorf("the create config contains %q", bad)
 				}
@@ -130,6 +157,12 @@ func TestConfigHash_golden(t *testing.T) {
 		s, err := shapeOf(tc.spec, &Options{}, "fixed-digest")
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The remote cases pin the hash a container elsewhere carries.
+		if strings.HasPrefix(tc.name, "remote") {
+			if err := elsewhereShape(&s, tc.spec, "f0f0f0f0f0f0f0f0", "engine far"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		data, _ := json.Marshal(s)
 		out.WriteString(tc.name + " " + s.hash() + " " + string(data) + "\n")

@@ -2,13 +2,16 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // recreateIdle is how long a sandbox must have been idle before a run may
@@ -23,6 +26,9 @@ type ctrRef struct {
 	InitPid int
 	// HostPids is true when InitPid is a pid of this machine.
 	HostPids bool
+	// Remote is true for a container of a daemon elsewhere: its runs are
+	// wrapped by the forwarder copied in (remote.go).
+	Remote bool
 }
 
 // sandboxState is what the backend remembers of one persistent sandbox.
@@ -52,10 +58,15 @@ func (e *NeedsRecreateError) Error() string {
 // never pull.
 type ImageMissingError struct {
 	Image string
+	// Engine names a named engine of the settings ("" for the local one).
+	Engine string
 }
 
 // Error says how to get the image.
 func (e *ImageMissingError) Error() string {
+	if e.Engine != "" {
+		return fmt.Sprintf("image %q is not on engine %s, and SenClaw never pulls implicitly, there as here; get it there with `docker --context %s pull %s` (or DOCKER_HOST=... docker pull), or copy it with `docker save %s | docker --context %s load`", e.Image, e.Engine, e.Engine, e.Image, e.Image, e.Engine)
+	}
 	return fmt.Sprintf("image %q is not on the docker daemon, and SenClaw never pulls implicitly; get it with `docker pull %s`, or build one offline with `docker import` (scripts/docker-test-image.sh builds senclaw-test/busybox:latest)", e.Image, e.Image)
 }
 
@@ -88,7 +99,7 @@ func (b *Backend) end(st *sandboxState) {
 // ensureSandbox returns the sandbox's running container, making, starting
 // or (when idle) recreating it, and counts a run. Call b.end when the run
 // ends.
-func (b *Backend) ensureSandbox(ctx context.Context, cli *engineapi.Client, st *sandboxState, spec *backends.Spec, s shape) (*ctrRef, error) {
+func (b *Backend) ensureSandbox(ctx context.Context, cli *apiClient, st *sandboxState, spec *backends.Spec, s shape) (*ctrRef, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	h := s.hash()
@@ -98,16 +109,14 @@ func (b *Backend) ensureSandbox(ctx context.Context, cli *engineapi.Client, st *
 	}
 	st.ready = nil
 	name := containerName(spec.SandboxID)
-	ictx, cancel := callCtx(ctx, callTimeout)
-	ins, err := cli.ContainerInspect(ictx, name)
-	cancel()
+	ins, err := inspectContainer(ctx, cli, name)
 	switch {
-	case engineapi.IsNotFound(err):
+	case cerrdefs.IsNotFound(err):
 	case err != nil:
 		return nil, b.daemonErr("inspecting the sandbox's container", err)
-	case ins.Config.Labels[labelOwner] != b.opts.Owner:
-		return nil, fmt.Errorf("the container %s belongs to another SenClaw engine (owner %q, this one is %q); remove it with `docker rm -f %s` if that engine is gone", name, ins.Config.Labels[labelOwner], b.opts.Owner, name)
-	case ins.Config.Labels[labelHash] != h:
+	case ins.Labels[labelOwner] != b.opts.Owner:
+		return nil, fmt.Errorf("the container %s belongs to another SenClaw engine (owner %q, this one is %q); remove it with `docker rm -f %s` if that engine is gone", name, ins.Labels[labelOwner], b.opts.Owner, name)
+	case ins.Labels[labelHash] != h:
 		if !b.idle(ctx, cli, st, ins) {
 			return nil, &NeedsRecreateError{SandboxID: spec.SandboxID}
 		}
@@ -115,22 +124,36 @@ func (b *Backend) ensureSandbox(ctx context.Context, cli *engineapi.Client, st *
 		if err := b.removeContainer(ctx, cli, ins.ID); err != nil {
 			return nil, err
 		}
-	case !ins.State.Running:
+	case !ins.Running:
+		// The daemon binds the mounts' sources by path again as it
+		// starts the container, following links: a source swapped for
+		// a link since the container was made would get its target.
+		var binds []bindID
+		if b.ep.local() {
+			if binds, err = boundIDs(s); err != nil {
+				return nil, err
+			}
+		}
 		sctx, cancel := callCtx(ctx, callTimeout)
-		err := cli.ContainerStart(sctx, ins.ID)
+		_, err := cli.ContainerStart(sctx, ins.ID, client.ContainerStartOptions{})
 		cancel()
 		if err != nil {
 			return nil, b.daemonErr("starting the sandbox's container", err)
 		}
-		st.ready, err = b.refOf(ctx, cli, ins.ID)
+		ref, err := b.refOf(ctx, cli, ins.ID)
+		if err == nil && ref.HostPids {
+			err = checkBinds(ref.InitPid, binds)
+		}
 		if err != nil {
+			_ = b.removeContainer(context.WithoutCancel(ctx), cli, ins.ID)
 			return nil, err
 		}
+		st.ready = ref
 		b.begin(st)
 		return st.ready, nil
 	default:
-		st.ready = &ctrRef{ID: ins.ID, Hash: h, InitPid: ins.State.Pid}
-		st.ready.HostPids = !b.opts.inContainerKill && sharesHostPids(ins.State.Pid, ins.ID)
+		st.ready = &ctrRef{ID: ins.ID, Hash: h, InitPid: ins.Pid, Remote: s.Remote}
+		st.ready.HostPids = !s.Remote && !b.opts.inContainerKill && sharesHostPids(ins.Pid, ins.ID)
 		b.begin(st)
 		return st.ready, nil
 	}
@@ -145,7 +168,7 @@ func (b *Backend) ensureSandbox(ctx context.Context, cli *engineapi.Client, st *
 
 // idle reports whether no run is going in the container and none has been
 // for recreateIdle, as far as this engine knows.
-func (b *Backend) idle(ctx context.Context, cli *engineapi.Client, st *sandboxState, ins engineapi.Container) bool {
+func (b *Backend) idle(ctx context.Context, cli *apiClient, st *sandboxState, ins inspected) bool {
 	b.mu.Lock()
 	busy := st.running > 0 || (!st.lastUsed.IsZero() && b.now().Sub(st.lastUsed) <= recreateIdle)
 	b.mu.Unlock()
@@ -154,7 +177,7 @@ func (b *Backend) idle(ctx context.Context, cli *engineapi.Client, st *sandboxSt
 	}
 	for _, id := range ins.ExecIDs {
 		ictx, cancel := callCtx(ctx, callTimeout)
-		e, err := cli.ExecInspect(ictx, id)
+		e, err := cli.ExecInspect(ictx, id, client.ExecInspectOptions{})
 		cancel()
 		if err == nil && e.Running {
 			return false
@@ -165,7 +188,7 @@ func (b *Backend) idle(ctx context.Context, cli *engineapi.Client, st *sandboxSt
 
 // createAndStart makes and starts a container of shape s. It checks the
 // image first: a run never pulls.
-func (b *Backend) createAndStart(ctx context.Context, cli *engineapi.Client, kind, sandboxID, name string, s shape) (*ctrRef, error) {
+func (b *Backend) createAndStart(ctx context.Context, cli *apiClient, kind, sandboxID, name string, s shape) (*ctrRef, error) {
 	prof, err := profile()
 	if err != nil {
 		return nil, err
@@ -173,21 +196,33 @@ func (b *Backend) createAndStart(ctx context.Context, cli *engineapi.Client, kin
 	ictx, cancel := callCtx(ctx, callTimeout)
 	_, err = cli.ImageInspect(ictx, s.Image)
 	cancel()
-	if engineapi.IsNotFound(err) {
-		return nil, &ImageMissingError{Image: s.Image}
+	if cerrdefs.IsNotFound(err) {
+		return nil, &ImageMissingError{Image: s.Image, Engine: b.remoteName()}
 	}
 	if err != nil {
 		return nil, b.daemonErr("looking up image "+s.Image, err)
 	}
+	var binds []bindID
 	if b.ep.local() {
-		if err := checkMountSources(s); err != nil {
+		if binds, err = boundIDs(s); err != nil {
+			return nil, err
+		}
+	}
+	if s.Remote {
+		if err := b.checkPlatform(); err != nil {
+			return nil, err
+		}
+		if err := b.prepareVolumes(ctx, cli, s); err != nil {
 			return nil, err
 		}
 	}
 	cfg, host := containerConfig(s, labelsFor(b.opts.Owner, kind, sandboxID, s, b.now()), prof.JSON)
 	cctx, cancel := callCtx(ctx, createTimeout)
 	defer cancel()
-	id, err := cli.ContainerCreate(cctx, cfg, host, name)
+	created, err := cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: name})
+	if err == nil && created.ID == "" {
+		err = errors.New("the daemon made the container but gave no id")
+	}
 	if err != nil {
 		if cctx.Err() != nil {
 			// Given up on (the engine stopping, a timeout), the create
@@ -198,42 +233,83 @@ func (b *Backend) createAndStart(ctx context.Context, cli *engineapi.Client, kin
 		}
 		return nil, b.daemonErr("creating the container "+name, err)
 	}
-	if err := cli.ContainerStart(cctx, id); err != nil {
+	id := created.ID
+	if s.Remote {
+		if err := b.plumbIn(ctx, cli, id, s); err != nil {
+			_ = b.removeContainer(context.WithoutCancel(ctx), cli, id)
+			return nil, err
+		}
+	}
+	if _, err := cli.ContainerStart(cctx, id, client.ContainerStartOptions{}); err != nil {
 		_ = b.removeContainer(context.WithoutCancel(ctx), cli, id)
 		return nil, b.daemonErr("starting the container "+name+" (it was removed again)", err)
 	}
 	ref, err := b.refOf(ctx, cli, id)
+	if err == nil && ref.HostPids {
+		// Before anything of the sandbox runs in it.
+		err = checkBinds(ref.InitPid, binds)
+	}
 	if err != nil {
 		_ = b.removeContainer(context.WithoutCancel(ctx), cli, id)
 		return nil, err
 	}
 	ref.Hash = s.hash()
+	ref.Remote = s.Remote
 	return ref, nil
 }
 
 // refOf inspects a started container.
-func (b *Backend) refOf(ctx context.Context, cli *engineapi.Client, id string) (*ctrRef, error) {
-	ictx, cancel := callCtx(ctx, callTimeout)
-	defer cancel()
-	ins, err := cli.ContainerInspect(ictx, id)
+func (b *Backend) refOf(ctx context.Context, cli *apiClient, id string) (*ctrRef, error) {
+	ins, err := inspectContainer(ctx, cli, id)
 	if err != nil {
 		return nil, b.daemonErr("inspecting a started container", err)
 	}
+	remote := b.Elsewhere()
 	return &ctrRef{
 		ID:       ins.ID,
-		Hash:     ins.Config.Labels[labelHash],
-		InitPid:  ins.State.Pid,
-		HostPids: !b.opts.inContainerKill && sharesHostPids(ins.State.Pid, ins.ID),
+		Hash:     ins.Labels[labelHash],
+		InitPid:  ins.Pid,
+		HostPids: !remote && !b.opts.inContainerKill && sharesHostPids(ins.Pid, ins.ID),
+		Remote:   remote,
 	}, nil
 }
 
+// inspected is what the backend reads of a container's inspect.
+type inspected struct {
+	ID      string
+	Running bool
+	// Pid is the container's PID 1 as the daemon reports it.
+	Pid     int
+	Labels  map[string]string
+	ExecIDs []string
+}
+
+// inspectContainer inspects a container (by id or name). A part the
+// daemon left out reads as empty.
+func inspectContainer(ctx context.Context, cli *apiClient, id string) (inspected, error) {
+	ictx, cancel := callCtx(ctx, callTimeout)
+	defer cancel()
+	res, err := cli.ContainerInspect(ictx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return inspected{}, err
+	}
+	ins := inspected{ID: res.Container.ID, ExecIDs: res.Container.ExecIDs}
+	if st := res.Container.State; st != nil {
+		ins.Running, ins.Pid = st.Running, st.Pid
+	}
+	if cfg := res.Container.Config; cfg != nil {
+		ins.Labels = cfg.Labels
+	}
+	return ins, nil
+}
+
 // removeContainer force-removes a container; one already gone is fine.
-func (b *Backend) removeContainer(ctx context.Context, cli *engineapi.Client, id string) error {
+func (b *Backend) removeContainer(ctx context.Context, cli *apiClient, id string) error {
 	rctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	err := cli.ContainerRemove(rctx, id, true)
+	_, err := cli.ContainerRemove(rctx, id, removeForce)
 	b.sweeps.Delete(id)
-	if err != nil && !engineapi.IsNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return b.daemonErr("removing container "+shortID(id), err)
 	}
 	return nil
@@ -242,16 +318,20 @@ func (b *Backend) removeContainer(ctx context.Context, cli *engineapi.Client, id
 // removeCancelled removes the container name whose creation was
 // cancelled (the engine closing its pool): the daemon may make it all the
 // same, a moment after the call gave up, so it is looked for a second.
-func (b *Backend) removeCancelled(ctx context.Context, cli *engineapi.Client, name string) {
+func (b *Backend) removeCancelled(ctx context.Context, cli *apiClient, name string) {
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		rctx, cancel := callCtx(ctx, callTimeout)
-		err := cli.ContainerRemove(rctx, name, true)
+		_, err := cli.ContainerRemove(rctx, name, removeForce)
 		cancel()
 		if err == nil {
 			return
 		}
 	}
 }
+
+// removeForce removes a container, killing it first, with its anonymous
+// volumes.
+var removeForce = client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}
 
 func shortID(id string) string {
 	if len(id) > 12 {
@@ -263,8 +343,9 @@ func shortID(id string) string {
 // checkMountSources refuses mounts whose source path now goes through a
 // symlink, and the workspace when its path is meant to be exact. Those
 // paths are stored canonical, and the Docker daemon follows symlinks when
-// it creates the container: a directory swapped for a link (by code in a
-// sandbox that may write above it) must not get the link's target bound.
+// it starts the container (each time it does): a directory swapped for a
+// link (by code in a sandbox that may write above it) must not get the
+// link's target bound.
 // (A remote daemon sees its own disk; there is nothing to check here
 // then.)
 func checkMountSources(s shape) error {

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -154,27 +157,67 @@ func TestImage_missingIsClear(t *testing.T) {
 	_ = os.Remove(spec.Workspace)
 }
 
-// TestARedirectIsNoSuccess: the daemon answers a path it cleans (an empty
-// or dotted name) with 301 and does nothing; the client says so rather
-// than reporting the stop or removal done (the Docker SDK refused every
-// redirect but a GET's).
-func TestARedirectIsNoSuccess(t *testing.T) {
+// TestSandboxID_notAName: the client cleans a path's . and .. segments
+// before it sends it, so the container of sandbox "x/../ID" would be the
+// container ID. Every verb refuses such an id, and the container stays.
+func TestSandboxID_notAName(t *testing.T) {
 	t.Parallel()
 	requireDocker(t)
 	cli := testClient(t)
 	ctx := context.Background()
-	id, err := cli.ContainerCreate(ctx, &engineapi.ContainerConfig{Image: testImage, Entrypoint: []string{"/bin/true"}}, &engineapi.HostConfig{NetworkMode: "none"}, "")
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: testImage, Entrypoint: []string{"/bin/true"}},
+		HostConfig: &container.HostConfig{NetworkMode: "none"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cli.ContainerRemove(context.Background(), id, true) })
-	if err := cli.ContainerStop(ctx, "", 0); err == nil {
-		t.Error("stopping the container named \"\" succeeded")
+	id := created.ID
+	t.Cleanup(func() { _, _ = cli.ContainerRemove(context.Background(), id, removeForce) })
+	b := newTestBackend(t, nil)
+	for _, sid := range []string{"x/../" + id, "../" + id, "x/y", ""} {
+		if err := b.RemoveSandbox(ctx, sid); err == nil || !strings.Contains(err.Error(), "cannot be part of a container name") {
+			t.Errorf("RemoveSandbox(%q): %v", sid, err)
+		}
+		if err := b.StopSandbox(ctx, sid); err == nil {
+			t.Errorf("StopSandbox(%q) succeeded", sid)
+		}
+		if _, err := b.ContainerTop(ctx, sid); err == nil {
+			t.Errorf("ContainerTop(%q) succeeded", sid)
+		}
+		spec := newSpec(t, b, "true")
+		spec.SandboxID = sid
+		if _, err := b.Start(ctx, spec); err == nil {
+			t.Errorf("Start in sandbox %q succeeded", sid)
+		}
 	}
-	if err := cli.ContainerRemove(ctx, id+"/.", true); err == nil {
-		t.Errorf("removing %q succeeded", id+"/.")
-	}
-	if _, err := cli.ContainerInspect(ctx, id); err != nil {
+	if _, err := inspectName(t, id); err != nil {
 		t.Fatalf("the container is gone: %v", err)
+	}
+}
+
+// TestCopyFromContainer_isAStream: a file tree copied out of a container
+// is read as it comes, past the cap of the answers that are decoded.
+func TestCopyFromContainer_isAStream(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	cli := testClient(t)
+	ctx := context.Background()
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: testImage, Entrypoint: []string{"/bin/true"}},
+		HostConfig: &container.HostConfig{NetworkMode: "none"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = cli.ContainerRemove(context.Background(), created.ID, removeForce) })
+	res, err := cli.CopyFromContainer(ctx, created.ID, client.CopyFromContainerOptions{SourcePath: "/bin/busybox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Content.Close()
+	n, err := io.Copy(io.Discard, res.Content)
+	if err != nil || n <= maxSmallBody {
+		t.Fatalf("copied %d bytes of /bin/busybox (%d in the image): %v", n, res.Stat.Size, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,6 +29,9 @@ type endpoint struct {
 	// APIVersion pins the API version (DOCKER_API_VERSION); empty
 	// negotiates it.
 	APIVersion string
+	// remote is true for a daemon on another machine: a named engine,
+	// or a tcp:// daemon that is not on this machine's loopback.
+	remote bool
 }
 
 // contextMeta is the part of the context store's meta.json we use.
@@ -43,6 +46,9 @@ type contextMeta struct {
 // resolveEndpoint finds the daemon from opts. It reads the docker config
 // and context store but never the process environment.
 func resolveEndpoint(opts Options) (endpoint, error) {
+	if opts.Remote != nil {
+		return remoteEndpoint(opts)
+	}
 	env := opts.Getenv
 	ep := endpoint{APIVersion: env("DOCKER_API_VERSION")}
 	switch {
@@ -72,17 +78,52 @@ func resolveEndpoint(opts Options) (endpoint, error) {
 				return ep, err
 			}
 		} else {
-			ep.Host, ep.Source = engineapi.DefaultHost, "the default socket"
+			ep.Host, ep.Source = defaultHost, "the default socket"
 		}
 	}
+	return ep, checkHost(ep)
+}
+
+// checkHost refuses what SenClaw does not speak: ssh, and a daemon over
+// TCP whose certificate nothing verifies.
+func checkHost(ep endpoint) error {
 	u, err := url.Parse(ep.Host)
 	if err != nil || u.Scheme == "" {
-		return ep, fmt.Errorf("the docker host %q (from %s) is not a URL such as unix:///var/run/docker.sock or tcp://127.0.0.1:2376", ep.Host, ep.Source)
+		return fmt.Errorf("the docker host %q (from %s) is not a URL such as unix:///var/run/docker.sock or tcp://127.0.0.1:2376", ep.Host, ep.Source)
 	}
-	if u.Scheme == "ssh" {
-		return ep, fmt.Errorf("the docker host %q (from %s) uses ssh, which SenClaw does not support: forward the remote socket (ssh -L) and use unix:// or tcp://", ep.Host, ep.Source)
+	switch u.Scheme {
+	case "ssh":
+		return fmt.Errorf("the docker host %q (from %s) uses ssh, which SenClaw does not support yet: forward the remote socket (ssh -NL /tmp/remote-docker.sock:/var/run/docker.sock HOST) and use unix:///tmp/remote-docker.sock, or give the engine tcp:// with TLS", ep.Host, ep.Source)
+	case "tcp":
+		if ep.CACert == "" && (ep.remote || !loopbackHost(u.Hostname())) {
+			return fmt.Errorf("the docker host %q (from %s) is reached over TCP without TLS, which SenClaw refuses: the Docker API gives root on that machine to whoever reaches it, and nothing would tell the daemon from another; give the engine a CA certificate and a client certificate and key (the daemon's --tlsverify)", ep.Host, ep.Source)
+		}
 	}
-	return ep, nil
+	return nil
+}
+
+// remoteEndpoint is a named engine's endpoint: its Docker context's, or
+// its host with its TLS files.
+func remoteEndpoint(opts Options) (endpoint, error) {
+	r := opts.Remote
+	ep := endpoint{remote: true, Configured: true}
+	if r.Context != "" {
+		configDir := opts.Getenv("DOCKER_CONFIG")
+		if configDir == "" && opts.HomeDir != "" {
+			configDir = filepath.Join(opts.HomeDir, ".docker")
+		}
+		if err := fromContext(&ep, configDir, r.Context); err != nil {
+			return ep, err
+		}
+		ep.Source = "engine " + r.Name + " (context " + r.Context + ")"
+		return ep, checkHost(ep)
+	}
+	ep.Host, ep.Source = r.Host, "engine "+r.Name
+	ep.CACert, ep.Cert, ep.Key = r.CACert, r.Cert, r.Key
+	if (ep.Cert == "") != (ep.Key == "") {
+		return ep, fmt.Errorf("engine %s gives a client certificate without its key, or a key without its certificate; give both, or neither", r.Name)
+	}
+	return ep, checkHost(ep)
 }
 
 // currentContext reads currentContext from config.json; a missing file
@@ -135,11 +176,6 @@ func fromContext(ep *endpoint, configDir, name string) error {
 	return nil
 }
 
-// newClient builds the API client for ep.
-func (ep endpoint) newClient() (*engineapi.Client, error) {
-	return engineapi.New(engineapi.Config{Host: ep.Host, APIVersion: ep.APIVersion, CACert: ep.CACert, Cert: ep.Cert, Key: ep.Key})
-}
-
 // socketPath is the file of a unix:// host, or "".
 func (ep endpoint) socketPath() string {
 	if rest, ok := strings.CutPrefix(ep.Host, "unix://"); ok {
@@ -150,4 +186,24 @@ func (ep endpoint) socketPath() string {
 
 // local reports whether the daemon runs on this machine's kernel as far as
 // the address tells; process checks confirm it (see hostpids.go).
-func (ep endpoint) local() bool { return ep.socketPath() != "" }
+func (ep endpoint) local() bool { return ep.socketPath() != "" && !ep.remote }
+
+// elsewhere reports whether the daemon's disk is not this machine's: a
+// named engine, or a tcp:// host that is not a loopback address. Nothing
+// of this machine is bound into its containers.
+func (ep endpoint) elsewhere() bool {
+	if ep.remote {
+		return true
+	}
+	u, err := url.Parse(ep.Host)
+	return err == nil && u.Scheme == "tcp" && !loopbackHost(u.Hostname())
+}
+
+// loopbackHost reports whether a host name is this machine's loopback.
+func loopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

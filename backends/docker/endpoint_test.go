@@ -75,6 +75,15 @@ func TestResolveEndpoint(t *testing.T) {
 		{name: "ssh_refused", opts: Options{}, env: map[string]string{"DOCKER_HOST": "ssh://me@box"}, wantErr: "uses ssh"},
 		{name: "not_a_url", opts: Options{}, env: map[string]string{"DOCKER_HOST": "/var/run/docker.sock"}, wantErr: "is not a URL"},
 		{name: "cert_path", opts: Options{}, env: map[string]string{"DOCKER_HOST": "tcp://h:2376", "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": "/certs"}, wantHost: "tcp://h:2376", wantTLS: true},
+		{name: "plain_tcp_elsewhere_refused", opts: Options{}, env: map[string]string{"DOCKER_HOST": "tcp://10.0.0.7:2375"}, wantErr: "without TLS"},
+		{name: "plain_tcp_loopback", opts: Options{}, env: map[string]string{"DOCKER_HOST": "tcp://127.0.0.1:2375"}, wantHost: "tcp://127.0.0.1:2375"},
+		{name: "engine_host", opts: Options{Remote: &Remote{Name: "big", Host: "tcp://10.0.0.9:2376", CACert: "/c/ca.pem", Cert: "/c/cert.pem", Key: "/c/key.pem"}}, env: map[string]string{"DOCKER_HOST": "unix:///ignored.sock"}, wantHost: "tcp://10.0.0.9:2376", wantTLS: true},
+		{name: "engine_context", opts: Options{HomeDir: home, Remote: &Remote{Name: "big", Context: "remote"}}, wantHost: "tcp://10.0.0.5:2376", wantTLS: true},
+		{name: "engine_context_skip_tls_refused", opts: Options{HomeDir: home, Remote: &Remote{Name: "big", Context: "insecure"}}, wantErr: "skips TLS verification"},
+		{name: "engine_plain_tcp_refused", opts: Options{Remote: &Remote{Name: "big", Host: "tcp://127.0.0.1:2375"}}, wantErr: "without TLS"},
+		{name: "engine_ssh_refused", opts: Options{Remote: &Remote{Name: "big", Host: "ssh://me@box"}}, wantErr: "uses ssh, which SenClaw does not support yet"},
+		{name: "engine_cert_without_key", opts: Options{Remote: &Remote{Name: "big", Host: "tcp://h:2376", CACert: "/c/ca.pem", Cert: "/c/cert.pem"}}, wantErr: "without its key"},
+		{name: "engine_forwarded_socket", opts: Options{Remote: &Remote{Name: "big", Host: "unix:///tmp/remote.sock"}}, wantHost: "unix:///tmp/remote.sock"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

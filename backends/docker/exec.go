@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/versions"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
@@ -49,7 +52,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 		b.end(st)
 		// Stopped behind our back (docker stop, a daemon restart): forget
 		// the container and look again, once.
-		if attempt == 0 && (engineapi.IsConflict(err) || engineapi.IsNotFound(err)) {
+		if attempt == 0 && (cerrdefs.IsConflict(err) || cerrdefs.IsNotFound(err)) {
 			st.mu.Lock()
 			st.ready = nil
 			st.mu.Unlock()
@@ -61,19 +64,40 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 
 // exec starts spec's command in ref and streams its output. done runs once
 // when the run has ended.
-func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, spec *backends.Spec, s shape, done func()) (*process, error) {
+func (b *Backend) exec(ctx context.Context, cli *apiClient, ref *ctrRef, spec *backends.Spec, s shape, done func()) (_ *process, err error) {
 	pm := newPathMap(s)
 	argv := pm.argv(spec.Argv)
-	if spec.Net != nil {
-		argv = netfwd.Argv(spec.Net, argv)
-	}
 	runID := safeRunID(spec.RunID)
-	if !ref.HostPids {
-		// The daemon's pids are not ours to signal: keep the run's
-		// in-container pid where a kill exec can find it.
-		argv = append([]string{"/bin/sh", "-c", `echo $$ >` + pidFile(runID) + `; exec "$@"`, "sh"}, argv...)
+	if ref.Remote {
+		// The forwarder copied in wraps every run elsewhere: it keeps
+		// the run's pid where a kill exec finds it, and ends the run's
+		// whole tree with the run (remote.go).
+		argv = netfwd.ArgvWith(spec.Net, netfwd.Handles{Reap: pidFile(runID)}, argv)
+		release, rerr := b.remoteBefore(ctx, cli, ref, spec, s)
+		if rerr != nil {
+			return nil, rerr
+		}
+		ended := done
+		done = func() {
+			release()
+			ended()
+		}
+		defer func() {
+			if err != nil {
+				release()
+			}
+		}()
+	} else {
+		if spec.Net != nil {
+			argv = netfwd.Argv(spec.Net, argv)
+		}
+		if !ref.HostPids {
+			// The daemon's pids are not ours to signal: keep the run's
+			// in-container pid where a kill exec can find it.
+			argv = append([]string{"/bin/sh", "-c", `echo $$ >` + pidFile(runID) + `; exec "$@"`, "sh"}, argv...)
+		}
 	}
-	opts := engineapi.ExecConfig{
+	opts := client.ExecCreateOptions{
 		User:         s.User,
 		WorkingDir:   workDir,
 		Env:          pm.env(spec.Env),
@@ -82,6 +106,8 @@ func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, 
 		AttachStdout: true,
 		AttachStderr: true,
 	}
+	// size is the terminal's [height, width], for the start.
+	var size *[2]uint
 	var tty *os.File
 	if spec.Terminal != nil {
 		// As docker exec -it: the daemon makes the command's terminal
@@ -91,9 +117,12 @@ func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, 
 			return nil, err
 		}
 		tty = t
-		opts.Tty, opts.AttachStdin = true, true
-		opts.ConsoleSize = &[2]uint{rows, cols}
-		if engineapi.VersionLess(cli.ClientVersion(), "1.42") && cols > 0 && rows > 0 {
+		opts.TTY, opts.AttachStdin = true, true
+		size = &[2]uint{rows, cols}
+		if !versions.LessThan(cli.ClientVersion(), "1.42") {
+			// (A daemon before API 1.42 does not know the field.)
+			opts.ConsoleSize = client.ConsoleSize{Height: rows, Width: cols}
+		} else if cols > 0 && rows > 0 {
 			// Such a daemon sets the size only after the start (a resize,
 			// below), which a quick command beats: it is set inside first.
 			opts.Cmd = append([]string{"/bin/sh", "-c", fmt.Sprintf(`stty rows %d cols %d 2>/dev/null; exec "$@"`, rows, cols), "sh"}, opts.Cmd...)
@@ -107,11 +136,12 @@ func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, 
 	}
 	cctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	execID, err := cli.ExecCreate(cctx, ref.ID, opts)
+	created, err := cli.ExecCreate(cctx, ref.ID, opts)
 	if err != nil {
 		return fail(err)
 	}
-	hj, err := cli.ExecStart(cctx, execID, engineapi.ExecStartOptions{Tty: opts.Tty, ConsoleSize: opts.ConsoleSize})
+	execID := created.ID
+	hj, err := cli.execStart(cctx, execID, opts.TTY, size)
 	if err != nil {
 		return fail(err)
 	}
@@ -125,7 +155,7 @@ func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, 
 		// it is set at once after, as docker exec -it does.
 		go func() {
 			for i := 0; i < 10; i++ {
-				if p.Resize(uint16(opts.ConsoleSize[1]), uint16(opts.ConsoleSize[0])) == nil {
+				if p.Resize(uint16(size[1]), uint16(size[0])) == nil {
 					return
 				}
 				time.Sleep(10 * time.Millisecond)
@@ -149,7 +179,7 @@ func (b *Backend) exec(ctx context.Context, cli *engineapi.Client, ref *ctrRef, 
 	stdout, stderr := orDiscard(spec.Stdout), orDiscard(spec.Stderr)
 	go func() {
 		defer close(p.copied)
-		_, p.copyErr = engineapi.Demux(stdout, stderr, hj.Reader)
+		_, p.copyErr = demux(stdout, stderr, hj.Reader)
 	}()
 	return p, nil
 }
@@ -167,16 +197,23 @@ func enforcementOf(spec *backends.Spec, s shape) backends.Enforcement {
 	if s.CPUs != "" {
 		e.Limits = append(e.Limits, "cpu: container cgroup, "+strings.TrimRight(strings.TrimRight(s.CPUs, "0"), ".")+" CPUs")
 	}
-	if s.DiskMB > 0 {
+	switch {
+	case s.DiskMB > 0 && s.Remote:
+		// The engine's line says what holds the workspace volume.
+		e.Limits = append(e.Limits, fmt.Sprintf("files: fsize rlimit %d MB", s.DiskMB))
+	case s.DiskMB > 0:
 		e.Limits = append(e.Limits, fmt.Sprintf("disk: fsize rlimit %d MB + engine watchdog", s.DiskMB))
 	}
 	e.Limits = append(e.Limits, "seccomp: docker default + senclaw denials", "root fs read-only, no capabilities, no-new-privileges, user "+s.User)
-	if spec.OneShot {
+	switch {
+	case spec.OneShot:
 		e.Limits = append(e.Limits, "processes: the container is removed when the run ends")
-	} else {
+	case s.Remote:
+		e.Limits = append(e.Limits, "processes: the run's, and what left its session (setsid, a double fork), are killed when it ends, by the forwarder in front of it in the container (their subreaper); the sandbox's other runs go on")
+	default:
 		e.Limits = append(e.Limits, "processes: the run's, and what left its session (setsid, a double fork), are killed when it ends; the sandbox's other runs go on")
 	}
-	if s.NetDir == "" {
+	if spec.Net == nil {
 		e.Limits = append(e.Limits, "network: none")
 	} else {
 		e.Limits = append(e.Limits, "network: none (no interface but loopback); egress only through the engine's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080 inside), which applies the port, domain and address rules; UDP and other non-TCP traffic is not forwarded (so it is blocked)")

@@ -66,12 +66,26 @@ type shape struct {
 	// its real path when the container is made. It does not shape the
 	// container, so it is not hashed.
 	WorkspaceExact bool `json:"-"`
+	// Remote is set for a daemon elsewhere (remote.go): the workspace is
+	// the volume Volume (a tmpfs for a one-shot, Volume empty), each
+	// mount a volume holding its copy, /run a volume the forwarder
+	// (Helper, its digest) is copied into; nothing of this machine is
+	// bound. Unset for this machine's daemon, which hashes as before.
+	Remote bool   `json:"remote,omitempty"`
+	Volume string `json:"volume,omitempty"`
+	Helper string `json:"helper,omitempty"`
+	// sandboxID names the volumes; it is part of Volume already.
+	sandboxID string
 }
 
 type mountShape struct {
 	Source   string `json:"source"`
 	Target   string `json:"target"`
 	ReadOnly bool   `json:"readOnly"`
+	// Volume holds the mount's copy on a daemon elsewhere.
+	Volume string `json:"volume,omitempty"`
+	// copy is the mount's Copy: what a daemon elsewhere needs.
+	copy bool
 }
 
 // hash is the label value senclaw.config-hash: 16 hex digits of the
@@ -82,10 +96,12 @@ func (s shape) hash() string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// poolKey is the hash of s without its workspace: one-shot containers of
-// the same settings are interchangeable.
+// poolKey is the hash of s without its workspace and user: one-shot
+// containers of the same settings are interchangeable, and each run's
+// command runs as its own sandbox's user (the exec's), whoever the
+// container's own waiting process is.
 func (s shape) poolKey() string {
-	s.Workspace = ""
+	s.Workspace, s.User = "", ""
 	return s.hash()
 }
 
@@ -95,6 +111,7 @@ func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, e
 	// The network mode is always none: a container's only way out is the
 	// engine's proxy, through the plumbing bound in below.
 	s := shape{Hardening: hardeningVersion, Seccomp: seccompDigest, Network: "none", Mounts: []mountShape{}}
+	s.sandboxID = spec.SandboxID
 	s.Image = spec.Image
 	if s.Image == "" {
 		s.Image = opts.DefaultImage
@@ -115,7 +132,7 @@ func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, e
 		if !filepath.IsAbs(m.Source) {
 			return s, fmt.Errorf("mount source %q is not an absolute path", m.Source)
 		}
-		s.Mounts = append(s.Mounts, mountShape{Source: filepath.Clean(m.Source), Target: target, ReadOnly: m.ReadOnly})
+		s.Mounts = append(s.Mounts, mountShape{Source: filepath.Clean(m.Source), Target: target, ReadOnly: m.ReadOnly, copy: m.Copy})
 	}
 	slices.SortFunc(s.Mounts, func(a, b mountShape) int { return strings.Compare(a.Target, b.Target) })
 	for i := 1; i < len(s.Mounts); i++ {
@@ -128,7 +145,9 @@ func shapeOf(spec *backends.Spec, opts *Options, seccompDigest string) (shape, e
 			return s, fmt.Errorf("listen port %d is outside 1024-65535", p)
 		}
 	}
-	if n := spec.Net; n != nil {
+	// A sandbox elsewhere has no plumbing directory: its network goes
+	// over the relay to Serve (relay.go).
+	if n := spec.Net; n != nil && (n.Dir != "" || n.Serve == nil) {
 		if !filepath.IsAbs(n.Dir) || !filepath.IsAbs(n.Forwarder) {
 			return s, fmt.Errorf("the network plumbing paths %q and %q must be absolute", n.Dir, n.Forwarder)
 		}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	"github.com/senclaw/sandbox/backends/reexec"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -41,7 +45,7 @@ var (
 func requireDocker(t testing.TB) {
 	t.Helper()
 	daemonOnce.Do(func() {
-		cli, err := engineapi.New(engineapi.Config{Host: engineapi.DefaultHost})
+		cli, err := newAPIClient(endpoint{Host: defaultHost})
 		if err != nil {
 			daemonErr = err
 			return
@@ -50,7 +54,7 @@ func requireDocker(t testing.TB) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-		_, daemonErr = cli.Ping(pctx)
+		_, daemonErr = cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
 		pcancel()
 		if daemonErr == nil {
 			daemonErr = ensureTestImage(ctx, cli)
@@ -65,7 +69,7 @@ func requireDocker(t testing.TB) {
 }
 
 // ensureTestImage imports a busybox rootfs as testImage when missing.
-func ensureTestImage(ctx context.Context, cli *engineapi.Client) error {
+func ensureTestImage(ctx context.Context, cli *apiClient) error {
 	if _, err := cli.ImageInspect(ctx, testImage); err == nil {
 		return nil
 	}
@@ -74,7 +78,7 @@ func ensureTestImage(ctx context.Context, cli *engineapi.Client) error {
 
 // importBusybox imports a busybox rootfs, with what extra writes into it,
 // as the image tag.
-func importBusybox(ctx context.Context, cli *engineapi.Client, tag string, extra func(*tar.Writer)) error {
+func importBusybox(ctx context.Context, cli *apiClient, tag string, extra func(*tar.Writer)) error {
 	list, err := exec.Command("/bin/busybox", "--list").Output()
 	if err != nil {
 		return err
@@ -109,7 +113,45 @@ func importBusybox(ctx context.Context, cli *engineapi.Client, tag string, extra
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	return cli.ImageImport(ctx, &buf, tag, "ENV PATH=/bin")
+	return importImage(ctx, cli, &buf, tag)
+}
+
+// importImage makes the image tag from a root filesystem tarball, with
+// PATH=/bin, and waits until the daemon is done.
+func importImage(ctx context.Context, cli *apiClient, tarball io.Reader, tag string) error {
+	rc, err := cli.ImageImport(ctx, client.ImageImportSource{Source: tarball, SourceName: "-"}, tag, client.ImageImportOptions{Changes: []string{"ENV PATH=/bin"}})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	// The answer is a stream of JSON progress messages; a failure is one
+	// with an error.
+	dec := json.NewDecoder(rc)
+	for {
+		var m struct {
+			Error string `json:"error"`
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if m.Error != "" {
+			return fmt.Errorf("importing image %s: %s", tag, m.Error)
+		}
+	}
+}
+
+// removeImage removes the image tag, forcibly.
+func removeImage(cli *apiClient, tag string) {
+	_, _ = cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
+}
+
+// inspectName is the name of container id, or why it cannot be had.
+func inspectName(t testing.TB, id string) (string, error) {
+	t.Helper()
+	res, err := testClient(t).ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+	return strings.TrimPrefix(res.Container.Name, "/"), err
 }
 
 // newTestBackend is a backend on the default socket with the test image,
@@ -227,9 +269,9 @@ func sysprobePath(t testing.TB) string {
 
 // testClient is a client of the default daemon, for checks from outside
 // the backend.
-func testClient(t testing.TB) *engineapi.Client {
+func testClient(t testing.TB) *apiClient {
 	t.Helper()
-	cli, err := engineapi.New(engineapi.Config{Host: engineapi.DefaultHost})
+	cli, err := newAPIClient(endpoint{Host: defaultHost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +310,7 @@ func inspectRaw(t testing.TB, name string) rawInspect {
 	t.Helper()
 	hc := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, "unix", strings.TrimPrefix(engineapi.DefaultHost, "unix://"))
+		return d.DialContext(ctx, "unix", strings.TrimPrefix(defaultHost, "unix://"))
 	}}}
 	defer hc.CloseIdleConnections()
 	resp, err := hc.Get("http://docker/containers/" + name + "/json")
@@ -284,6 +326,7 @@ func inspectRaw(t testing.TB, name string) rawInspect {
 }
 
 func TestMain(m *testing.M) {
+	reexec.Init()
 	code := m.Run()
 	if sysprobe.path != "" && sysprobe.err == nil {
 		_ = os.RemoveAll(filepath.Dir(sysprobe.path))

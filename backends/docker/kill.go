@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	"github.com/moby/moby/client"
 )
 
 // Kill kills the run's whole tree, and what it started that left it,
@@ -185,11 +185,12 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 	ctx, cancel := callCtx(context.Background(), callTimeout)
 	defer cancel()
 	cmd := append([]string{"/bin/sh", "-c", script, "sh"}, args...)
-	execID, err := p.cli.ExecCreate(ctx, p.ref.ID, engineapi.ExecConfig{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	created, err := p.cli.ExecCreate(ctx, p.ref.ID, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
-	hj, err := p.cli.ExecStart(ctx, execID, engineapi.ExecStartOptions{})
+	execID := created.ID
+	hj, err := p.cli.execStart(ctx, execID, false, nil)
 	if err != nil {
 		return "", 0, p.b.daemonErr("starting kill inside the container", err)
 	}
@@ -202,7 +203,7 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 	// The scripts print a pid, read from a file the sandboxed code can
 	// write: only the first bytes are kept, and the rest is drained.
 	var out bytes.Buffer
-	_, _ = engineapi.Demux(&out, io.Discard, io.LimitReader(hj.Reader, maxQuietOutput))
+	_, _ = demux(&out, io.Discard, io.LimitReader(hj.Reader, maxQuietOutput))
 	_, _ = io.Copy(io.Discard, hj.Reader)
 	ins, err := p.waitExit(ctx, execID)
 	if err != nil {
@@ -214,7 +215,7 @@ func (p *process) execQuiet(script string, args ...string) (string, int, error) 
 // restart is the last resort: restarting the container kills every process
 // in it, this run's and any other's. It says so in the run's enforcement.
 func (p *process) restart(ctx context.Context, cause error) error {
-	err := p.cli.ContainerRestart(ctx, p.ref.ID, 0)
+	_, err := p.cli.ContainerRestart(ctx, p.ref.ID, restartNow)
 	if err != nil {
 		return fmt.Errorf("killing the run failed (%v), and so did restarting its container: %w", cause, p.b.daemonErr("restarting the container", err))
 	}
@@ -227,6 +228,9 @@ func (p *process) restart(ctx context.Context, cause error) error {
 	p.enforcementMu.Unlock()
 	return fmt.Errorf("the run could not be killed on its own (%v): its container was restarted, which also ended the sandbox's other processes", cause)
 }
+
+// restartNow restarts a container with SIGKILL at once.
+var restartNow = client.ContainerRestartOptions{Timeout: new(int)}
 
 // sweepLock is the lock of the sweeps inside container id.
 func (b *Backend) sweepLock(id string) *sync.Mutex {

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // clock is a settable test clock.
@@ -81,17 +84,17 @@ func TestDrift_needsRecreate_thenRecreateKeepsFiles(t *testing.T) {
 
 func containerID(t *testing.T, sandboxID string) string {
 	t.Helper()
-	ins, err := testClient(t).ContainerInspect(context.Background(), containerName(sandboxID))
+	res, err := testClient(t).ContainerInspect(context.Background(), containerName(sandboxID), client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ins.ID
+	return res.Container.ID
 }
 
 func exists(t *testing.T, sandboxID string) bool {
 	t.Helper()
-	_, err := testClient(t).ContainerInspect(context.Background(), containerName(sandboxID))
-	if err != nil && !engineapi.IsNotFound(err) {
+	_, err := inspectName(t, containerName(sandboxID))
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	return err == nil
@@ -155,7 +158,7 @@ func TestPrune_injectedClock(t *testing.T) {
 	loopCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { b.RunPruner(loopCtx); close(done) }()
-	waitFor(t, func() bool { st, _ := b.SandboxStatus(ctx, spec); return st == backends.StatusNone })
+	testutil.WaitFor(t, 10*time.Second, "the sandbox to have no container", func() bool { st, _ := b.SandboxStatus(ctx, spec); return st == backends.StatusNone })
 	cancel()
 	<-done
 	if r := run(t, b, spec, "echo", "back"); r.stdout != "back\n" {

@@ -10,8 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // A container runs its image's programs, not the host's: with a runtime
@@ -47,7 +50,7 @@ type imageScans struct {
 // masksFor returns the container paths to mask for spec in a container
 // of shape s: the image's files of the switched-off runtimes, and the
 // host's masked files that a mount (or the workspace) shows under /work.
-func (b *Backend) masksFor(spec *backends.Spec, s shape, cli *engineapi.Client) ([]string, error) {
+func (b *Backend) masksFor(spec *backends.Spec, s shape, cli *apiClient) ([]string, error) {
 	if len(spec.MaskedRuntimes) == 0 && len(spec.Masked) == 0 {
 		return nil, nil
 	}
@@ -74,31 +77,38 @@ func (b *Backend) masksFor(spec *backends.Spec, s shape, cli *engineapi.Client) 
 }
 
 // maskMounts binds /dev/null read-only over each masked path.
-func maskMounts(masked []string) []engineapi.Mount {
-	ms := make([]engineapi.Mount, 0, len(masked))
+func maskMounts(masked []string) []mount.Mount {
+	ms := make([]mount.Mount, 0, len(masked))
 	for _, p := range masked {
-		ms = append(ms, engineapi.Mount{Type: engineapi.MountBind, Source: "/dev/null", Target: p, ReadOnly: true})
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: "/dev/null", Target: p, ReadOnly: true})
 	}
 	return ms
 }
 
 // imageRuntimeFiles lists the runtime files of s's image as s's user
 // sees them, scanning the image the first time.
-func (b *Backend) imageRuntimeFiles(cli *engineapi.Client, s shape) (map[string]string, error) {
+func (b *Backend) imageRuntimeFiles(cli *apiClient, s shape) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), scanTimeout)
 	defer cancel()
 	ins, err := cli.ImageInspect(ctx, s.Image)
 	if err != nil {
 		return nil, b.daemonErr("looking up image "+s.Image, err)
 	}
-	key := ins.ID + "\x00" + s.User
+	// Every sandbox of a root engine has a uid of its own, none of which
+	// the image knows: one of them (the engine's idle one) sees what
+	// each sees, and one scan serves them all.
+	user := s.User
+	if u := b.idleUser.Load(); u != nil && u.UID != 0 {
+		user = fmt.Sprintf("%d:%d", u.UID, u.GID)
+	}
+	key := ins.ID + "\x00" + user
 	b.scans.mu.Lock()
 	files, ok := b.scans.files[key]
 	b.scans.mu.Unlock()
 	if ok {
 		return files, nil
 	}
-	out, err := b.scanImage(ctx, cli, ins.ID, s.User)
+	out, err := b.scanImage(ctx, cli, ins.ID, user)
 	if err != nil {
 		return nil, err
 	}
@@ -132,13 +142,13 @@ func parseScan(out string) map[string]string {
 
 // scanImage runs scanScript in a container of image (by id) as user: no
 // network, no mounts, no capabilities, a read-only root, removed after.
-func (b *Backend) scanImage(ctx context.Context, cli *engineapi.Client, imageID, user string) (string, error) {
+func (b *Backend) scanImage(ctx context.Context, cli *apiClient, imageID, user string) (string, error) {
 	prof, err := profile()
 	if err != nil {
 		return "", err
 	}
 	pids, memory := int64(64), int64(256<<20)
-	cfg := &engineapi.ContainerConfig{
+	cfg := &container.Config{
 		Image:        imageID,
 		User:         user,
 		Entrypoint:   []string{"/bin/sh", "-c", scanScript},
@@ -146,21 +156,20 @@ func (b *Backend) scanImage(ctx context.Context, cli *engineapi.Client, imageID,
 		AttachStderr: true,
 		Labels:       map[string]string{labelOwner: b.opts.Owner, labelKind: kindScan, labelCreated: b.now().UTC().Format(time.RFC3339)},
 	}
-	host := &engineapi.HostConfig{
+	host := &container.HostConfig{
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + prof.JSON},
-		PidsLimit:      &pids,
-		Memory:         memory,
-		MemorySwap:     memory,
+		Resources:      container.Resources{PidsLimit: &pids, Memory: memory, MemorySwap: memory},
 	}
-	id, err := cli.ContainerCreate(ctx, cfg, host, "")
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
 	if err != nil {
 		return "", b.daemonErr("creating a container to list the image's interpreters", err)
 	}
+	id := created.ID
 	defer func() { _ = b.removeContainer(context.WithoutCancel(ctx), cli, id) }()
-	att, err := cli.ContainerAttach(ctx, id, false, true, true)
+	att, err := cli.attach(ctx, id)
 	if err != nil {
 		return "", b.daemonErr("attaching to the scan container", err)
 	}
@@ -169,10 +178,10 @@ func (b *Backend) scanImage(ctx context.Context, cli *engineapi.Client, imageID,
 	copied := make(chan error, 1)
 	go func() {
 		// The listing of one image's names is small; bound it anyway.
-		_, err := engineapi.Demux(&limitedBuffer{&stdout, 4 << 20}, &limitedBuffer{&stderr, 64 << 10}, att.Reader)
+		_, err := demux(&limitedBuffer{&stdout, 4 << 20}, &limitedBuffer{&stderr, 64 << 10}, att.Reader)
 		copied <- err
 	}()
-	if err := cli.ContainerStart(ctx, id); err != nil {
+	if _, err := cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		return "", b.daemonErr("starting the scan container", err)
 	}
 	select {
@@ -181,9 +190,14 @@ func (b *Backend) scanImage(ctx context.Context, cli *engineapi.Client, imageID,
 		return "", fmt.Errorf("the scan took longer than %s", scanTimeout)
 	}
 	var code int64
-	wait, err := cli.ContainerWait(ctx, id, engineapi.WaitNotRunning)
-	if err == nil {
-		code, err = wait()
+	wait := cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case res := <-wait.Result:
+		if res.Error != nil && res.Error.Message != "" {
+			err = fmt.Errorf("waiting for the container: %s", cleanMessage(res.Error.Message))
+		}
+		code = res.StatusCode
+	case err = <-wait.Error:
 	}
 	if err != nil {
 		return "", b.daemonErr("waiting for the scan container", err)

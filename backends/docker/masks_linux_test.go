@@ -36,13 +36,13 @@ func pythonImage(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cli.ImageRemove(context.Background(), tag, true) })
+	t.Cleanup(func() { removeImage(cli, tag) })
 	return tag
 }
 
 // With a runtime switched off, the image's own interpreters are masked
 // in its containers: none starts, by name, path, link or copy, and its
-// library reads as nothing (issue #10, finding 11). The scan of the
+// library reads as nothing. The scan of the
 // image is done once.
 func TestMaskedRuntimesCannotStartInAContainer(t *testing.T) {
 	t.Parallel()
@@ -90,10 +90,10 @@ func TestMaskedRuntimesRefuseAnImageThatCannotBeScanned(t *testing.T) {
 	_ = tw.WriteHeader(&tar.Header{Name: "bin/tool", Mode: 0o755, Size: int64(len(bin))})
 	_, _ = tw.Write(bin)
 	_ = tw.Close()
-	if err := cli.ImageImport(context.Background(), &buf, tag, "ENV PATH=/bin"); err != nil {
+	if err := importImage(context.Background(), cli, &buf, tag); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cli.ImageRemove(context.Background(), tag, true) })
+	t.Cleanup(func() { removeImage(cli, tag) })
 	b := newTestBackend(t, nil)
 	spec := newSpec(t, b, "sh", "-c", "echo ran")
 	spec.Image = tag

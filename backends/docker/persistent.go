@@ -2,16 +2,18 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // prepare works out the container shape spec asks for (with the seccomp
 // profile's digest, part of the config hash) and a daemon client.
-func (b *Backend) prepare(spec *backends.Spec) (shape, *engineapi.Client, error) {
+func (b *Backend) prepare(spec *backends.Spec) (shape, *apiClient, error) {
 	prof, err := profile()
 	if err != nil {
 		return shape{}, nil, err
@@ -20,9 +22,16 @@ func (b *Backend) prepare(spec *backends.Spec) (shape, *engineapi.Client, error)
 	if err != nil {
 		return shape{}, nil, err
 	}
-	cli, err := b.client()
+	cli, err := b.clientFor(spec.SandboxID)
 	if err != nil {
 		return shape{}, nil, err
+	}
+	if b.Elsewhere() {
+		if err := b.remoteShape(&s, spec); err != nil {
+			return shape{}, nil, err
+		}
+	} else if spec.Net != nil && s.NetDir == "" {
+		return shape{}, nil, errors.New("the run's network has no plumbing directory, which this machine's docker daemon binds")
 	}
 	if s.Masked, err = b.masksFor(spec, s, cli); err != nil {
 		return shape{}, nil, err
@@ -40,25 +49,23 @@ func (b *Backend) SandboxStatus(ctx context.Context, spec *backends.Spec) (strin
 	if err != nil {
 		return "", err
 	}
-	ictx, cancel := callCtx(ctx, callTimeout)
-	defer cancel()
-	ins, err := cli.ContainerInspect(ictx, containerName(spec.SandboxID))
+	ins, err := inspectContainer(ctx, cli, containerName(spec.SandboxID))
 	switch {
-	case engineapi.IsNotFound(err):
+	case cerrdefs.IsNotFound(err):
 		return backends.StatusNone, nil
 	case err != nil:
 		return "", b.daemonErr("inspecting the sandbox's container", err)
-	case ins.Config.Labels[labelHash] != s.hash():
+	case ins.Labels[labelHash] != s.hash():
 		return backends.StatusNeedsRecreate, nil
-	case ins.State.Running:
+	case ins.Running:
 		return backends.StatusRunning, nil
 	}
 	return backends.StatusStopped, nil
 }
 
 // Recreate replaces the sandbox's container with one made from spec. The
-// workspace is on this machine, so its files stay. It refuses while a run
-// is going.
+// workspace is on this machine (or, elsewhere, a volume that stays), so
+// its files stay. It refuses while a run is going.
 func (b *Backend) Recreate(ctx context.Context, spec *backends.Spec) error {
 	s, cli, err := b.prepare(spec)
 	if err != nil {
@@ -87,8 +94,8 @@ func (b *Backend) Recreate(ctx context.Context, spec *backends.Spec) error {
 
 // forget locks the sandbox's state and drops its ready container, for a
 // stop or a removal; the caller calls unlock when done.
-func (b *Backend) forget(sandboxID string) (*engineapi.Client, func(), error) {
-	cli, err := b.client()
+func (b *Backend) forget(sandboxID string) (*apiClient, func(), error) {
+	cli, err := b.clientFor(sandboxID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,8 +115,8 @@ func (b *Backend) StopSandbox(ctx context.Context, sandboxID string) error {
 	defer unlock()
 	sctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	err = cli.ContainerStop(sctx, containerName(sandboxID), stopGrace)
-	if err != nil && !engineapi.IsNotFound(err) {
+	_, err = cli.ContainerStop(sctx, containerName(sandboxID), stopGently)
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return b.daemonErr("stopping the sandbox's container", err)
 	}
 	return nil

@@ -14,7 +14,6 @@ import (
 
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/diskquota"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // pool keeps started, idle containers per one-shot configuration so that a
@@ -93,7 +92,7 @@ func (pl *pool) enabled() bool {
 }
 
 // disable turns the pool off for good and empties it.
-func (pl *pool) disable(cli *engineapi.Client, why string) {
+func (pl *pool) disable(cli *apiClient, why string) {
 	pl.mu.Lock()
 	pl.off = true
 	idle := pl.idle
@@ -109,7 +108,7 @@ func (pl *pool) disable(cli *engineapi.Client, why string) {
 
 // startOneShot runs spec in a pooled container when one is ready, else in
 // a fresh one; either way the container is removed after the run.
-func (b *Backend) startOneShot(ctx context.Context, cli *engineapi.Client, spec *backends.Spec, s shape) (backends.Process, error) {
+func (b *Backend) startOneShot(ctx context.Context, cli *apiClient, spec *backends.Spec, s shape) (backends.Process, error) {
 	pl := b.pool
 	var ref *ctrRef
 	// bound is the pooled workspace bound over the run's, when it is a
@@ -182,7 +181,7 @@ func (pl *pool) take(s shape) *pooled {
 
 // refill starts making containers for s in the background until the pool
 // holds PoolSize of them.
-func (pl *pool) refill(cli *engineapi.Client, s shape) {
+func (pl *pool) refill(cli *apiClient, s shape) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	key := s.poolKey()
@@ -194,7 +193,7 @@ func (pl *pool) refill(cli *engineapi.Client, s shape) {
 }
 
 // fill makes one pooled container.
-func (pl *pool) fill(cli *engineapi.Client, s shape, key string) {
+func (pl *pool) fill(cli *apiClient, s shape, key string) {
 	defer pl.bg.Done()
 	c, err := pl.create(cli, s)
 	pl.mu.Lock()
@@ -212,7 +211,12 @@ func (pl *pool) fill(cli *engineapi.Client, s shape, key string) {
 	}
 }
 
-func (pl *pool) create(cli *engineapi.Client, s shape) (*pooled, error) {
+func (pl *pool) create(cli *apiClient, s shape) (*pooled, error) {
+	// The container's own process waits as no run's user: the engine's
+	// idle one (a root engine's uid of no sandbox), else the shape's.
+	if u := pl.b.idleUser.Load(); u != nil && u.UID != 0 {
+		s.User = fmt.Sprintf("%d:%d", u.UID, u.GID)
+	}
 	name := "senclaw-pool-" + randomHex(6)
 	dir := filepath.Join(pl.b.opts.PoolDir, name)
 	if err := makePoolDir(dir, s.User); err != nil {
@@ -236,7 +240,7 @@ func (pl *pool) create(cli *engineapi.Client, s shape) (*pooled, error) {
 }
 
 // discard removes a pooled container and its directory.
-func (pl *pool) discard(cli *engineapi.Client, c *pooled) {
+func (pl *pool) discard(cli *apiClient, c *pooled) {
 	_ = pl.b.removeContainer(context.Background(), cli, c.ref.ID)
 	releasePoolDir(c.dir)
 }
@@ -248,7 +252,7 @@ func releasePoolDir(dir string) {
 }
 
 // warm fills the pool for s and waits until it is full or ctx ends.
-func (pl *pool) warm(ctx context.Context, cli *engineapi.Client, s shape) error {
+func (pl *pool) warm(ctx context.Context, cli *apiClient, s shape) error {
 	if !pl.enabled() {
 		return errors.New("the one-shot pool is off: set PoolDir (on the workspaces' filesystem) and a pool size above 0 (the dockerPoolSize setting)")
 	}

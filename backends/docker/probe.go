@@ -2,14 +2,20 @@ package docker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/versions"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 // probeMemory is what the backend remembers between probes, to tell "never
@@ -47,26 +53,64 @@ func (b *Backend) Probe(ctx context.Context) backends.Capability {
 	}
 	c.Details["host"] = b.ep.Host
 	c.Details["from"] = b.ep.Source
-	if _, err := cli.Ping(ctx); err != nil {
-		return b.remember(c, false, b.unreachable(err).Error())
+	if b.opts.Remote == nil && b.ep.elsewhere() {
+		// Its sandboxes' workspaces are this machine's folders, which
+		// the daemon there cannot bind.
+		return b.remember(c, false, fmt.Sprintf("the docker daemon at %s (from %s) is on another machine, where this machine's folders cannot be bound into the local engine's sandboxes; add it to the settings as a named engine (engines: name, host, caCert, cert, key) and create sandboxes on it with --engine NAME", b.ep.Host, b.ep.Source))
 	}
-	v, err := cli.ServerVersion(ctx)
+	ping, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+	if err != nil {
+		if ping.APIVersion != "" && versions.LessThan(ping.APIVersion, MinAPIVersion) {
+			// The client refuses to speak below its own minimum.
+			return b.remember(c, false, b.tooOld("", ping.APIVersion))
+		}
+		err = b.unreachable(err)
+		if de := (*DaemonError)(nil); errors.As(err, &de) && de.Denied {
+			c.Details["daemon"] = "refuses this user"
+		}
+		return b.remember(c, false, err.Error())
+	}
+	v, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		return b.remember(c, false, b.unreachable(err).Error())
 	}
 	c.Version = v.Version
 	c.Details["daemon"] = "answering"
 	c.Details["api"] = cli.ClientVersion()
-	if api := cli.ClientVersion(); engineapi.VersionLess(api, MinAPIVersion) {
-		// An older daemon drops what it does not know without a word: the
-		// container would run without its own cgroup namespace (1.41),
-		// and, below 1.25, without its mounts and init.
-		return b.remember(c, false, fmt.Sprintf("Docker %s at %s speaks API %s, older than the %s senclaw needs to apply every part of a sandbox (an older daemon ignores what it does not know); upgrade Docker to 20.10 or later, or unset DOCKER_API_VERSION if it pins an older version", v.Version, b.ep.Host, api, MinAPIVersion))
+	if api := cli.ClientVersion(); versions.LessThan(api, MinAPIVersion) {
+		return b.remember(c, false, b.tooOld(v.Version, api))
 	}
 	c.Details["os"] = v.Os + "/" + v.Arch
+	b.mu.Lock()
+	b.daemonPlatform = v.Os + "/" + v.Arch
+	b.mu.Unlock()
+	if info, err := cli.Info(ctx, client.InfoOptions{}); err == nil {
+		// What the engine has to give: shown on the capability card.
+		c.Details["cpus"] = strconv.Itoa(info.Info.NCPU)
+		c.Details["memoryBytes"] = strconv.FormatInt(info.Info.MemTotal, 10)
+	}
+	c.Details["engine"] = b.EngineName()
+	if b.Elsewhere() {
+		c.Details["elsewhere"] = "true"
+	}
 	c.Details["seccomp"] = "docker default profile + senclaw denials"
 	c.Enforces = []string{"fs", "network", "ports", "memory", "pids", "cpu", "disk", "seccomp"}
+	if b.opts.Remote != nil {
+		return b.remember(c, true, fmt.Sprintf("Docker %s answers at %s (API %s), engine %s on another machine: workspaces are volumes there, egress goes through this machine's proxy", v.Version, b.ep.Host, cli.ClientVersion(), b.opts.Remote.Name))
+	}
 	return b.remember(c, true, fmt.Sprintf("Docker %s answers at %s (API %s)", v.Version, b.ep.Host, cli.ClientVersion()))
+}
+
+// tooOld refuses a daemon (of version, when known) that speaks API api,
+// older than MinAPIVersion. An older daemon drops what it does not know
+// without a word: the container would run without its own cgroup
+// namespace (1.41), and, below 1.25, without its mounts and init.
+func (b *Backend) tooOld(version, api string) string {
+	docker := "Docker"
+	if version != "" {
+		docker += " " + version
+	}
+	return fmt.Sprintf("%s at %s speaks API %s, older than the %s senclaw needs to apply every part of a sandbox (an older daemon ignores what it does not know); upgrade Docker to 20.10 or later, or unset DOCKER_API_VERSION if it pins an older version", docker, b.ep.Host, api, MinAPIVersion)
 }
 
 // remember sets the state from this probe and the ones before it, and logs
@@ -85,15 +129,17 @@ func (b *Backend) remember(c backends.Capability, ok bool, why string) backends.
 	}
 	if !ok {
 		c.Enforces = []string{}
-		if b.ep.Configured || b.installed() {
+		switch {
+		case c.Details["daemon"] != "": // Probe said more: it refuses this user
+		case b.ep.Configured || b.installed():
 			c.Details["daemon"] = notAnswering
-		} else {
+		default:
 			c.Details["daemon"] = "not found"
 		}
 	}
 	c.Reason = why
 	if c.State != b.probe.lastState || (!ok && why != b.probe.lastWhy) {
-		b.log.Info("The docker backend changed state.", "state", c.State, "reason", why)
+		b.log.Info("The docker backend changed state.", "engine", b.EngineName(), "state", c.State, "reason", why)
 	}
 	b.probe.lastState, b.probe.lastWhy = c.State, why
 	return c
@@ -119,14 +165,32 @@ func (b *Backend) installed() bool {
 // with errors.As: nothing ran.
 type DaemonError struct {
 	Host string
+	// Engine names a named engine of the settings ("" for the local one).
+	Engine string
 	// Installed is true when a client, context or socket exists, so the
 	// daemon is "not answering" rather than absent.
 	Installed bool
-	Err       error
+	// Denied is true when the daemon's socket is not this user's to open
+	// (permission denied): the daemon may run, for root and its group.
+	Denied bool
+	Err    error
 }
 
 // Error says what failed and how to get the daemon answering.
 func (e *DaemonError) Error() string {
+	if e.Denied {
+		// Starting the daemon would not help: this user may not reach it.
+		name := "$USER"
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
+		return fmt.Sprintf("the docker daemon at %s refuses %s (permission denied on its socket, which is root's and the docker group's); "+
+			"to use Docker, add the user to the docker group (sudo usermod -aG docker %s, then log in again; the group can do anything root can), "+
+			"or leave Docker out: bwrap and Landlock need no group", e.Host, name, name)
+	}
+	if e.Engine != "" {
+		return fmt.Sprintf("engine %s (the docker daemon at %s) is %s (%v); its sandboxes are unreachable until it answers again: check that machine and the network to it", e.Engine, e.Host, notAnswering, e.Err)
+	}
 	if e.Installed {
 		return fmt.Sprintf("the docker daemon at %s is %s (%v); start it (systemctl start docker, or open Docker Desktop) and try again", e.Host, notAnswering, e.Err)
 	}
@@ -137,19 +201,31 @@ func (e *DaemonError) Error() string {
 func (e *DaemonError) Unwrap() error { return e.Err }
 
 // unreachable turns a failed call into a DaemonError when the daemon did
-// not answer at all (refused, no socket, or silent past the deadline).
+// not answer at all (refused, no socket, or silent past the deadline). A
+// daemon that answered with a redirect or a certificate this side refuses
+// (or that refused ours) did answer: the client's "error during connect"
+// says so, as it is.
 func (b *Backend) unreachable(err error) error {
 	var de *DaemonError
-	if errors.As(err, &de) {
+	var cert *tls.CertificateVerificationError
+	var alert tls.AlertError
+	if errors.As(err, &de) || errors.As(err, &cert) || errors.As(err, &alert) || errors.Is(err, client.ErrRedirect) {
 		return err
 	}
-	var ce *engineapi.ConnectError
 	var op *net.OpError
 	dial := errors.As(err, &op) && op.Op == "dial"
-	if !errors.As(err, &ce) && !dial && !errors.Is(err, context.DeadlineExceeded) {
+	if !client.IsErrConnectionFailed(err) && !dial && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &DaemonError{Host: b.ep.Host, Installed: b.ep.Configured || b.installed(), Err: err}
+	// The client keeps no os.ErrPermission in what it returns, only
+	// its words. (Another machine's engine refusing is not this user's
+	// group to join.)
+	denied := b.opts.Remote == nil && (errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied"))
+	de = &DaemonError{Host: b.ep.Host, Installed: b.ep.Configured || b.installed(), Denied: denied, Err: err}
+	if b.opts.Remote != nil {
+		de.Engine = b.opts.Remote.Name
+	}
+	return de
 }
 
 // daemonErr wraps err from a daemon call with what was being done.

@@ -11,8 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 )
 
 var _ backends.Terminator = (*process)(nil)
@@ -20,7 +21,7 @@ var _ backends.Terminator = (*process)(nil)
 // process is one run: an exec in a container.
 type process struct {
 	b      *Backend
-	cli    *engineapi.Client
+	cli    *apiClient
 	ref    *ctrRef
 	execID string
 	runID  string
@@ -88,14 +89,14 @@ func (p *process) leader(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		ictx, cancel := callCtx(ctx, callTimeout)
-		e, err := p.cli.ExecInspect(ictx, p.execID)
+		e, err := p.cli.ExecInspect(ictx, p.execID, client.ExecInspectOptions{})
 		cancel()
 		if err != nil {
 			return 0, p.b.daemonErr("inspecting the run", err)
 		}
-		if e.Pid != 0 {
-			p.hostPid = e.Pid
-			return e.Pid, nil
+		if e.PID != 0 {
+			p.hostPid = e.PID
+			return e.PID, nil
 		}
 		if time.Now().After(deadline) {
 			return 0, errors.New("the daemon did not report the run's pid within 5s")
@@ -123,9 +124,12 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 			return
 		}
 		p.pidMu.Lock()
-		p.hostPid = e.Pid
+		p.hostPid = e.PID
 		p.pidMu.Unlock()
-		if cerr := p.killTree(e.Pid, true); cerr != nil {
+		if p.ref.Remote && !p.killed.Load() && e.ExitCode != 128+9 {
+			// The forwarder in front of the run (--reap) ended its whole
+			// tree before it ended itself: there is nothing to sweep.
+		} else if cerr := p.killTree(e.PID, true); cerr != nil {
 			p.b.log.Warn("Processes a docker run left behind could not be killed.", "run", p.runID, "err", cerr)
 		}
 		p.status = backends.ExitStatus{Code: e.ExitCode}
@@ -139,16 +143,21 @@ func (p *process) Wait() (backends.ExitStatus, error) {
 // waitExit polls an exec until it is no longer running: a process may
 // close its output and keep running, and the daemon may end the stream a
 // moment before it records the exit code. It gives up when ctx ends.
-func (p *process) waitExit(ctx context.Context, execID string) (engineapi.ExecInspect, error) {
+func (p *process) waitExit(ctx context.Context, execID string) (client.ExecInspectResult, error) {
+	return p.b.waitExec(ctx, p.cli, execID)
+}
+
+// waitExec is waitExit for any exec of the backend's.
+func (b *Backend) waitExec(ctx context.Context, cli *apiClient, execID string) (client.ExecInspectResult, error) {
 	for delay := time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
 		ictx, cancel := callCtx(ctx, callTimeout)
-		e, err := p.cli.ExecInspect(ictx, execID)
+		e, err := cli.ExecInspect(ictx, execID, client.ExecInspectOptions{})
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return e, execBlocked(ctx)
 			}
-			return e, p.b.daemonErr("reading an exec's exit code", err)
+			return e, b.daemonErr("reading an exec's exit code", err)
 		}
 		if !e.Running {
 			return e, nil
@@ -175,5 +184,6 @@ func (p *process) Resize(cols, rows uint16) error {
 	}
 	ctx, cancel := callCtx(context.Background(), callTimeout)
 	defer cancel()
-	return p.cli.ExecResize(ctx, p.execID, uint(rows), uint(cols))
+	_, err := p.cli.ExecResize(ctx, p.execID, client.ExecResizeOptions{Height: uint(rows), Width: uint(cols)})
+	return err
 }

@@ -3,7 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
+	cerrdefs "github.com/containerd/errdefs"
 	"time"
 )
 
@@ -80,9 +80,9 @@ func (b *Backend) Prune(ctx context.Context, now time.Time) error {
 			b.log.Info("Stopping an idle sandbox container.", "sandbox", id, "idle", idle.Round(time.Minute))
 			st.ready = nil
 			sctx, cancel := callCtx(ctx, callTimeout)
-			err := cli.ContainerStop(sctx, c.ID, stopGrace)
+			_, err := cli.ContainerStop(sctx, c.ID, stopGently)
 			cancel()
-			if err != nil && !engineapi.IsNotFound(err) {
+			if err != nil && !cerrdefs.IsNotFound(err) {
 				errs = append(errs, b.daemonErr("stopping an idle sandbox container", err))
 			}
 		}

@@ -3,23 +3,25 @@ package docker
 import (
 	"context"
 	"errors"
-	"github.com/senclaw/sandbox/backends/docker/engineapi"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 // listOurs lists every container of this engine (its owner label),
 // running or not.
-func (b *Backend) listOurs(ctx context.Context, cli *engineapi.Client) ([]engineapi.ContainerSummary, error) {
+func (b *Backend) listOurs(ctx context.Context, cli *apiClient) ([]container.Summary, error) {
 	lctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	list, err := cli.ContainerList(lctx, true, labelOwner+"="+b.opts.Owner)
+	list, err := cli.ContainerList(lctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelOwner+"="+b.opts.Owner)})
 	if err != nil {
 		return nil, b.daemonErr("listing senclaw containers", err)
 	}
-	return list, nil
+	return list.Items, nil
 }
 
 // Reconcile runs at engine start. Containers of sandboxes known() does not
@@ -36,7 +38,7 @@ func (b *Backend) Reconcile(ctx context.Context, known func(sandboxID string) bo
 		return err
 	}
 	var errs []error
-	var kept []engineapi.ContainerSummary
+	var kept []container.Summary
 	for _, c := range list {
 		id := c.Labels[labelSandbox]
 		kind := c.Labels[labelKind]
@@ -60,20 +62,28 @@ func (b *Backend) Reconcile(ctx context.Context, known func(sandboxID string) bo
 }
 
 // adopt takes over a known sandbox's container.
-func (b *Backend) adopt(ctx context.Context, cli *engineapi.Client, sandboxID string, c engineapi.ContainerSummary) error {
+func (b *Backend) adopt(ctx context.Context, cli *apiClient, sandboxID string, c container.Summary) error {
 	st := b.state(sandboxID)
+	// What was known of it may be stale (a daemon that restarted stopped
+	// it): the next run looks again.
+	if st.mu.TryLock() {
+		st.ready = nil
+		st.mu.Unlock()
+	}
 	b.mu.Lock()
 	if st.lastUsed.IsZero() {
 		// Its idle time counts from now: the previous engine's is unknown.
 		st.lastUsed = b.now()
 	}
+	// Runs this backend has going there are this engine's own (an engine
+	// elsewhere is reconciled again whenever it answers after a silence):
+	// they are not a previous engine's leftovers.
+	ours := st.running > 0
 	b.mu.Unlock()
-	if c.State != "running" {
+	if c.State != "running" || ours {
 		return nil
 	}
-	ictx, cancel := callCtx(ctx, callTimeout)
-	ins, err := cli.ContainerInspect(ictx, c.ID)
-	cancel()
+	ins, err := inspectContainer(ctx, cli, c.ID)
 	if err != nil {
 		return b.daemonErr("inspecting an adopted container", err)
 	}
@@ -83,7 +93,8 @@ func (b *Backend) adopt(ctx context.Context, cli *engineapi.Client, sandboxID st
 	b.log.Info("Restarting an adopted container: runs of the previous engine were still going.", "sandbox", sandboxID)
 	rctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	return b.daemonErr("restarting an adopted container", cli.ContainerRestart(rctx, c.ID, 0))
+	_, err = cli.ContainerRestart(rctx, c.ID, restartNow)
+	return b.daemonErr("restarting an adopted container", err)
 }
 
 // ours reports whether a container was made by this Backend (after New).
@@ -97,7 +108,7 @@ func (b *Backend) ours(labels map[string]string) bool {
 // cleanPoolDir removes pooled workspaces of earlier engines whose
 // container is gone (list: the containers that are left), their tmpfs
 // first.
-func (b *Backend) cleanPoolDir(list []engineapi.ContainerSummary) {
+func (b *Backend) cleanPoolDir(list []container.Summary) {
 	if b.opts.PoolDir == "" {
 		return
 	}
@@ -136,7 +147,7 @@ type Stray struct {
 }
 
 // Strays lists this engine's containers that no sandbox and no run of
-// this Backend owns (for senclaw doctor; issue #15).
+// this Backend owns (for senclaw doctor).
 func (b *Backend) Strays(ctx context.Context, known func(sandboxID string) bool) ([]Stray, error) {
 	cli, err := b.client()
 	if err != nil {

@@ -32,7 +32,7 @@ func TestKill_keepsOutputAndKillsTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
+			testutil.WaitFor(t, 10*time.Second, "\"started\" in the output", func() bool { return strings.Contains(out.String(), "started") })
 			if !tc.inside && len(p.Pids()) < 3 {
 				t.Errorf("Pids lists %v, want the shell and its two children", p.Pids())
 			}
@@ -72,7 +72,7 @@ func TestKill_restartIsTheLastResort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
+	testutil.WaitFor(t, 10*time.Second, "\"started\" in the output", func() bool { return strings.Contains(out.String(), "started") })
 	err = p.Kill()
 	if err == nil || !strings.Contains(err.Error(), "container was restarted") {
 		t.Fatalf("kill: %v", err)
@@ -110,15 +110,6 @@ func assertNoRunLeft(t *testing.T, b *Backend, sandboxID string) {
 	for _, p := range procs {
 		if strings.Contains(p.Command, "sleep 30") {
 			t.Errorf("a process of the run survived: %+v", p)
-		}
-	}
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting")
 		}
 	}
 }
@@ -193,8 +184,8 @@ func TestOneShot_warmPool(t *testing.T) {
 	if !strings.HasPrefix(containerNameOf(t, r.proc.ref.ID), "senclaw-pool-") {
 		t.Errorf("the run did not use a pooled container")
 	}
-	waitFor(t, func() bool {
-		_, err := testClient(t).ContainerInspect(context.Background(), r.proc.ref.ID)
+	testutil.WaitFor(t, 10*time.Second, "the pooled container to be removed", func() bool {
+		_, err := inspectName(t, r.proc.ref.ID)
 		return err != nil
 	})
 	if err := b.Warm(context.Background(), spec); err != nil {
@@ -204,11 +195,11 @@ func TestOneShot_warmPool(t *testing.T) {
 
 func containerNameOf(t *testing.T, id string) string {
 	t.Helper()
-	ins, err := testClient(t).ContainerInspect(context.Background(), id)
+	name, err := inspectName(t, id)
 	if err != nil {
 		return "(gone) " + err.Error()
 	}
-	return strings.TrimPrefix(ins.Name, "/")
+	return name
 }
 
 // TestInspector_statsTopKill covers the stats, process list and kill verbs.
@@ -223,7 +214,7 @@ func TestInspector_statsTopKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return strings.Contains(out.String(), "up") })
+	testutil.WaitFor(t, 10*time.Second, "\"up\" in the output", func() bool { return strings.Contains(out.String(), "up") })
 	ctx := context.Background()
 	st, err := b.ContainerStats(ctx, spec.SandboxID)
 	if err != nil || st.MemoryBytes == 0 || st.Pids < 3 || st.MemoryLimit != 256<<20 {
@@ -315,7 +306,7 @@ func TestRunsLeaveNoSurvivor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
+			testutil.WaitFor(t, 10*time.Second, "\"started\" in the output", func() bool { return strings.Contains(out.String(), "started") })
 			if tc.kill {
 				if err := p.Kill(); err != nil {
 					t.Fatal(err)

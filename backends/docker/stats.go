@@ -2,10 +2,14 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -52,14 +56,19 @@ type Proc struct {
 // ContainerStats reads one sample (stream=false: the daemon includes the
 // previous CPU reading, so the CPU share is over about a second).
 func (b *Backend) ContainerStats(ctx context.Context, sandboxID string) (Stats, error) {
-	cli, err := b.client()
+	cli, err := b.clientFor(sandboxID)
 	if err != nil {
 		return Stats{}, err
 	}
 	sctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	v, err := cli.ContainerStats(sctx, containerName(sandboxID))
+	res, err := cli.ContainerStats(sctx, containerName(sandboxID), client.ContainerStatsOptions{IncludePreviousSample: true})
 	if err != nil {
+		return Stats{}, b.daemonErr("reading the sandbox's stats", err)
+	}
+	defer res.Body.Close()
+	var v container.StatsResponse
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
 		return Stats{}, b.daemonErr("reading the sandbox's stats", err)
 	}
 	s := Stats{MemoryBytes: v.MemoryStats.Usage, MemoryLimit: v.MemoryStats.Limit, Pids: v.PidsStats.Current, SampledAt: v.Read, ContainerName: strings.TrimPrefix(v.Name, "/")}
@@ -85,13 +94,13 @@ func (b *Backend) ContainerStats(ctx context.Context, sandboxID string) (Stats, 
 
 // ContainerTop lists the sandbox's processes with the top API.
 func (b *Backend) ContainerTop(ctx context.Context, sandboxID string) ([]Proc, error) {
-	cli, err := b.client()
+	cli, err := b.clientFor(sandboxID)
 	if err != nil {
 		return nil, err
 	}
 	tctx, cancel := callCtx(ctx, callTimeout)
 	defer cancel()
-	top, err := cli.ContainerTop(tctx, containerName(sandboxID))
+	top, err := cli.ContainerTop(tctx, containerName(sandboxID), client.ContainerTopOptions{})
 	if err != nil {
 		return nil, b.daemonErr("listing the sandbox's processes", err)
 	}
@@ -123,25 +132,26 @@ func (b *Backend) ContainerTop(ctx context.Context, sandboxID string) ([]Proc, e
 // (pids not ours) killing all restarts the container, and single pids
 // cannot be killed.
 func (b *Backend) KillProcesses(ctx context.Context, sandboxID string, pids []int) error {
-	cli, err := b.client()
+	cli, err := b.clientFor(sandboxID)
 	if err != nil {
 		return err
 	}
-	ictx, cancel := callCtx(ctx, callTimeout)
-	defer cancel()
-	ins, err := cli.ContainerInspect(ictx, containerName(sandboxID))
+	ins, err := inspectContainer(ctx, cli, containerName(sandboxID))
 	if err != nil {
 		return b.daemonErr("inspecting the sandbox's container", err)
 	}
-	if !ins.State.Running {
+	if !ins.Running {
 		return nil
 	}
-	local := !b.opts.inContainerKill && sharesHostPids(ins.State.Pid, ins.ID)
+	local := !b.opts.inContainerKill && sharesHostPids(ins.Pid, ins.ID)
 	if len(pids) == 0 {
 		if !local {
-			return b.daemonErr("restarting the sandbox's container to kill its processes", cli.ContainerRestart(ictx, ins.ID, 0))
+			rctx, cancel := callCtx(ctx, callTimeout)
+			defer cancel()
+			_, err := cli.ContainerRestart(rctx, ins.ID, restartNow)
+			return b.daemonErr("restarting the sandbox's container to kill its processes", err)
 		}
-		pids = runPids(ins.State.Pid, ins.ID)
+		pids = runPids(ins.Pid, ins.ID)
 	} else if !local {
 		return fmt.Errorf("killing single processes needs the docker daemon on this machine; kill them all instead (the container restarts)")
 	}

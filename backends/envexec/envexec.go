@@ -1,25 +1,34 @@
-// Package envexec is the launcher a host-side tool puts in front of a
-// command that needs an environment of its own. The tool (strace) starts
-// with backends.HelperEnv, so that nothing of the run's environment
-// (LD_PRELOAD, LD_LIBRARY_PATH, ...) loads into it on the host; the
-// launcher, which is the engine's own executable started with Arg, reads
-// the command's environment from a descriptor, drops to the sandbox user
-// when asked, and execs the command. No value of the environment is ever
-// on a command line, which every user of the machine can read.
+// Package envexec launches a command with an environment that no command
+// line shows.
+//
+// A host-side tool puts it in front of a command that needs an environment
+// of its own. The tool (strace) starts with backends.HelperEnv, so that
+// nothing of the run's environment (LD_PRELOAD, LD_LIBRARY_PATH, ...) loads
+// into it on the host; the launcher, which is the engine's own executable
+// started with Arg, reads the command's environment from a descriptor, drops
+// to the sandbox user when asked, and execs the command. No value of the
+// environment is ever on a command line, which every user of the machine can
+// read.
 package envexec
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/reexec"
 )
 
 // Arg is the first argument that makes the engine's executable the
-// launcher; main checks for it before anything else.
+// launcher (its name in the reexec table).
 const Arg = "__senclaw-envexec"
+
+func init() {
+	reexec.Register(Arg, func(args []string) int { return Main(args, os.Stderr) })
+}
 
 // maxEnv bounds what the launcher reads from its descriptor.
 const maxEnv = 64 << 20

@@ -8,12 +8,11 @@ import (
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/reexec"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:], os.Stderr))
-	}
+	reexec.Init()
 	os.Exit(m.Run())
 }
 

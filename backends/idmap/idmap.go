@@ -1,9 +1,11 @@
-// Package idmap makes a host folder writable for the sandbox user of a
-// root engine without changing it on disk: an idmapped mount of the folder
-// (Linux 5.12 and later, on file systems that support them) in which its
-// owner's uid and gid, and only those, appear as the sandbox user's. What
-// the sandbox writes there belongs on disk to the folder's owner; files of
-// anyone else keep their permissions for "others".
+// Package idmap lets a root engine's sandbox user write a host folder
+// without changing it on disk.
+//
+// It binds an idmapped mount of the folder (Linux 5.12 and later, on file
+// systems that support them) in which its owner's uid and gid, and only
+// those, appear as the sandbox user's. What the sandbox writes there belongs
+// on disk to the folder's owner; files of anyone else keep their permissions
+// for "others".
 //
 // The mount never appears in this machine's own mount namespace, where
 // any process of the sandbox user could reach it: Clone makes it
@@ -17,11 +19,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/senclaw/sandbox/backends/reexec"
 )
 
 // Arg is the first argument that makes the engine's executable the
-// launcher; main checks for it before anything else.
+// launcher (its name in the reexec table).
 const Arg = "__senclaw-idmap-exec"
+
+func init() { reexec.Register(Arg, Main) }
 
 // Mapping is one idmapped mount's only mapping: the folder's owner (on
 // disk) seen as the sandbox user.

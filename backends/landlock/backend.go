@@ -1,16 +1,19 @@
-// Package landlock runs sandboxed commands under the Linux Landlock LSM,
-// where bubblewrap cannot start (inside containers, under Ubuntu's
-// restrictions on user namespaces): no namespace and no privilege needed.
+// Package landlock runs sandboxed commands under Landlock, where bubblewrap
+// cannot start.
+//
+// Landlock is a Linux LSM that needs no namespace and no privilege, so it
+// works inside containers and under Ubuntu's restrictions on user
+// namespaces.
 //
 // Landlock confines the process that asks for it, so the engine starts
-// itself again as a small helper (the hidden subcommand HelperCommand,
-// which main dispatches first of all) with a fixed, empty environment.
+// itself again as a small helper (HelperCommand in the reexec table)
+// with a fixed, empty environment.
 // The helper reads the run's whole setup from a pipe (never from its
 // argv or environment), marks every descriptor beyond 0-2 close-on-exec,
 // drops to the sandbox user when the engine is root (no supplementary
 // groups, no capabilities, no_new_privs), sets the rlimits, loads the
 // seccomp filter (seccompfilter's variant for a sandbox without a
-// network namespace), restricts itself with Landlock (filesystem, TCP and
+// network or IPC namespace), restricts itself with Landlock (filesystem, TCP and
 // scope rules in one ruleset, never best effort), for a run with network
 // hands the engine its connect, bind and listen calls (unixguard's inet
 // rules: Landlock's TCP rules name ports, not addresses) and execs the
@@ -25,16 +28,21 @@ package landlock
 
 import (
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/backends/reexec"
 )
 
 // Name is the backend name used in Capability.Backend.
 const Name = "landlock"
 
-// HelperCommand is the hidden subcommand that makes the senclaw binary
-// the Landlock helper. main dispatches it before anything else (RunHelper).
+// HelperCommand is the first argument that makes the engine's executable
+// the Landlock helper (its name in the reexec table, which runs RunHelper).
 const HelperCommand = "__landlock-helper"
+
+func init() { reexec.Register(HelperCommand, func([]string) int { return RunHelper() }) }
 
 // MinABI is the oldest Landlock ABI the backend runs with: ABI 3 is the
 // first that covers truncate(2), without which a read-only file could be
@@ -48,10 +56,15 @@ type Options struct {
 	Helper string
 	// Logger receives probe state changes; nil discards them.
 	Logger *slog.Logger
-	// SandboxUser is who the probe's trial run runs as: nil means uid/gid
-	// 65534 when the engine is root, the engine's own user otherwise. The
-	// engine passes the same user it puts in Spec.User.
+	// SandboxUser is who the probe's trial run runs as, until the engine
+	// gives its own (SetTrialUser: a root engine's uid that no sandbox
+	// has). nil means the engine's own user when it is not root, else
+	// uid/gid 65534 (for a backend used outside an engine).
 	SandboxUser *backends.Credential
+	// Cgroups is how the engine limits runs (limits.Host, shared by the
+	// backends that start host processes); nil looks for cgroups the
+	// engine may make itself, and asks no one.
+	Cgroups *limits.Host
 }
 
 // Backend starts processes under Landlock. Create it with New.
@@ -66,9 +79,23 @@ type Backend struct {
 
 	// host holds what Start learns of the machine once (Linux only).
 	host hostFacts
+	// trialUser is the engine's (SetTrialUser).
+	trialUser atomic.Pointer[backends.Credential]
 }
 
 var _ backends.Backend = (*Backend)(nil)
+var _ backends.TrialUserSetter = (*Backend)(nil)
+
+// SetTrialUser sets who the probe's trial run runs as.
+func (b *Backend) SetTrialUser(u *backends.Credential) { b.trialUser.Store(u) }
+
+// probeUser is who the probe's trial run runs as.
+func (b *Backend) probeUser() *backends.Credential {
+	if u := b.trialUser.Load(); u != nil {
+		return u
+	}
+	return backends.DefaultSandboxUser(b.opts.SandboxUser)
+}
 
 // New returns a Backend configured by opts.
 func New(opts Options) *Backend {
@@ -76,7 +103,7 @@ func New(opts Options) *Backend {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{opts: opts, log: log, host: newHostFacts()}
+	return &Backend{opts: opts, log: log, host: newHostFacts(opts.Cgroups)}
 }
 
 // Name returns "landlock".

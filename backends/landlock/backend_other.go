@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/limits"
 )
 
 // Probe reports that Landlock exists only on Linux.
@@ -26,7 +27,7 @@ func (b *Backend) Start(ctx context.Context, spec *backends.Spec) (backends.Proc
 // hostFacts has nothing to hold where Landlock does not run.
 type hostFacts struct{}
 
-func newHostFacts() hostFacts { return hostFacts{} }
+func newHostFacts(*limits.Host) hostFacts { return hostFacts{} }
 
 // RunHelper is the helper's entry point; there is no helper off Linux.
 func RunHelper() int { return 2 }

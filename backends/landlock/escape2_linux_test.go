@@ -173,10 +173,12 @@ func acceptAll(l net.Listener) {
 func TestProxyEnv(t *testing.T) {
 	t.Parallel()
 	env := []string{"HTTP_PROXY=http://127.0.0.1:3128", "all_proxy=socks5h://127.0.0.1:1080", "NO_PROXY=localhost,127.0.0.1,::1",
-		"SENCLAW_PROXY_PORT=3128", "NODE_OPTIONS=--require /w/.trace/node-hook.cjs --require /run/senclaw/node-proxy.cjs", "KEEP=http://127.0.0.1:3128x"}
-	got := proxyEnv(env, 40000, "/data/net/s/node-proxy.cjs")
+		"SENCLAW_PROXY_PORT=3128", "NODE_OPTIONS=--require /w/.trace/node-hook.cjs --require /run/senclaw/node-proxy.cjs", "KEEP=http://127.0.0.1:3128x",
+		"SSL_CERT_FILE=/run/senclaw/ca-bundle.pem"}
+	got := proxyEnv(env, 40000, "/data/net/s/node-proxy.cjs", "/data/net/s/ca-bundle.pem")
 	want := []string{"HTTP_PROXY=http://127.0.0.1:40000", "all_proxy=socks5h://127.0.0.1:40000",
-		"SENCLAW_PROXY_PORT=40000", "NODE_OPTIONS=--require /w/.trace/node-hook.cjs --require /data/net/s/node-proxy.cjs", "KEEP=http://127.0.0.1:3128x"}
+		"SENCLAW_PROXY_PORT=40000", "NODE_OPTIONS=--require /w/.trace/node-hook.cjs --require /data/net/s/node-proxy.cjs", "KEEP=http://127.0.0.1:3128x",
+		"SSL_CERT_FILE=/data/net/s/ca-bundle.pem"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("proxyEnv:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

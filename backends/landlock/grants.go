@@ -44,7 +44,7 @@ type Lister func(dir string) ([]Entry, error)
 // write it by hand.
 type Host struct {
 	// Roots are the system roots strict and allowlist sandboxes read
-	// (bwrap.SystemRoots resolved to their real directories, deduped).
+	// (backends.SystemRoots resolved to their real directories, deduped).
 	Roots []string
 	// ReadPaths are the allowlist entries, resolved.
 	ReadPaths []string

@@ -109,13 +109,6 @@ func confine(s *setup) error {
 		return errors.New("the engine is gone")
 	}
 	for _, r := range s.Rlimits {
-		if s.Supervise && r.Resource == unix.RLIMIT_AS {
-			// The helper stays as the run's parent: its own address space
-			// (a Go program's, more than most limits) must not be bounded,
-			// or it dies at its next allocation. supervise bounds the
-			// command's alone.
-			continue
-		}
 		var cur unix.Rlimit
 		if err := unix.Prlimit(0, r.Resource, nil, &cur); err != nil {
 			return fmt.Errorf("reading rlimit %d: %w", r.Resource, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/reexec"
 	"github.com/senclaw/sandbox/internal/escapetest"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
@@ -18,9 +19,7 @@ import (
 // TestMain makes the test binary the helper when it is started as one, as
 // main does for senclaw.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == HelperCommand {
-		os.Exit(RunHelper())
-	}
+	reexec.Init()
 	os.Exit(m.Run())
 }
 

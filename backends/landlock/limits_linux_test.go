@@ -12,22 +12,15 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/tracer"
 	"github.com/senclaw/sandbox/internal/escapetest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
-
-func requireCgroups(t *testing.T) {
-	t.Helper()
-	if !limits.Detect().Writable() {
-		t.Skip("cgroups are not writable for this user")
-	}
-}
 
 func TestLimits(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
-	requireCgroups(t)
+	testutil.RequireCgroups(t)
 	b := New(Options{})
 	for _, u := range sandboxUsers(t) {
 		t.Run(u.Name, func(t *testing.T) {
@@ -75,12 +68,11 @@ func TestLimits(t *testing.T) {
 }
 
 // TestSandboxLimitsHoldAcrossRuns: the limits of a sandbox bound the sum
-// of its concurrent runs (issue #10 finding 14), under Landlock as under
-// bwrap.
+// of its concurrent runs, under Landlock as under bwrap.
 func TestSandboxLimitsHoldAcrossRuns(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
-	requireCgroups(t)
+	testutil.RequireCgroups(t)
 	b := New(Options{})
 	u := sandboxUsers(t)[0]
 	escapetest.HoldAcrossRuns(t, func(ctx context.Context, argv []string, edit func(*backends.Spec)) (backends.Process, error) {
@@ -99,7 +91,7 @@ func TestKillTree(t *testing.T) {
 		t.Run(map[bool]string{false: "cgroups", true: "no_cgroups"}[noCgroups], func(t *testing.T) {
 			t.Parallel()
 			if !noCgroups {
-				requireCgroups(t)
+				testutil.RequireCgroups(t)
 			}
 			b := New(Options{})
 			b.noCgroups = noCgroups
@@ -217,10 +209,11 @@ func TestRlimitFallbackForkBomb(t *testing.T) {
 
 // TestLimitsWithoutCgroups: without a writable cgroup (a desktop whose
 // user has none delegated) the limits are rlimits, and the helper stays
-// as the run's parent: a memory limit bounds the command's address space,
-// not the helper's (a Go program holding more address space than the
-// limit, which would crash at its next allocation), so the command runs,
-// and one that outgrows the limit fails.
+// as the run's parent. The memory limit is RLIMIT_DATA, each process's
+// own: the helper (a Go program, which reserves far more address space
+// than it uses) carries it as well as the command, Node starts under it
+// (under RLIMIT_AS V8 could not reserve its code range), and a program
+// that outgrows it fails its allocation.
 func TestLimitsWithoutCgroups(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
@@ -233,14 +226,15 @@ func TestLimitsWithoutCgroups(t *testing.T) {
 			spec := newSpec(t, u, d.ws)
 			spec.Limits = backends.Limits{MemoryMB: 256, Pids: 64}
 			r := py(t, b, spec, `
-import os
-def space(pid):
+import os, subprocess
+def data(pid):
     for line in open("/proc/%s/limits" % pid):
-        if line.startswith("Max address space"):
+        if line.startswith("Max data size"):
             return line.split()[3]
 print("started")
-print("command", space("self"))
-print("helper", space(os.getppid()))
+print("command", data("self"))
+print("helper", data(os.getppid()))
+print(subprocess.run(["node", "-e", "console.log('node ran')"], capture_output=True, text=True).stdout.strip())
 try:
     x = bytearray(400 << 20)
     print("allocated past the limit")
@@ -249,10 +243,13 @@ except MemoryError:
 			if r.status.Code != 0 || !strings.Contains(r.stdout, "started") || !strings.Contains(r.stdout, "bounded") {
 				t.Fatalf("status %+v stdout %q stderr %.600s", r.status, r.stdout, r.stderr)
 			}
-			if want := strconv.Itoa(256 << 20); !strings.Contains(r.stdout, "command "+want) || strings.Contains(r.stdout, "helper "+want) {
-				t.Errorf("the address space limit is not the command's alone: %q", r.stdout)
+			if want := strconv.Itoa(256 << 20); !strings.Contains(r.stdout, "command "+want) || !strings.Contains(r.stdout, "helper "+want) {
+				t.Errorf("the data limit is not on the command and the helper: %q", r.stdout)
 			}
-			if !strings.Contains(strings.Join(r.proc.Enforcement().Limits, "\n"), "RLIMIT_AS") {
+			if !strings.Contains(r.stdout, "node ran") {
+				t.Errorf("node did not start under the limit: %q %.600s", r.stdout, r.stderr)
+			}
+			if !strings.Contains(strings.Join(r.proc.Enforcement().Limits, "\n"), "RLIMIT_DATA") {
 				t.Errorf("limits %q", r.proc.Enforcement().Limits)
 			}
 		})

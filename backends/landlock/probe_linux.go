@@ -41,13 +41,16 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 		c.Reason = fmt.Sprintf("the kernel offers Landlock ABI %d; the backend needs ABI %d or later (Linux 6.2), which covers truncate", abi, MinABI)
 		return c, false
 	}
-	user := backends.DefaultSandboxUser(b.opts.SandboxUser)
+	user := b.probeUser()
 	c.Details["user"] = fmt.Sprintf("%d:%d", user.UID, user.GID)
-	layout := limits.Detect()
+	layout := b.host.cgroups()
 	writable := layout.Writable()
 	c.Details["cgroup"] = layout.Name()
 	c.Details["cgroup_writable"] = yesNo(writable)
+	held, _ := b.host.limits.Held()
+	c.Details["limits"] = string(held)
 	c.Details["processes"] = "visible in /proc (no pid namespace); their limits, priority and scheduling out of reach (seccomp)"
+	c.Details["ipc"] = "this machine's (no IPC namespace): System V IPC and POSIX message queues refused (seccomp), /dev/shm out of reach (Landlock)"
 	if ok, why := unixguard.Available(); ok {
 		c.Details["addresses"] = "the engine answers connect, bind and listen: connects only to the run's door to the proxy, binds on loopback only"
 	} else {

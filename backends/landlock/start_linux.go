@@ -17,25 +17,31 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/bwrap"
 	"github.com/senclaw/sandbox/backends/limits"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/seccompfilter"
 	"github.com/senclaw/sandbox/backends/tracer"
 	"github.com/senclaw/sandbox/backends/unixguard"
-	"golang.org/x/sys/unix"
 )
 
 // hostFacts are facts about the machine that do not change while the
 // engine runs: where cgroups can be made, the seccomp filters.
 type hostFacts struct {
+	limits  *limits.Host
 	cgroups func() limits.Layout
 	// seccomp holds the assembled filter of each variant, built once.
 	seccomp sync.Map // seccompfilter.Options -> func() ([]byte, error)
 }
 
-func newHostFacts() hostFacts { return hostFacts{cgroups: sync.OnceValue(limits.Detect)} }
+func newHostFacts(cg *limits.Host) hostFacts {
+	if cg == nil {
+		cg = limits.NewHost(limits.HostOptions{})
+	}
+	return hostFacts{limits: cg, cgroups: cg.Layout}
+}
 
 func (h *hostFacts) filter(o seccompfilter.Options) ([]byte, error) {
 	f, _ := h.seccomp.LoadOrStore(o, sync.OnceValues(func() ([]byte, error) { return seccompfilter.ProgramFor(o) }))
@@ -138,12 +144,12 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 	}
 	r := &prepared{}
 	env := privateTmp(spec.Env, ws)
-	o := seccompfilter.Options{InetStreamOnly: true, NoSockets: spec.Net == nil, NoListen: true, OwnProcessOnly: true}
+	o := seccompfilter.Options{InetStreamOnly: true, NoSockets: spec.Net == nil, NoListen: true, OwnProcessOnly: true, NoHostIPC: true}
 	if n := spec.Net; n != nil {
 		if abi < 4 {
 			return nil, &RefusedError{Reason: fmt.Sprintf("this run needs network, and Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7); use bwrap or docker, or turn the network off", abi)}
 		}
-		relay, err := newProxyRelay(filepath.Join(n.Dir, netfwd.ProxySocket))
+		relay, err := newProxyRelay(filepath.Join(n.Dir, netfwd.ProxySocket), n.Refused, b.log)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +160,15 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 		}
 		if ok, _ := unixguard.Available(); ok {
 			rules := &unixguard.InetRules{Connect: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(relay.port))}, Bind: r.setup.BindTCP}
-			if r.guard, err = unixguard.NewHandoff(unixguard.Policy{User: user, Inet: rules}); err != nil {
+			pol := unixguard.Policy{User: user, Inet: rules}
+			if spec.Refused != nil {
+				pol.Observe = func(c unixguard.Connect) {
+					if c.Refused {
+						spec.Refused(c.Target)
+					}
+				}
+			}
+			if r.guard, err = unixguard.NewHandoff(pol); err != nil {
 				r.close()
 				return nil, fmt.Errorf("starting landlock: %w", err)
 			}
@@ -163,7 +177,11 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 		o.NoListen = len(n.Listen) == 0
 		preload := filepath.Join(n.Dir, netfwd.NodePreload)
 		host.Files = append(host.Files, preload)
-		env = proxyEnv(env, relay.port, preload)
+		bundle := filepath.Join(n.Dir, netfwd.CABundle)
+		if _, err := os.Lstat(bundle); err == nil {
+			host.Files = append(host.Files, bundle)
+		}
+		env = proxyEnv(env, relay.port, preload, bundle)
 	}
 	r.prog, err = b.host.filter(o)
 	if err != nil {
@@ -310,6 +328,14 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 		err = plan.Cgroups.Add(helperPid)
 	}
 	p := newProcess(cmd, helperPid, plan, r, b.log)
+	if r.relay != nil {
+		// Before the setup goes: nothing of the run can connect earlier.
+		uid := uint32(os.Geteuid())
+		if r.setup.User != nil {
+			uid = r.setup.User.UID
+		}
+		r.relay.setOwner(uid, p.Pids)
+	}
 	if err != nil {
 		_ = p.Kill()
 		_, _ = p.Wait()
@@ -438,7 +464,7 @@ func DetectHost(spec *backends.Spec) Host {
 		}
 		return out
 	}
-	h.Roots = resolve(bwrap.SystemRoots())
+	h.Roots = resolve(backends.SystemRoots())
 	if spec.FsMode == backends.FsAllowlist {
 		h.ReadPaths = resolve(spec.ReadPaths)
 	}
@@ -492,7 +518,7 @@ func privateTmp(env []string, ws string) []string {
 // "no proxy for localhost" goes: without a namespace and its forwarder,
 // this machine's ports are reached through the proxy too, which applies
 // the loopback rule.
-func proxyEnv(env []string, port int, preload string) []string {
+func proxyEnv(env []string, port int, preload, bundle string) []string {
 	hostPort := "127.0.0.1:" + strconv.Itoa(port)
 	inside := []string{"127.0.0.1:" + strconv.Itoa(netfwd.HTTPPort), "127.0.0.1:" + strconv.Itoa(netfwd.SOCKSPort)}
 	out := make([]string, 0, len(env))
@@ -505,6 +531,8 @@ func proxyEnv(env []string, port int, preload string) []string {
 			v = strconv.Itoa(port)
 		case k == "NODE_OPTIONS":
 			v = strings.ReplaceAll(v, netfwd.MountDir+"/"+netfwd.NodePreload, preload)
+		case v == netfwd.MountDir+"/"+netfwd.CABundle:
+			v = bundle
 		case strings.HasSuffix(v, "://"+inside[0]) || strings.HasSuffix(v, "://"+inside[1]):
 			scheme, _, _ := strings.Cut(v, "://")
 			v = scheme + "://" + hostPort

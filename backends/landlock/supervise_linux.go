@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/senclaw/sandbox/backends/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,13 +26,6 @@ func supervise(status *os.File, path string, s *setup) int {
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
-	if space, bounded := addressSpace(s.Rlimits); bounded {
-		// The address space limit is the command's alone (confine left
-		// the helper's unbounded): a shell puts it on itself, soft and
-		// hard, and becomes the command.
-		cmd.Path = "/bin/sh"
-		cmd.Args = append([]string{"/bin/sh", "-c", `ulimit -v ` + strconv.FormatUint(space>>10, 10) + ` && exec "$0" "$@"`, path}, s.Argv[1:]...)
-	}
 	err := cmd.Start()
 	status.Close() // the command is executed (or cannot be): setup is over
 	if err != nil {
@@ -88,19 +80,4 @@ func children(ppid string) []int {
 		}
 	}
 	return out
-}
-
-// addressSpace is the RLIMIT_AS of rl, capped at what the helper may set.
-func addressSpace(rl []limits.Rlimit) (uint64, bool) {
-	for _, r := range rl {
-		if r.Resource != unix.RLIMIT_AS {
-			continue
-		}
-		var cur unix.Rlimit
-		if err := unix.Prlimit(0, unix.RLIMIT_AS, nil, &cur); err != nil {
-			return r.Value, true
-		}
-		return min(r.Value, cur.Max), true
-	}
-	return 0, false
 }

@@ -12,10 +12,10 @@ import (
 const (
 	fsHeld       = "fs: Landlock ABI %d: writes only to the workspace and the read-write mounts, reads by the fs mode; TMPDIR in the workspace"
 	noSockets    = "network: off: no socket can be made (seccomp) and no TCP port reached (Landlock)"
-	netProxied   = "network: TCP only, and only to the run's own door to the engine's proxy at 127.0.0.1:%d, which applies the port, domain and address rules; UDP, raw, packet and Unix sockets are refused (seccomp)"
+	netProxied   = "network: TCP only, and only to the run's own door to the engine's proxy at 127.0.0.1:%d, which relays only connections whose socket a process of the run holds (other users' and host processes' are closed and counted) and applies the port, domain and address rules; UDP, raw, packet and Unix sockets are refused (seccomp)"
 	scoped       = "signals and abstract Unix sockets: scoped to the sandbox (Landlock ABI 6)"
 	otherProcs   = "other processes: ptrace, and /proc/PID/environ, mem and the files behind fd of processes outside the sandbox, are refused (Landlock's domain check, even for root), and so is changing their limits, priority or scheduling (seccomp)"
-	seccompHeld  = "seccomp: namespaces, mounts, ptrace, keyrings, io_uring, bpf and terminal injection refused"
+	seccompHeld  = "seccomp: namespaces, mounts, ptrace, keyrings, System V IPC and POSIX message queues (this machine's, without an IPC namespace), io_uring, bpf and terminal injection refused"
 	procsVisible = "processes: /proc lists every process of this machine with its command line (Landlock has no pid namespace); their environment, memory and open files stay out of reach"
 	notScoped    = "signals: not scoped (Landlock ABI %d, scoping needs ABI 6, Linux 6.12): the run may signal other processes of its user"
 	loopbackVia  = "loopback ports: reached through the proxy only (HTTP or SOCKS5 at 127.0.0.1:%d), which applies the loopback rule; a direct connect to 127.0.0.1:PORT is refused"

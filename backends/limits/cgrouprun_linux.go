@@ -68,15 +68,20 @@ func (cg *Cgroups) SetLimits(lim backends.Limits) (applied, missing []string, er
 				}
 			}
 		}
-		applied = append(applied, what+": "+v)
+		applied = append(applied, what+": "+v+cg.via)
 	}
 	if lim.Pids > 0 {
 		if err := cg.write("pids", "pids.max", strconv.Itoa(lim.Pids)); err != nil {
 			return nil, nil, err
 		}
-		applied = append(applied, fmt.Sprintf("pids %d: %s", lim.Pids, v))
+		applied = append(applied, fmt.Sprintf("pids %d: %s%s", lim.Pids, v, cg.via))
 	}
-	if lim.CPUs > 0 {
+	if lim.CPUs > 0 && !cg.has("cpu", cpuFile(cg.version)) {
+		// A delegated subtree may lack the cpu controller (systemd
+		// before 252 delegates only memory and pids to a user): said,
+		// not refused, as with no cgroup at all.
+		missing = append(missing, fmt.Sprintf("cpu %s: not enforced (the cpu controller is not delegated to the engine)", FormatCPUs(lim.CPUs)))
+	} else if lim.CPUs > 0 {
 		quota := max(int(lim.CPUs*cpuPeriodUs), 1000)
 		if cg.version == 1 {
 			err = cg.write("cpu", "cpu.cfs_period_us", strconv.Itoa(cpuPeriodUs))
@@ -89,9 +94,17 @@ func (cg *Cgroups) SetLimits(lim backends.Limits) (applied, missing []string, er
 		if err != nil {
 			return nil, nil, err
 		}
-		applied = append(applied, fmt.Sprintf("cpu %s: %s cfs", FormatCPUs(lim.CPUs), v))
+		applied = append(applied, fmt.Sprintf("cpu %s: %s cfs%s", FormatCPUs(lim.CPUs), v, cg.via))
 	}
 	return applied, missing, nil
+}
+
+// cpuFile is the file of the cpu controller's quota.
+func cpuFile(version int) string {
+	if version == 1 {
+		return "cpu.cfs_quota_us"
+	}
+	return "cpu.max"
 }
 
 // dir returns the run's directory for controller c ("" on v2).

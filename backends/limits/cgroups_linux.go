@@ -24,6 +24,8 @@ type Layout struct {
 	v2 string
 	// mounts maps a v1 controller to its hierarchy's mount point.
 	mounts map[string]string
+	// unit is the scope systemd delegated v2 to the engine in, if it did.
+	unit string
 }
 
 // Detect reads /proc/self/mountinfo and /proc/self/cgroup. As root,
@@ -114,6 +116,14 @@ func (l Layout) Writable() bool {
 	return true
 }
 
+// via is Cgroups.via for the cgroups made in l.
+func (l Layout) via() string {
+	if l.unit == "" {
+		return ""
+	}
+	return " in the engine's scope, delegated by systemd"
+}
+
 // Name is the cgroup version as the probe shows it: "v1", "v2" or "none".
 func (l Layout) Name() string {
 	switch l.version {
@@ -138,6 +148,10 @@ type Cgroups struct {
 	sandbox *Cgroups
 	// mounts maps a v1 controller to its hierarchy's mount point.
 	mounts map[string]string
+	// via says, for the run record, whose cgroups they are when they are
+	// not the engine's own to make: " in the engine's scope, delegated
+	// by systemd", or "".
+	via string
 }
 
 // ErrNoCgroups means the engine may not create cgroups here; the caller
@@ -164,9 +178,9 @@ func (l Layout) Create(sandboxID, runID string, want []string) (*Cgroups, error)
 	if sandboxID != "" {
 		group = sandboxPrefix + sandboxID
 	}
-	cg := &Cgroups{version: l.version, dirs: map[string]string{}, mounts: l.mounts}
+	cg := &Cgroups{version: l.version, dirs: map[string]string{}, mounts: l.mounts, via: l.via()}
 	if group != "" {
-		cg.sandbox = &Cgroups{version: l.version, dirs: map[string]string{}}
+		cg.sandbox = &Cgroups{version: l.version, dirs: map[string]string{}, via: cg.via}
 	}
 	switch l.version {
 	case 1:
@@ -340,7 +354,7 @@ func staleRun(name string, now time.Time) bool {
 
 // Leftover returns the cgroups of run runID of sandboxID ("" for a run of
 // no sandbox) that are still there, or nil: what a run of a dead engine
-// left (issue #15). The names are the run's own, so only that run's
+// left. The names are the run's own, so only that run's
 // cgroups are found, never another engine's.
 func (l Layout) Leftover(sandboxID, runID string) *Cgroups {
 	if !ValidName(runID) || (sandboxID != "" && !ValidName(sandboxID)) {

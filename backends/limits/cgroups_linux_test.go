@@ -11,11 +11,16 @@ import (
 	"github.com/senclaw/sandbox/backends"
 )
 
-// requireCgroups skips tests that need writable cgroups (root here).
+// requireCgroups is testutil.RequireCgroups, which this package's own
+// tests cannot import (testutil imports limits): it skips, and fails
+// under CI, unless this user may make cgroups.
 func requireCgroups(t *testing.T) {
 	t.Helper()
 	if !Detect().Writable() {
-		t.Skip("cgroups are not writable for this user")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true, and this test cannot run: needs writable cgroups (cgroup v2, as root or delegated to this user)")
+		}
+		t.Skip("needs writable cgroups (cgroup v2, as root or delegated to this user)")
 	}
 }
 

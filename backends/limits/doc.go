@@ -1,10 +1,15 @@
-// Package limits enforces the resource limits of sandboxed runs on Linux
-// for the backends that start host processes themselves (bwrap, landlock):
-// cgroups (v1 or v2, as root or in a delegated subtree) for memory, pids
-// and CPU, and rlimits where no cgroup can be made, plus the rlimits every
-// run gets (file size for the disk quota, no core dumps).
+// Package limits enforces the resource limits of sandboxed runs for bwrap
+// and landlock on Linux.
 //
-// Detect finds where cgroups can be made; NewPlan makes one run's cgroups
+// Those backends start host processes themselves. It uses cgroups (v1 or v2,
+// as root, in a delegated subtree, or in a scope systemd's user manager
+// delegates to an ordinary user's engine on request) for memory, pids and
+// CPU, and rlimits where no cgroup can be made (RLIMIT_DATA for memory),
+// plus the rlimits every run gets (file size for the disk quota, no core
+// dumps).
+//
+// Host finds, once, which of these holds (Detect finds where cgroups can
+// be made, delegate asks systemd); NewPlan makes one run's cgroups
 // and decides its rlimits; Plan.Apply puts the run's first process under
 // them before it runs anything of the sandbox. The Cgroups of a run list,
 // signal and kill every process of it, however it forked.

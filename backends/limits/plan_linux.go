@@ -72,8 +72,13 @@ func NewPlan(layout Layout, sandboxID, runID string, lim backends.Limits) (*Plan
 		p.Cgroups, p.Applied, p.Missing = cg, applied, missing
 	} else {
 		if lim.MemoryMB > 0 {
-			p.addRlimit(unix.RLIMIT_AS, uint64(lim.MemoryMB)<<20)
-			p.Applied = append(p.Applied, fmt.Sprintf("memory %d MiB: RLIMIT_AS (address space, approximate; no writable cgroup)", lim.MemoryMB))
+			// RLIMIT_DATA, not RLIMIT_AS: it bounds what a process
+			// allocates (heap and private writable mappings) and leaves
+			// alone the address space it only reserves, which Go
+			// programs (the forwarder) and V8 (Node) reserve in gigabytes
+			// at start: under RLIMIT_AS they cannot start at all.
+			p.addRlimit(unix.RLIMIT_DATA, uint64(lim.MemoryMB)<<20)
+			p.Applied = append(p.Applied, fmt.Sprintf("memory %d MiB: %s", lim.MemoryMB, RlimitMemory))
 		}
 		if lim.Pids > 0 {
 			p.addRlimit(unix.RLIMIT_NPROC, uint64(lim.Pids))
@@ -92,6 +97,10 @@ func NewPlan(layout Layout, sandboxID, runID string, lim backends.Limits) (*Plan
 	p.addRlimit(unix.RLIMIT_CORE, 0)
 	return p, nil
 }
+
+// RlimitMemory says, for the run record, how the memory limit holds
+// where no cgroup can be made: each process's own, not the run's total.
+const RlimitMemory = "RLIMIT_DATA (what each process allocates, each on its own, not the run's total; no writable cgroup)"
 
 // Rlimit is one resource limit of a Plan: a RLIMIT_* resource and the
 // value that is both its soft and its hard limit.

@@ -46,6 +46,9 @@ const (
 	// NodePreload is the Node.js preload that routes fetch, http and https
 	// through the proxy, in the plumbing directory.
 	NodePreload = "node-proxy.cjs"
+	// CABundle is this machine's trusted roots and the engine's proxy CA,
+	// in the plumbing directory: what the sandbox's TLS clients trust.
+	CABundle = "ca-bundle.pem"
 	// HTTPPort and SOCKSPort are the loopback ports inside the sandbox
 	// where the HTTP proxy and the SOCKS5 proxy answer.
 	HTTPPort  = 3128
@@ -104,7 +107,27 @@ type Handles struct {
 	// Argv is the descriptor the command comes over (EncodeArgv); the
 	// argv given to ArgvWith is then empty.
 	Argv int
+	// Reap, in a container of a Docker engine on another machine, is the
+	// pid file of the run: the forwarder writes its pid there, runs the
+	// command as its child, and when the command ends kills and reaps
+	// every process the run left (setsid and double forks included: it
+	// is their subreaper), so that the run's end is its whole tree's.
+	Reap string
 }
+
+// RelayArg starts the forwarder's relay role in a container of a Docker
+// engine on another machine, where no directory of the engine's can be
+// bound: it answers the proxy socket in the plumbing directory named
+// after it and carries each connection over its stdin and stdout to the
+// engine (backends/netfwd/mux), which also reaches the run's listen
+// sockets through it ("listen:P" streams).
+const RelayArg = "--relay"
+
+// RelayReady is the relay's hello once its socket answers.
+const RelayReady = "senclaw-relay-ready"
+
+// ListenMeta is the words of a stream to listen port p.
+func ListenMeta(p int) string { return "listen:" + strconv.Itoa(p) }
 
 // MaxArgv bounds a command handed over Handles.Argv, encoded: what Linux
 // takes for a command line with its environment at the default 8 MiB
@@ -178,6 +201,9 @@ func ReadArgv(r io.ReadCloser) ([]string, error) {
 // function.
 func ArgvWith(net *backends.NetPlumbing, h Handles, argv []string) []string {
 	a := []string{BinaryPath}
+	if h.Reap != "" {
+		a = append(a, "--reap", h.Reap)
+	}
 	if h.Argv > 0 {
 		a = append(a, "--argv-fd", strconv.Itoa(h.Argv))
 	}

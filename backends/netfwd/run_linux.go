@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/senclaw/sandbox/backends/netfwd/remotefs"
 	"github.com/senclaw/sandbox/backends/unixguard"
 	"golang.org/x/sys/unix"
 )
@@ -39,6 +40,10 @@ type config struct {
 	// is after "--"): a sandbox made ahead gets its command only when a
 	// run takes it (ReadArgv).
 	argvFD int
+	// reap is the pid file of a run in a container of a remote engine
+	// (--reap): the forwarder runs the command as its child, reaps what
+	// the command leaves, and kills it when the command ends (remote.go).
+	reap string
 }
 
 // forwards reports whether the forwarder has anything to serve; when it
@@ -59,6 +64,14 @@ const exitSetup = 125
 // run's result is exactly the command's. It never writes to stdout; its
 // own failures go to stderr prefixed with "senclaw-netfwd:".
 func Run(args []string, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case remotefs.Arg:
+			return remotefs.Serve(args[1:], os.Stdin, os.Stdout, stderr)
+		case RelayArg:
+			return relayMain(args[1:], stderr)
+		}
+	}
 	cfg, err := parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %v\n", err)
@@ -93,6 +106,9 @@ func Run(args []string, stderr io.Writer) int {
 			return exitSetup
 		}
 		cfg.argv = argv
+	}
+	if cfg.reap != "" {
+		return reapChild(cfg.argv, cfg.reap, stderr)
 	}
 	if !cfg.forwards() {
 		return execCommand(cfg.argv, stderr) // nothing to forward
@@ -161,6 +177,11 @@ func parse(args []string) (*config, error) {
 				return nil, fmt.Errorf("--argv-fd %q: want an inherited descriptor", v)
 			}
 			c.argvFD = fd
+		case "--reap":
+			if !strings.HasPrefix(v, "/") {
+				return nil, fmt.Errorf("--reap %q: want the absolute path of a pid file", v)
+			}
+			c.reap = v
 		case "--listen":
 			ps, sock, ok := strings.Cut(v, "=")
 			p, err := port(ps)
@@ -438,8 +459,16 @@ func lookCommand(name string, stderr io.Writer) (string, int) {
 // terminal's foreground, so the terminal's signals reach it (and not the
 // forwarder, which passes on only the signals sent to it).
 func runChild(argv []string, terminal bool, stderr io.Writer) int {
+	return runChildThen(argv, terminal, stderr, func(int) {}, func() {})
+}
+
+// runChildThen is runChild, calling started with the command's pid, and
+// after once the command ended and before the forwarder passes its end
+// on.
+func runChildThen(argv []string, terminal bool, stderr io.Writer, started func(pid int), after func()) int {
 	path, code := lookCommand(argv[0], stderr)
 	if code != 0 {
+		after()
 		return code
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
@@ -453,14 +482,17 @@ func runChild(argv []string, terminal bool, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "senclaw-netfwd: %s: %v\n", argv[0], err)
+		after()
 		return 126
 	}
+	started(cmd.Process.Pid)
 	go func() {
 		for s := range sigs {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
 	_ = cmd.Wait()
+	after()
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		sig := ws.Signal()

@@ -1,8 +1,9 @@
-// Package seatbelt runs sandboxed commands on macOS under Seatbelt, the
-// kernel sandbox behind sandbox-exec: a profile that starts from
-// (deny default), reads by fs mode, writes only to the workspace, the
-// read-write mounts and a private TMPDIR, network by port rule, and denies
-// the secret folders last so that they win.
+// Package seatbelt runs sandboxed commands on macOS under Seatbelt.
+//
+// Seatbelt is the kernel sandbox behind sandbox-exec. The profile starts
+// from (deny default), reads by fs mode, writes only to the workspace, the
+// read-write mounts and a private TMPDIR, allows the network by port rule,
+// and denies the secret folders last so that they win.
 //
 // Profile turns a Spec and the host's facts into the profile text and its
 // parameters without touching the system, and Command into the

@@ -43,6 +43,11 @@ func decide(o Options, in syscallInput) uint32 {
 			return libraryErrnoAction(EACCES)
 		}
 	}
+	if nr, _ := number("socketpair"); o.InetStreamOnly && in.nr == nr {
+		if domain, typ := uint32(in.args[0]), uint32(in.args[1])&sockTypeMsk; domain != afUnix || typ != sockStream && typ != sockSeqpacket {
+			return libraryErrnoAction(EACCES)
+		}
+	}
 	rules := RulesFor(o)
 	var low32 []Rule
 	for _, r := range rules {
@@ -93,7 +98,8 @@ func contains[T comparable](s []T, v T) bool {
 // calls with argument conditions also with every number of the deny list
 // in the arguments those conditions load (a program that compared a stale
 // accumulator with the next call's number would show it there) and, for
-// socket, the families, types and protocols InetStreamOnly sorts. All of
+// socket and socketpair, the families, types and protocols
+// InetStreamOnly sorts. All of
 // it through the native ABI, and every number with two argument sets
 // through the foreign ones.
 func inputs(o Options) []syscallInput {
@@ -151,6 +157,7 @@ func inputs(o Options) []syscallInput {
 		}
 	}
 	socket := uint32(native.SyscallNames["socket"])
+	socketpair := uint32(native.SyscallNames["socketpair"])
 
 	var numbers []uint32
 	for nr := range uint32(1024) {
@@ -164,7 +171,7 @@ func inputs(o Options) []syscallInput {
 		if conditional[nr] {
 			argSets = withNumbers
 		}
-		if nr == socket {
+		if nr == socket || nr == socketpair {
 			argSets = append(append([][6]uint64{}, argSets...), sockets...)
 		}
 		for _, args := range argSets {

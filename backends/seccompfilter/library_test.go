@@ -40,10 +40,11 @@ func libraryInstructionsFor(o Options) ([]bpf.Instruction, error) {
 	}
 	if o.InetStreamOnly {
 		nr, ok := info.SyscallNames["socket"]
-		if !ok {
-			return nil, errors.New("seccomp filter: this architecture has no socket system call")
+		pair, pairOK := info.SyscallNames["socketpair"]
+		if !ok || !pairOK {
+			return nil, errors.New("seccomp filter: this architecture has no socket or socketpair system call")
 		}
-		prog = append(prog, inetStreamOnly(uint32(nr|info.SeccompMask))...)
+		prog = append(prog, inetStreamOnly(uint32(nr|info.SeccompMask), uint32(pair|info.SeccompMask))...)
 	}
 	prog = append(prog, libraryLow32Checks(info, rules)...)
 

@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
 
-	"github.com/senclaw/sandbox/backends/seccompfilter/internal/int80"
 	"golang.org/x/sys/unix"
+
+	"github.com/senclaw/sandbox/backends/reexec"
+	"github.com/senclaw/sandbox/backends/seccompfilter/internal/int80"
 )
 
 // childEnv makes the test binary act as a child that loads the filter and
@@ -19,24 +22,32 @@ import (
 const childEnv = "SECCOMPFILTER_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	reexec.Init()
 	if what := os.Getenv(childEnv); what != "" {
 		os.Exit(child(what))
 	}
 	os.Exit(m.Run())
 }
 
-// child loads the filter unless what starts with "nofilter-", makes the call
-// named by what, and prints its errno.
+// landlockOptions are the options of the Landlock backend's filter.
+var landlockOptions = Options{InetStreamOnly: true, NoListen: true, OwnProcessOnly: true, NoHostIPC: true}
+
+// child loads the filter unless what starts with "nofilter-" (the Landlock
+// backend's variant when it starts with "landlock-"), makes the call named
+// by what, and prints its errno.
 func child(what string) int {
 	runtime.LockOSThread()
-	filtered := what[:min(len(what), 9)] != "nofilter-"
+	o, filtered := Options{}, true
+	if rest, ok := strings.CutPrefix(what, "nofilter-"); ok {
+		what, filtered = rest, false
+	} else if rest, ok := strings.CutPrefix(what, "landlock-"); ok {
+		what, o = rest, landlockOptions
+	}
 	if filtered {
-		if err := load(); err != nil {
+		if err := load(o); err != nil {
 			fmt.Println("load:", err)
 			return 3
 		}
-	} else {
-		what = what[9:]
 	}
 	var errno syscall.Errno
 	switch what {
@@ -53,13 +64,28 @@ func child(what string) int {
 		if int(r) != os.Getpid() {
 			errno = syscall.Errno(-int(r))
 		}
+	case "shmget":
+		var id uintptr
+		id, _, errno = unix.RawSyscall(unix.SYS_SHMGET, unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+		if errno == 0 {
+			unix.RawSyscall(unix.SYS_SHMCTL, id, unix.IPC_RMID, 0)
+		}
+	case "mq_open":
+		name := []byte("senclaw-seccomp-test\x00")
+		_, _, errno = unix.RawSyscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(&name[0])), unix.O_RDONLY, 0, 0, 0, 0)
+	case "i386_ipc_shmget":
+		// ipc(SHMGET, IPC_PRIVATE, 4096, IPC_CREAT|0600) on i386.
+		r := int80.Syscall(117, 23, unix.IPC_PRIVATE, 4096)
+		if int32(r) < 0 {
+			errno = syscall.Errno(-int32(r))
+		}
 	}
 	fmt.Print(int(errno))
 	return 0
 }
 
-func load() error {
-	b, err := Program()
+func load(o Options) error {
+	b, err := ProgramFor(o)
 	if err != nil {
 		return err
 	}
@@ -90,12 +116,16 @@ func TestLoadedFilter(t *testing.T) {
 		{name: "unshare_user", want: fmt.Sprint(int(unix.EPERM))},
 		{name: "x32_getpid", want: fmt.Sprint(int(unix.ENOSYS))},
 		{name: "i386_getpid", wantSig: unix.SIGSYS, needsI32: true},
+		{name: "landlock-shmget", want: fmt.Sprint(int(unix.EPERM))},
+		{name: "landlock-mq_open", want: fmt.Sprint(int(unix.EPERM))},
+		{name: "landlock-i386_ipc_shmget", wantSig: unix.SIGSYS, needsI32: true},
+		{name: "nofilter-shmget", want: "0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			if tc.needsI32 {
-				out, _ := runChild("nofilter-" + tc.name)
+				out, _ := runChild("nofilter-i386_getpid")
 				if out != "0" {
 					t.Skipf("the kernel has no i386 emulation (int 0x80 got %q)", out)
 				}

@@ -47,11 +47,19 @@ type Options struct {
 	// own (Landlock), where a socket reaches the host's network: socket(2)
 	// makes only TCP sockets of AF_INET and AF_INET6 (no UDP, raw, packet,
 	// netlink or AF_UNIX sockets, no MPTCP or SCTP), which Landlock's TCP
-	// rules then confine; socketpair(2) stays. TCP Fast Open (a connect
-	// inside sendto or sendmsg) is refused too.
+	// rules then confine; socketpair(2) makes only AF_UNIX stream and
+	// seqpacket pairs, which send to their peer only: a datagram socket
+	// sends to whatever address each datagram names, a host program's
+	// named socket (/dev/log, journald's) or abstract one, which Landlock
+	// scopes only from ABI 6 on, and named ones never. TCP Fast Open (a
+	// connect inside sendto or sendmsg) is refused too.
 	InetStreamOnly bool
-	// NoListen refuses listen(2): with InetStreamOnly, a listening socket
-	// would be open on every address of the host.
+	// NoListen refuses listen(2) and bind(2): with InetStreamOnly, a
+	// listening socket would be open on every address of the host. A run
+	// without listen ports has no TCP port to bind (Landlock refuses
+	// each), and a socketpair's socket bound to an abstract name would
+	// take that name in this machine's network namespace, before the host
+	// program that means to bind it.
 	NoListen bool
 	// NoSockets refuses socket(2) whatever its arguments (socketpair
 	// stays): a sandbox without a network namespace and with the network
@@ -71,6 +79,14 @@ type Options struct {
 	// and such a file would run as its owner for whoever runs it on the
 	// host (the mount itself is nosuid; the folder's own path is not).
 	NoSetID bool
+	// NoHostIPC refuses System V IPC (shared memory, message queues,
+	// semaphores, and the ipc(2) multiplexer where the architecture has
+	// one) and POSIX message queues: a sandbox without an IPC namespace
+	// of its own (Landlock) would share this machine's, where an object
+	// is found by a number or a name that /proc/sysvipc lists and is
+	// guarded by uid and mode only, so a run could read or change another
+	// process's of the same uid (the desktop user's, another sandbox's).
+	NoHostIPC bool
 }
 
 // ProgramFor is Program for the variant o.
@@ -127,11 +143,12 @@ func InstructionsFor(o Options) ([]bpf.Instruction, error) {
 		)
 	}
 	if o.InetStreamOnly {
-		nr, ok := syscallNumber("socket")
-		if !ok {
-			return nil, errors.New("seccomp filter: this architecture has no socket system call")
+		socket, ok := syscallNumber("socket")
+		pair, pairOK := syscallNumber("socketpair")
+		if !ok || !pairOK {
+			return nil, errors.New("seccomp filter: this architecture has no socket or socketpair system call")
 		}
-		prog = append(prog, inetStreamOnly(nr)...)
+		prog = append(prog, inetStreamOnly(socket, pair)...)
 	}
 	prog = append(prog, low32Checks(rules)...)
 	prog = append(prog, bpf.LoadAbsolute{Off: offNr, Size: 4})
@@ -296,19 +313,22 @@ func (g *errnoGroup) instructions() ([]bpf.Instruction, error) {
 
 // Linux socket(2) constants.
 const (
-	afInet      = 2
-	afInet6     = 10
-	sockStream  = 1
-	sockTypeMsk = 0xf // the low bits of the type; the rest are SOCK_NONBLOCK, SOCK_CLOEXEC
-	ipprotoTCP  = 6
+	afUnix        = 1
+	afInet        = 2
+	afInet6       = 10
+	sockStream    = 1
+	sockSeqpacket = 5
+	sockTypeMsk   = 0xf // the low bits of the type; the rest are SOCK_NONBLOCK, SOCK_CLOEXEC
+	ipprotoTCP    = 6
 )
 
 // inetStreamOnly lets socket(domain, type, protocol) through only for
 // domain AF_INET or AF_INET6, type SOCK_STREAM (with any flags) and
-// protocol 0 or IPPROTO_TCP; every other socket fails with EACCES. The
-// arguments are ints, so only their low 32 bits count (the kernel drops
-// the rest).
-func inetStreamOnly(socketNr uint32) []bpf.Instruction {
+// protocol 0 or IPPROTO_TCP, and socketpair(domain, type, ...) only for
+// AF_UNIX and SOCK_STREAM or SOCK_SEQPACKET (an AF_UNIX SOCK_RAW socket
+// is a datagram one); every other call fails with EACCES. The arguments
+// are ints, so only their low 32 bits count (the kernel drops the rest).
+func inetStreamOnly(socketNr, socketpairNr uint32) []bpf.Instruction {
 	deny := bpf.RetConstant{Val: ErrnoAction(EACCES)}
 	return []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offNr, Size: 4},
@@ -324,6 +344,16 @@ func inetStreamOnly(socketNr uint32) []bpf.Instruction {
 		bpf.LoadAbsolute{Off: offArgs + 16, Size: 4}, // protocol
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 2},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ipprotoTCP, SkipTrue: 1},
+		deny,
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: socketpairNr, SkipTrue: 8},
+		bpf.LoadAbsolute{Off: offArgs, Size: 4}, // domain
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipTrue: 1},
+		deny,
+		bpf.LoadAbsolute{Off: offArgs + 8, Size: 4}, // type
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMsk},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockStream, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockSeqpacket, SkipTrue: 1},
 		deny,
 	}
 }

@@ -160,7 +160,7 @@ func TestRulesKnownOnMainArches(t *testing.T) {
 // the filter as for bwrap.
 func TestInetStreamOnlyDecisions(t *testing.T) {
 	t.Parallel()
-	vm := newVM(t, Options{InetStreamOnly: true, NoListen: true, OwnProcessOnly: true})
+	vm := newVM(t, Options{InetStreamOnly: true, NoListen: true, OwnProcessOnly: true, NoHostIPC: true})
 	native, err := arch.GetInfo("")
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 	nr := func(name string) uint32 { return uint32(native.SyscallNames[name]) }
 	id := uint32(native.ID)
 	allow, deny := uint32(seccomp.ActionAllow), ErrnoAction(EACCES)
-	const sockDgram, sockRaw, sockNonblockCloexec, afUnix, afPacket, afNetlink, mptcp = 2, 3, 0x80800, 1, 17, 16, 262
+	const sockDgram, sockRaw, sockNonblockCloexec, afPacket, afNetlink, mptcp = 2, 3, 0x80800, 17, 16, 262
 	cases := []struct {
 		name string
 		data []byte
@@ -187,7 +187,14 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 		{"netlink", seccompData(nr("socket"), id, afNetlink, sockRaw, 0), deny},
 		{"unix_high_bits_inet", seccompData(nr("socket"), id, 2<<32|afUnix, sockStream, 0), deny},
 		{"socketpair_allowed", seccompData(nr("socketpair"), id, afUnix, sockStream, 0), allow},
+		{"socketpair_seqpacket_cloexec", seccompData(nr("socketpair"), id, afUnix, sockSeqpacket|sockNonblockCloexec, 0), allow},
+		{"socketpair_dgram", seccompData(nr("socketpair"), id, afUnix, sockDgram, 0), deny},
+		{"socketpair_dgram_cloexec", seccompData(nr("socketpair"), id, afUnix, sockDgram|sockNonblockCloexec, 0), deny},
+		{"socketpair_dgram_high_bits", seccompData(nr("socketpair"), id, afUnix, 1<<32|sockDgram, 0), deny},
+		{"socketpair_raw", seccompData(nr("socketpair"), id, afUnix, sockRaw, 0), deny},
+		{"socketpair_inet", seccompData(nr("socketpair"), id, afInet, sockStream, 0), deny},
 		{"listen_refused", seccompData(nr("listen"), id, 3, 16), deny},
+		{"bind_refused", seccompData(nr("bind"), id, 3, 0, 16), deny},
 		{"sendto_plain", seccompData(nr("sendto"), id, 3, 0, 1, 0), allow},
 		{"sendto_fastopen", seccompData(nr("sendto"), id, 3, 0, 1, msgFastOpen), deny},
 		{"sendmsg_fastopen", seccompData(nr("sendmsg"), id, 3, 0, msgFastOpen), deny},
@@ -203,6 +210,15 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 		{"sched_idle_other", seccompData(nr("sched_setscheduler"), id, 4242, 5, 0), ErrnoAction(EPERM)},
 		{"sched_self", seccompData(nr("sched_setattr"), id, 0, 0, 0), allow},
 		{"tiocsti_still_eperm", seccompData(nr("ioctl"), id, 0, tiocsti), ErrnoAction(EPERM)},
+	}
+	for _, call := range hostIPCCalls {
+		if n, ok := native.SyscallNames[call]; ok {
+			cases = append(cases, struct {
+				name string
+				data []byte
+				want uint32
+			}{call + "_eperm", seccompData(uint32(n), id, 0x5eC1a3, 4096, 0o1600), ErrnoAction(EPERM)})
+		}
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,10 +241,14 @@ func TestInetStreamOnlyDecisions(t *testing.T) {
 	if got, _ := ovm.Run(seccompData(nr("socketpair"), id, afUnix, sockStream, 0)); uint32(got) != allow {
 		t.Errorf("NoSockets refuses socketpair: %#x", got)
 	}
-	// The bwrap filter (its own network namespace) keeps every socket.
+	// The bwrap filter (its own network and IPC namespaces) keeps every
+	// socket and System V IPC.
 	pvm := newVM(t, Options{})
 	if got, _ := pvm.Run(seccompData(nr("socket"), id, afInet, sockDgram, 0)); uint32(got) != allow {
 		t.Errorf("the default filter refuses UDP sockets: %#x", got)
+	}
+	if got, _ := pvm.Run(seccompData(nr("shmget"), id, 0, 4096, 0o1600)); uint32(got) != allow {
+		t.Errorf("the default filter refuses shmget: %#x", got)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package seccompfilter builds the seccomp BPF program that SenClaw's
-// sandboxes run under: everything is allowed except a list of system calls
-// that let a process escape or attack the host (namespaces, mounts, kernel
-// modules, ptrace, keyrings, io_uring, terminal injection, ...).
+// sandboxes run under.
+//
+// Everything is allowed except a list of system calls that let a process
+// escape or attack the host (namespaces, mounts, kernel modules, ptrace,
+// keyrings, io_uring, terminal injection, ...).
 //
 // The deny list is data (Rules) so that other backends can reuse it, for
 // example to extend Docker's default profile. Program assembles it for the
@@ -12,8 +14,9 @@
 // with ENOSYS, so the list cannot be bypassed with another ABI's numbers.
 //
 // ProgramFor builds variants: the Landlock backend, which has no network
-// namespace, adds an allow-list of sockets (TCP of the inet families only)
-// and may refuse listen(2).
+// or IPC namespace, adds an allow-list of sockets (TCP of the inet
+// families only, and Unix stream and seqpacket pairs), refuses System V
+// IPC and POSIX message queues, and may refuse listen(2) and bind(2).
 package seccompfilter
 
 // Linux errno values returned by denied system calls. They are Linux numbers
@@ -85,6 +88,19 @@ const (
 	tioclinux = 0x541c
 )
 
+// hostIPCCalls are the system calls of System V IPC and POSIX message
+// queues, on every architecture the filter supports: an architecture
+// lacks some (i386 has no semop but the ipc(2) multiplexer; the 64-bit
+// ones have no _time64 calls), and the program leaves those out.
+var hostIPCCalls = []string{
+	"shmget", "shmat", "shmctl", "shmdt",
+	"msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semtimedop_time64", "semctl",
+	"ipc",
+	"mq_open", "mq_unlink", "mq_timedsend", "mq_timedsend_time64",
+	"mq_timedreceive", "mq_timedreceive_time64", "mq_notify", "mq_getsetattr",
+}
+
 // msgFastOpen is sendto's and sendmsg's flag that connects as it sends.
 const msgFastOpen = 0x20000000
 
@@ -145,9 +161,17 @@ func RulesFor(o Options) []Rule {
 		rules = append(rules, Rule{Syscall: "openat2", Errno: ENOSYS,
 			Why: "openat2 hides its mode from seccomp; libc falls back to openat"})
 	}
+	if o.NoHostIPC {
+		const why = "System V IPC and POSIX message queues: without an IPC namespace of its own, the sandbox would share this machine's"
+		for _, name := range hostIPCCalls {
+			rules = append(rules, Rule{Syscall: name, Errno: EPERM, Why: why})
+		}
+	}
 	if o.NoListen {
 		rules = append(rules, Rule{Syscall: "listen", Errno: EACCES,
-			Why: "a listening socket in the host's network is open on every address"})
+			Why: "a listening socket in the host's network is open on every address"},
+			Rule{Syscall: "bind", Errno: EACCES,
+				Why: "with no listen port there is no TCP port to bind, and a Unix socket bound to an abstract name takes it in the host's network"})
 	}
 	return rules
 }

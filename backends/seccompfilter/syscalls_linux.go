@@ -21,6 +21,8 @@ func syscallNumber(name string) (uint32, bool) {
 		return unix.SYS_ADD_KEY, true
 	case "adjtimex":
 		return unix.SYS_ADJTIMEX, true
+	case "bind":
+		return unix.SYS_BIND, true
 	case "bpf":
 		return unix.SYS_BPF, true
 	case "chroot":
@@ -79,6 +81,26 @@ func syscallNumber(name string) (uint32, bool) {
 		return unix.SYS_MOUNT_SETATTR, true
 	case "move_mount":
 		return unix.SYS_MOVE_MOUNT, true
+	case "mq_getsetattr":
+		return unix.SYS_MQ_GETSETATTR, true
+	case "mq_notify":
+		return unix.SYS_MQ_NOTIFY, true
+	case "mq_open":
+		return unix.SYS_MQ_OPEN, true
+	case "mq_timedreceive":
+		return unix.SYS_MQ_TIMEDRECEIVE, true
+	case "mq_timedsend":
+		return unix.SYS_MQ_TIMEDSEND, true
+	case "mq_unlink":
+		return unix.SYS_MQ_UNLINK, true
+	case "msgctl":
+		return unix.SYS_MSGCTL, true
+	case "msgget":
+		return unix.SYS_MSGGET, true
+	case "msgrcv":
+		return unix.SYS_MSGRCV, true
+	case "msgsnd":
+		return unix.SYS_MSGSND, true
 	case "name_to_handle_at":
 		return unix.SYS_NAME_TO_HANDLE_AT, true
 	case "open_by_handle_at":
@@ -115,6 +137,10 @@ func syscallNumber(name string) (uint32, bool) {
 		return unix.SYS_SCHED_SETPARAM, true
 	case "sched_setscheduler":
 		return unix.SYS_SCHED_SETSCHEDULER, true
+	case "semctl":
+		return unix.SYS_SEMCTL, true
+	case "semget":
+		return unix.SYS_SEMGET, true
 	case "sendmmsg":
 		return unix.SYS_SENDMMSG, true
 	case "sendmsg":
@@ -127,8 +153,18 @@ func syscallNumber(name string) (uint32, bool) {
 		return unix.SYS_SETPRIORITY, true
 	case "settimeofday":
 		return unix.SYS_SETTIMEOFDAY, true
+	case "shmat":
+		return unix.SYS_SHMAT, true
+	case "shmctl":
+		return unix.SYS_SHMCTL, true
+	case "shmdt":
+		return unix.SYS_SHMDT, true
+	case "shmget":
+		return unix.SYS_SHMGET, true
 	case "socket":
 		return unix.SYS_SOCKET, true
+	case "socketpair":
+		return unix.SYS_SOCKETPAIR, true
 	case "swapoff":
 		return unix.SYS_SWAPOFF, true
 	case "swapon":

@@ -22,10 +22,18 @@ func archSyscallNumber(name string) (uint32, bool) {
 		return unix.SYS_IOPERM, true
 	case "iopl":
 		return unix.SYS_IOPL, true
+	case "ipc":
+		return unix.SYS_IPC, true
 	case "mknod":
 		return unix.SYS_MKNOD, true
+	case "mq_timedreceive_time64":
+		return unix.SYS_MQ_TIMEDRECEIVE_TIME64, true
+	case "mq_timedsend_time64":
+		return unix.SYS_MQ_TIMEDSEND_TIME64, true
 	case "open":
 		return unix.SYS_OPEN, true
+	case "semtimedop_time64":
+		return unix.SYS_SEMTIMEDOP_TIME64, true
 	case "socketcall":
 		return unix.SYS_SOCKETCALL, true
 	case "uselib":

@@ -28,6 +28,10 @@ func archSyscallNumber(name string) (uint32, bool) {
 		return unix.SYS_MKNOD, true
 	case "open":
 		return unix.SYS_OPEN, true
+	case "semop":
+		return unix.SYS_SEMOP, true
+	case "semtimedop":
+		return unix.SYS_SEMTIMEDOP, true
 	case "uselib":
 		return unix.SYS_USELIB, true
 	}

@@ -22,8 +22,18 @@ func archSyscallNumber(name string) (uint32, bool) {
 		return unix.SYS_KEXEC_FILE_LOAD, true
 	case "mknod":
 		return unix.SYS_MKNOD, true
+	case "mq_timedreceive_time64":
+		return unix.SYS_MQ_TIMEDRECEIVE_TIME64, true
+	case "mq_timedsend_time64":
+		return unix.SYS_MQ_TIMEDSEND_TIME64, true
 	case "open":
 		return unix.SYS_OPEN, true
+	case "semop":
+		return unix.SYS_SEMOP, true
+	case "semtimedop":
+		return unix.SYS_SEMTIMEDOP, true
+	case "semtimedop_time64":
+		return unix.SYS_SEMTIMEDOP_TIME64, true
 	case "uselib":
 		return unix.SYS_USELIB, true
 	}

@@ -88,6 +88,25 @@ func TakeSnapshot(root string, skip []string, limit int) *Snapshot {
 	return s
 }
 
+// SnapshotEntry is one entry of a walk done elsewhere (a workspace on
+// another machine, walked in its container): its path below the root.
+type SnapshotEntry struct {
+	Path  string
+	Size  int64
+	MTime time.Time
+	Dir   bool
+}
+
+// SnapshotOf is the snapshot of root that entries describe; truncated
+// says the walk stopped at its limit.
+func SnapshotOf(root string, entries []SnapshotEntry, truncated bool) *Snapshot {
+	s := &Snapshot{root: root, files: map[string]fileState{}, Truncated: truncated}
+	for _, e := range entries {
+		s.files[filepath.FromSlash(e.Path)] = fileState{size: e.Size, mtime: e.MTime, dir: e.Dir}
+	}
+	return s
+}
+
 // Diff returns a file.write event (source "diff") for every entry created,
 // modified or deleted between before and after, and a trace.truncated
 // marker when either walk stopped at its limit.

@@ -64,8 +64,11 @@ func ValidKind(k string) bool {
 const (
 	SourceStrace = "strace"
 	SourceHooks  = "in-sandbox (can be tampered with)"
-	SourceDiff   = "diff"
-	SourceEngine = "engine"
+	// SourceContainerHooks is the hooks' in a container on another
+	// machine's engine, where no tracer runs from outside.
+	SourceContainerHooks = "in-container hooks (can be tampered with)"
+	SourceDiff           = "diff"
+	SourceEngine         = "engine"
 )
 
 // foldRoots are the system trees whose reads are folded into one summary

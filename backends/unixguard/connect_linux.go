@@ -65,12 +65,12 @@ func (s *Supervisor) connect(n notif) (errno unix.Errno, addr []byte, ok bool) {
 
 // report tells the observer of a connect it answered, with the address
 // that was read and checked.
-func (s *Supervisor) report(tid int, addr []byte, errno unix.Errno) {
+func (s *Supervisor) report(tid int, addr []byte, errno unix.Errno, refused bool) {
 	target := describe(addr)
 	if target == "" {
 		return
 	}
-	c := Connect{Pid: tgidOf(tid), Target: target}
+	c := Connect{Pid: tgidOf(tid), Target: target, Refused: refused}
 	c.Carrier = c.Pid == s.carrier
 	if errno != 0 {
 		c.Errno = unix.ErrnoName(errno)
@@ -243,8 +243,13 @@ func (s *Supervisor) connectName(sock int, name string, cwd int) unix.Errno {
 	return connectTo(sock, fd)
 }
 
-// refuse is the answer to what the guard does not allow.
-func (s *Supervisor) refuse() unix.Errno { return unix.EACCES }
+// refuse is the answer to what the guard does not allow: EACCES, marked
+// as the guard's own (errGuard) until it is sent, so that the observer
+// can tell a refusal by the guard from the kernel's answer.
+func (s *Supervisor) refuse() unix.Errno { return errGuard }
+
+// errGuard is EACCES given by the guard; answer sends it as EACCES.
+const errGuard = unix.Errno(1<<16) | unix.EACCES
 
 // openat2 opens name from dir as an O_PATH handle, retrying a lookup
 // that a concurrent rename made the kernel give up (EAGAIN) a few times.

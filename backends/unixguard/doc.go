@@ -1,6 +1,8 @@
-// Package unixguard keeps the pathname Unix sockets of the host out of a
-// sandbox's reach, while the sockets the sandbox makes in its own places,
-// the engine's proxy socket and the sockets the owner names stay reachable.
+// Package unixguard keeps the host's pathname Unix sockets out of a
+// sandbox's reach.
+//
+// The sockets the sandbox makes in its own places, the engine's proxy socket
+// and the sockets the owner names stay reachable.
 //
 // # Why a guard is needed
 //

@@ -31,7 +31,8 @@ type Policy struct {
 	// own user.
 	User *backends.Credential
 	// Observe, when set, is told of every connect the guard answered (a
-	// traced run: strace does not see the calls the guard takes).
+	// traced run: strace does not see the calls the guard takes; the
+	// engine's record of what a run was refused).
 	Observe func(Connect)
 	// Inet, when set, is a sandbox without a network namespace of its
 	// own (Landlock), whose sockets are in this machine's network: the
@@ -68,6 +69,9 @@ type Connect struct {
 	Target string
 	// Errno names the error ("EACCES"), "" when it connected.
 	Errno string
+	// Refused says that the guard refused it (the socket is not in the
+	// sandbox's places, nor named), not the kernel.
+	Refused bool
 }
 
 // Bind is a host directory and where it appears inside the sandbox.

@@ -164,11 +164,15 @@ func (s *Supervisor) answer(n notif, ok bool) {
 	if !ok {
 		return // the caller is gone: nobody to answer
 	}
+	refused := errno == errGuard
+	if refused {
+		errno = unix.EACCES
+	}
 	_ = s.raw.Control(func(fd uintptr) {
 		_ = send(int(fd), notifResp{ID: n.ID, Error: -int32(errno)})
 	})
 	if s.observe != nil {
-		s.report(int(n.Pid), addr, errno)
+		s.report(int(n.Pid), addr, errno, refused)
 	}
 }
 

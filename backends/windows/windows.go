@@ -1,11 +1,13 @@
-// Package windows runs sandboxed commands on Windows with a restricted
-// token: a copy of the engine's token whose every access must also be
-// granted to the sandbox's own capability SID (or, for the system's
-// folders, to ALL APPLICATION PACKAGES), DACL grants of that SID on the
-// workspace and the mounts, DENY entries on the secret folders, and a Job
-// Object with kill-on-close, memory, process count and CPU rate limits.
-// The process starts suspended, is put in the job, then resumed, and
-// inherits no handle beyond its standard ones.
+// Package windows runs sandboxed commands on Windows with a restricted token
+// and a Job Object.
+//
+// The token is a copy of the engine's whose every access must also be
+// granted to the sandbox's own capability SID (or, for the system's folders,
+// to ALL APPLICATION PACKAGES), with DACL grants of that SID on the
+// workspace and the mounts and DENY entries on the secret folders. The Job
+// Object kills on close and limits memory, process count and CPU rate. The
+// process starts suspended, is put in the job, then resumed, and inherits no
+// handle beyond its standard ones.
 //
 // Plan decides all of it as a pure function of the Spec and the host's
 // facts (golden-tested on any OS); Backend.Start carries it out and

@@ -6,265 +6,78 @@
 // token is "inproc" and the same requests reach the engine through the
 // window's asset server, so the UI needs no window.go.
 
+// The engine's answers and bodies are the schemas of app/api/openapi.json,
+// generated into api.gen.ts (npm run gen:api): a field the server adds,
+// renames or drops shows here as a type error, not as a page that reads
+// undefined. Only what the dashboard itself builds (queries, pages) is
+// written by hand below.
+import type * as wire from './api.gen';
+
+export type Capability = wire.Capability;
+export type Capabilities = wire.Capabilities;
+export type ExecPolicy = wire.ExecPolicy;
+export type Settings = wire.Settings;
+/** GuardSettings are the shell guard's: each deny group on or off, and what a match does in a sandbox. */
+export type GuardSettings = wire.GuardSettings;
+/** ExecSettings govern host exec: the tenant host policy, and the environment's override of it. */
+export type ExecSettings = wire.ExecSettings;
+/** Integration is where one agent's shell is handed to the agent shell. */
+export type Integration = wire.Integration;
+export type PortRules = wire.PortRules;
+export type Mount = wire.Mount;
+export type Sandbox = wire.Sandbox;
+/** TraceEvent is one traced event of a run (file.read, proc.spawn, net.connect, denied, ...). */
+export type TraceEvent = wire.StoredEvent;
+export type EventsResult = wire.EventsResult;
+export type ProcessInfo = wire.ProcessInfo;
+export type StatsPoint = wire.StatsPoint;
+export type Stats = wire.Stats;
+export type RunRecord = wire.RunRecord;
+/** Firing is one entry of a schedule's history. */
+export type Firing = wire.Firing;
+export type Schedule = wire.Schedule;
+/** SandboxPage is one page of the sandboxes, with the total that match. */
+export type SandboxPage = wire.SandboxPage;
+/** RunPage is one page of the run records, with the total that match. */
+export type RunPage = wire.RunPage;
+/** Refusal is one thing a run's sandbox was refused, with how to allow it. */
+export type Refusal = wire.Refusal;
+/** SecretInfo is a secret as the engine shows it: never its value. */
+export type SecretInfo = wire.SecretInfo;
+/** SecretBody adds a secret: its name, hosts, header, format and value. */
+export type SecretBody = wire.SecretBody;
+
+/** TenantView is a tenant: its quota, tool policy and directory. */
+export type TenantView = wire.TenantView;
+/** SecurityEvent is one refusal (or degraded guarantee) the engine recorded. */
+export type SecurityEvent = wire.SecurityEvent;
+export type Status = wire.Status;
+
 /** FsMode is what a sandbox may read. */
-export type FsMode = 'strict' | 'allowlist' | 'open';
+export type FsMode = Sandbox['fsMode'];
 
 /** ProbeState is where a backend stands on this machine. */
-export type ProbeState = 'never seen' | 'seen and gone' | 'healthy';
+export type ProbeState = Capability['state'];
 
-export interface Capability {
-  backend: string;
-  state: ProbeState;
-  version?: string;
-  reason: string;
-  isolates: boolean;
-  enforces: string[];
-  details?: Record<string, string>;
-  checkedAt: string;
-}
-
-export interface Capabilities {
-  os: string;
-  state: 'isolated' | 'degraded';
-  summary: string;
-  recommended: string;
-  backends: Capability[];
-  facilities?: Capability[];
-}
-
-export interface ExecPolicy {
-  execShell: boolean;
-  execNetwork: boolean;
-  execFsMode: FsMode;
-  execLoopback: number[];
-  runPython: boolean;
-  runNode: boolean;
-  codeNetwork: boolean;
-  schedulerScript: boolean;
-  schedulerNetwork: boolean;
-}
-
-/** Integration is where one agent's shell is handed to the agent shell. */
-export interface Integration {
-  agent: 'claude-code' | 'gemini-cli' | 'shell';
-  scope: 'user' | 'project';
-  path: string;
-  project?: string;
-  installed: boolean;
-  command?: string;
-  problem?: string;
-}
-
-export interface Settings {
-  defaultFsMode: FsMode;
-  allowlist: string[];
-  allowedSockets: string[];
-  defaultNetwork: boolean;
-  defaultCpus: number;
-  defaultMemoryMb: number;
-  defaultPids: number;
-  defaultTimeoutMs: number;
-  defaultDiskMb: number;
-  sandboxUid: number;
-  sandboxGid: number;
-  allowDirect: boolean;
-  landlockListen: boolean;
-  defaultImage: string;
-  mountAllow: string[];
-  /** The engine's bounds: sandboxes it holds; runs executing at once and
-   * waiting for a place; background runs; runs per sandbox; free disk kept. */
-  maxSandboxes: number;
-  concurrency: number;
-  queueLength: number;
-  maxBackgroundRuns: number;
-  maxRunsPerSandbox: number;
-  notifications: boolean;
-  mcpSessionIdleMinutes: number;
-  mcpMaxSessions: number;
-  /** Idle Docker containers kept ready per one-shot configuration (0: none). */
-  dockerPoolSize: number;
-  minFreeDiskMb: number;
-}
-
-export interface PortRules {
-  listen: number[] | null;
-  connect: number[] | null;
-  loopback: number[] | null;
-}
-
-export interface Mount {
-  source: string;
-  target: string;
-  readOnly?: boolean;
-}
-
-export interface Sandbox {
-  id: string;
-  name: string;
-  kind?: string;
-  backend: string;
-  image?: string;
-  workspace: string;
-  ownWorkspace: boolean;
-  fsMode: FsMode;
-  mounts: Mount[] | null;
-  network: boolean;
-  ports: PortRules;
-  cpus: number;
-  memoryMb: number;
-  pids: number;
-  diskMb: number;
-  timeoutMs: number;
-  state: string;
-  /** What a container backend keeps: running, stopped, none, "needs recreate". */
-  container?: string;
-  traceEnabled?: boolean;
-  lastError?: string;
-  createdAt: string;
-  updatedAt: string;
-  /** Absent until its first run. */
-  lastUsedAt?: string;
-}
-
-export interface TraceEvent {
-  runId?: string;
-  tsMs: number;
-  pid: number;
-  /** file.read, file.write, proc.spawn, net.connect, net.dns, denied, trace.* */
-  kind: string;
-  target: string;
-  detail?: string;
-  /** strace (outside the sandbox), diff, or in-sandbox (can be tampered with). */
-  source: string;
-}
-
-export interface EventsResult {
-  traceEnabled: boolean;
-  events: TraceEvent[];
-  note?: string;
-}
-
-export interface ProcessInfo {
-  pid: number;
-  ppid: number;
-  pgid: number;
-  command: string;
-  cpuPercent: number;
-  rssMb: number;
-  rssBytes: number;
-  elapsedSec: number;
-}
-
-export interface StatsPoint {
-  atMs: number;
-  cpuPercent: number;
-  rssMb: number;
-}
-
-export interface Stats {
-  sandboxId: string;
-  source: string;
-  running: boolean;
-  processes: ProcessInfo[];
-  cpuPercent: number;
-  rssMb: number;
-  memoryLimitMb: number;
-  sampledAtMs: number;
-  history: StatsPoint[];
-  note?: string;
-  /** Connections the egress proxy refused, and the last distinct hosts. */
-  denied?: number;
-  recentDenied?: string[];
-}
-
-export interface RunRecord {
-  id: string;
-  sandboxId: string;
-  sandboxName: string;
-  source: string;
-  kind: string;
-  command?: string;
-  language?: string;
-  backend: string;
-  isolation: string;
-  enforced?: string[];
-  missing?: string[];
-  network: boolean;
-  background?: boolean;
-  /** terminal: the run had a pseudo-terminal (senclaw agent-shell at a terminal). */
-  terminal?: boolean;
-  /** agent: whose shell asked for an agent-shell run (claude-code, gemini-cli, shell). */
-  agent?: string;
-  state: string;
-  exitCode: number | null;
-  timedOut: boolean;
-  truncated: boolean;
-  killed?: string;
-  durationMs: number;
-  stdout: string;
-  stderr: string;
-  logFile?: string;
-  error?: string;
-  startedAt: string;
-  /** The schedule that fired it (source scheduler). */
-  scheduleId?: string;
-}
-
-/** Firing is one entry of a schedule's history. */
-export interface Firing {
-  at: string;
-  trigger: 'schedule' | 'catch-up' | 'manual';
-  outcome: 'ok' | 'failed' | 'refused' | 'skipped' | 'missed' | 'running';
-  runId?: string;
-  startedAt?: string;
-  exitCode?: number | null;
-  isolation?: string;
-  durationMs?: number;
-  reason?: string;
-  missed?: number;
-}
-
-/** Schedule is a scheduled script as the list shows it (without its code). */
-export interface Schedule {
-  id: string;
-  name: string;
-  cron: string;
-  timeZone: string;
-  /** The zone it is read in, by name. */
-  zone: string;
-  /** The expression in words. */
-  description: string;
-  language: string;
-  summary: string;
-  timeoutMs: number;
-  network: boolean;
-  paused: boolean;
-  missed: 'skip' | 'once';
-  jitterSec: number;
-  nextRun: string | null;
-  running: boolean;
-  lastRun: Firing | null;
-}
-
-/** ListQuery asks for one page of a list: the items matching q. */
+/** ListQuery asks for one page of a list: the items matching q, of one
+ * tenant ("" every tenant's, "-" the owner's own). */
 export interface ListQuery {
   offset: number;
   limit: number;
   q: string;
+  tenant?: string;
 }
 
-/** SandboxPage is one page of the sandboxes, with the total that match. */
-export interface SandboxPage {
-  sandboxes: Sandbox[];
-  total: number;
-  /** How many of all the sandboxes have a run going. */
-  running: number;
+/** SecurityQuery narrows the security events: one principal (a label,
+ * or a kind and a colon) and one kind (or its prefix); "" for all. */
+export interface SecurityQuery {
+  principal: string;
+  kind: string;
 }
 
-/** RunPage is one page of the run records, with the total that match. */
-export interface RunPage {
-  runs: RunRecord[];
-  total: number;
+/** tenantParam is the ?tenant of the owner's lists ("" for none). */
+function tenantParam(tenant: string | undefined): string {
+  return tenant ? '?tenant=' + encodeURIComponent(tenant) : '';
 }
 
 /** RunQuery is a page of the runs, narrowed to one source or sandbox, or
@@ -278,6 +91,7 @@ export interface RunQuery extends ListQuery {
 function listParams(q: ListQuery): string {
   const p = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
   if (q.q.trim()) p.set('q', q.q.trim());
+  if (q.tenant) p.set('tenant', q.tenant);
   return p.toString();
 }
 
@@ -389,11 +203,11 @@ export const api = {
   sandboxes: (q: ListQuery) => get<SandboxPage>('/sandboxes?' + listParams(q)),
   stats: (sandboxId: string) => get<Stats>(`/sandboxes/${id(sandboxId)}/stats`),
   kill: (sandboxId: string, pid: number) =>
-    send<{ ok: boolean; killed: number }>('POST', `/sandboxes/${id(sandboxId)}/kill`, { pid }),
-  stop: (sandboxId: string) => send<{ ok: boolean; stopped: number }>('POST', `/sandboxes/${id(sandboxId)}/stop`),
-  stopAll: () => send<{ ok: boolean; stopped: number }>('POST', '/stop-all'),
+    send<wire.KillReply>('POST', `/sandboxes/${id(sandboxId)}/kill`, { pid } satisfies wire.KillBody),
+  stop: (sandboxId: string) => send<wire.StopReply>('POST', `/sandboxes/${id(sandboxId)}/stop`),
+  stopAll: () => send<wire.StopReply>('POST', '/stop-all'),
   remove: (sandboxId: string, purge: boolean) =>
-    send<{ ok: boolean; deleted: string; files: string }>(
+    send<wire.DeleteReply>(
       'DELETE',
       `/sandboxes/${id(sandboxId)}` + (purge ? '?purge=true' : ''),
     ),
@@ -403,277 +217,88 @@ export const api = {
   events: (sandboxId: string, runId: string) =>
     get<EventsResult>(`/sandboxes/${id(sandboxId)}/events?runId=${id(runId)}&limit=1000`),
   run: (runId: string) => get<RunRecord>(`/runs/${id(runId)}`),
-  schedules: () => get<{ schedules: Schedule[] }>('/schedules'),
+  schedules: (tenant = '') => get<wire.ScheduleList>('/schedules' + tenantParam(tenant)),
+  status: () => get<Status>('/status'),
+  /** tenants lists the tenants (the owner's). */
+  tenants: () => get<wire.TenantList>('/tenants'),
+  /** securityEvents lists the last 50 security events matching q, newest first. */
+  securityEvents: (q: SecurityQuery) => {
+    const p = new URLSearchParams({ limit: '50' });
+    if (q.principal) p.set('principal', q.principal);
+    if (q.kind) p.set('kind', q.kind);
+    return get<wire.SecurityEventPage>('/security-events?' + p.toString());
+  },
   pauseSchedule: (scheduleId: string) => send<Schedule>('POST', `/schedules/${id(scheduleId)}/pause`),
   resumeSchedule: (scheduleId: string) => send<Schedule>('POST', `/schedules/${id(scheduleId)}/resume`),
   /** runSchedule fires a schedule now; the run goes on after the answer. */
   runSchedule: (scheduleId: string) =>
-    send<{ started: boolean; schedule: Schedule }>('POST', `/schedules/${id(scheduleId)}/run`),
+    send<wire.RunStarted>('POST', `/schedules/${id(scheduleId)}/run`),
   scheduleHistory: (scheduleId: string, limit = 10) =>
-    get<{ history: Firing[] }>(`/schedules/${id(scheduleId)}/history?limit=${limit}`),
+    get<wire.ScheduleHistory>(`/schedules/${id(scheduleId)}/history?limit=${limit}`),
   autostart: () => get<Autostart>('/autostart'),
-  setAutostart: (enabled: boolean) => send<Autostart>('PUT', '/autostart', { enabled }),
+  setAutostart: (enabled: boolean) => send<Autostart>('PUT', '/autostart', { enabled } satisfies wire.AutostartBody),
   /** integrations says where agents' shells are handed to the agent shell. */
-  integrations: () => get<{ integrations: Integration[] }>('/integrations'),
+  integrations: () => get<wire.IntegrationList>('/integrations'),
+  /** secrets lists the engine's secrets and the sandboxes that use each. */
+  secrets: () => get<wire.SecretList>('/secrets'),
+  /** addSecret stores a secret; its value is never answered. */
+  addSecret: (body: SecretBody) => send<SecretInfo>('POST', '/secrets', body),
+  removeSecret: (name: string) => send<wire.SecretRemoved>('DELETE', `/secrets/${id(name)}`),
 };
 
 /** Start at login: the owner's XDG autostart entry, as it is on disk. */
-export interface Autostart {
-  enabled: boolean;
-  path: string;
-  exec?: string;
-  /** foreign: the file was not written by senclaw and is left alone. */
-  foreign?: boolean;
-}
+export type Autostart = wire.Autostart;
 
 // Space Apps, under /api/space/apps (the same token and checks).
 
-/** AppState is where a Space App stands (AppView.state). */
-export type AppState =
-  | 'stopped'
-  | 'starting'
-  | 'running'
-  | 'stopping'
-  | 'backoff'
-  | 'crash-looping'
-  | 'exited'
-  | 'failed'
-  | 'port-taken'
-  | 'outside';
-
-export type AppNetwork = 'all' | 'hosts' | 'off';
-
-export interface AppHealth {
-  /** ok, failing or unknown (not probed yet). */
-  status: 'ok' | 'failing' | 'unknown';
-  httpStatus?: number;
-  latencyMs: number;
-  lastError?: string;
-  checkedAtMs?: number;
-}
-
+export type AppView = wire.AppView;
+/** AppState is where a Space App stands. */
+export type AppState = AppView['state'];
+export type AppNetwork = wire.AppSandboxSettings['network'];
+export type AppHealth = wire.AppHealth;
 /** AppSandboxSummary is the Sandbox, Read mode and Network columns. */
-export interface AppSandboxSummary {
-  enabled: boolean;
-  forced: boolean;
-  /** What the running process got (bwrap, docker, none, ...); "" when it does not run. */
-  isolation: string;
-  backend: string;
-  readMode: FsMode;
-  network: AppNetwork;
-  hostCount: number;
-  denied: number;
-  /** The last distinct refused hosts, newest last. */
-  recentDenied: string[];
-  allowed: number;
-}
-
+export type AppSandboxSummary = wire.AppSandboxSummary;
 /** PortHolder is a process that holds an app's port (port-taken, outside). */
-export interface PortHolder {
-  pid: number;
-  command: string;
-  cwd?: string;
-  exe?: string;
-}
-
-/** AppView is one Space App as the list shows it. */
-export interface AppView {
-  id: string;
-  name: string;
-  description: string;
-  dir: string;
-  inPlace: boolean;
-  port: number;
-  url: string;
-  healthPath: string;
-  restart: string;
-  autostart: boolean;
-  state: AppState;
-  stateText: string;
-  stoppedByUser: boolean;
-  pid: number;
-  startedAtMs: number;
-  uptimeSec: number;
-  /** Launches since a person last started it (the card warns above 3), and in all. */
-  launches: number;
-  totalLaunches: number;
-  health: AppHealth;
-  cpuPercent: number;
-  rssMb: number;
-  /** The last 30 samples, one a second. */
-  spark: StatsPoint[];
-  sandbox: AppSandboxSummary;
-  needsRestart: boolean;
-  needsRestartReasons: string[];
-  nextAttemptAtMs?: number;
-  /** The log's last lines when it gave up or failed. */
-  lastLog: string[];
-  portHolder?: PortHolder;
-}
-
+export type PortHolder = wire.PortHolder;
 /** AppsOverview sums up every app. */
-export interface AppsOverview {
-  apps: number;
-  running: number;
-  sandboxed: number;
-  unsandboxed: number;
-  needsRestart: number;
-  crashLooping: number;
-  denied: number;
-  /** The engine's recommended backend for new launches ("" when none can isolate). */
-  isolation: string;
-}
-
-export interface AppFolder {
-  path: string;
-  readOnly: boolean;
-}
-
+export type AppsOverview = wire.AppOverview;
+export type AppFolder = wire.AppFolder;
 /** AppSandboxSettings are an app's stored sandbox configuration. */
-export interface AppSandboxSettings {
-  enabled: boolean;
-  readMode: FsMode;
-  network: AppNetwork;
-  hosts: string[];
-  loopback: number[];
-  folders: AppFolder[];
-  backend: string;
-  image: string;
-  daemonApi: boolean;
-}
-
+export type AppSandboxSettings = wire.AppSandboxSettings;
 /** AppSandboxView is the configuration and what the running process got. */
-export interface AppSandboxView {
-  appId: string;
-  settings: AppSandboxSettings;
-  forced: boolean;
-  lockReason?: string;
-  running: AppSandboxSettings | null;
-  isolation: string;
-  needsRestart: boolean;
-  needsRestartReasons: string[];
-  liveFields: string[];
-  restartFields: string[];
-  /** The values backend may take here: auto and the engine's isolating backends. */
-  backends: string[];
-}
-
+export type AppSandboxView = wire.AppSandboxView;
 /** AppSandboxReply says exactly what a PUT applied how. */
-export interface AppSandboxReply {
-  sandbox: AppSandboxView;
-  changed: string[];
-  appliedLive: string[];
-  pendingRestart: string[];
-  needsRestart: boolean;
-  note: string;
-}
-
-export interface HealthPoint {
-  atMs: number;
-  ok: boolean;
-  status?: number;
-  latencyMs: number;
-  error?: string;
-}
-
-export interface AppSocket {
-  pid: number;
-  /** tcp4, tcp6, udp4, udp6 or unix. */
-  kind: string;
-  local: string;
-  remote?: string;
-  /** LISTEN, ESTABLISHED, ..., NONE. */
-  state: string;
-}
-
-export interface AppLaunch {
-  n: number;
-  atMs: number;
-  runId: string;
-  pid: number;
-  isolation: string;
-  backend: string;
-  command: string;
-  port: number;
-  /** Its environment as the engine set it, secret values masked by the engine. */
-  env: Record<string, string>;
-  settings: AppSandboxSettings;
-  endedAtMs?: number;
-  ended?: string;
-}
-
+export type AppSandboxReply = wire.AppSandboxReply;
+export type HealthPoint = wire.HealthPoint;
+export type AppSocket = wire.Socket;
+export type AppLaunch = wire.LaunchView;
 /** AppRuntime is what the Monitor panel shows of one app. */
-export interface AppRuntime {
-  appId: string;
-  state: AppState;
-  stateText: string;
-  pid: number;
-  uptimeSec: number;
-  launches: number;
-  totalLaunches: number;
-  health: AppHealth;
-  healthHistory: HealthPoint[];
-  cpuPercent: number;
-  rssMb: number;
-  memoryLimitMb: number;
-  history: StatsPoint[];
-  processes: ProcessInfo[];
-  sockets: AppSocket[];
-  socketsTruncated: boolean;
-  proxy: { allowed: number; denied: number; recentDenied: string[] };
-  launch: AppLaunch | null;
-  lastLog: string[];
-  note?: string;
-}
-
+export type AppRuntime = wire.AppRuntime;
 /** AppIsolation is the effective isolation of an app, in words. */
-export interface AppIsolation {
-  appId: string;
-  running: boolean;
-  isolation: string;
-  backend: string;
-  limits: string[];
-  limitsMissing: string[];
-  enforced: string[];
-  notEnforced: string[];
-  note: string;
-}
-
+export type AppIsolation = wire.AppIsolation;
 /** AppLog is the end of an app's log. */
-export interface AppLog {
-  appId: string;
-  text: string;
-  bytes: number;
-  truncated: boolean;
-  sizeBytes: number;
-  files: string[];
-}
-
-export interface AppStartReply {
-  ok: boolean;
-  note: string;
-  app: AppView;
-}
+export type AppLog = wire.LogChunk;
+export type AppStartReply = wire.StartReply;
 
 const spaceBase = '/api/space/apps';
 
 /** The Space Apps routes the dashboard uses. */
 export const spaceApi = {
   /** list is every app, running ones first then by name, with the overview. */
-  list: () => get<{ apps: AppView[]; overview: AppsOverview }>('', spaceBase),
+  list: (tenant = '') => get<wire.AppList>(tenantParam(tenant), spaceBase),
   /** start, restart: wait=false answers once launched; the list shows the rest. */
   start: (appId: string, wait = false) => send<AppStartReply>('POST', `/${id(appId)}/start?wait=${wait}`, undefined, spaceBase),
   restart: (appId: string, wait = false) =>
     send<AppStartReply>('POST', `/${id(appId)}/restart?wait=${wait}`, undefined, spaceBase),
-  stop: (appId: string) => send<{ ok: boolean; app: AppView }>('POST', `/${id(appId)}/stop`, undefined, spaceBase),
+  stop: (appId: string) => send<wire.AppStopReply>('POST', `/${id(appId)}/stop`, undefined, spaceBase),
   runtime: (appId: string) => get<AppRuntime>(`/${id(appId)}/runtime`, spaceBase),
   isolation: (appId: string) => get<AppIsolation>(`/${id(appId)}/isolation`, spaceBase),
   /** logs reads the log's last limit bytes (at most 1 MiB). */
   logs: (appId: string, limit: number) => get<AppLog>(`/${id(appId)}/logs?limit=${limit}`, spaceBase),
-  clearLogs: (appId: string) => send<{ ok: boolean }>('DELETE', `/${id(appId)}/logs`, undefined, spaceBase),
+  clearLogs: (appId: string) => send<wire.LogClearReply>('DELETE', `/${id(appId)}/logs`, undefined, spaceBase),
   sandbox: (appId: string) => get<AppSandboxView>(`/${id(appId)}/sandbox`, spaceBase),
   /** setSandbox changes only the fields it names; a list given replaces the old one. */
-  setSandbox: (appId: string, patch: Partial<AppSandboxSettings>) =>
+  setSandbox: (appId: string, patch: wire.SandboxPatch) =>
     send<AppSandboxReply>('PUT', `/${id(appId)}/sandbox`, patch, spaceBase),
 };
 

@@ -15,15 +15,23 @@ class AppsLive {
   overview = $state.raw<AppsOverview | null>(null);
   /** The last poll's error, "" when it worked. */
   error = $state('');
+  /** The card's tenant ("" every tenant's, "-" the owner's own). */
+  tenant = $state('');
   /** loaded is true once the list answered (or failed) once. */
   loaded = $derived(this.apps !== null || this.error !== '');
 
   private last = '';
 
+  /** show narrows the list to one tenant and asks for it at once. */
+  async show(tenant: string) {
+    this.tenant = tenant;
+    await this.refresh();
+  }
+
   /** refresh asks for the list now (after an action changed it). */
   async refresh() {
     try {
-      const got = await spaceApi.list();
+      const got = await spaceApi.list(this.tenant);
       this.error = '';
       if (got.text !== this.last) {
         this.last = got.text;

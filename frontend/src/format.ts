@@ -76,3 +76,13 @@ export function uptime(sec: number): string {
   const d = Math.floor(h / 24);
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
+
+/** ended sums up why the engine ended a run (a record's killed) in a word:
+ * "restarted" when a Space App's supervisor or a person restarted it,
+ * "stopped" when someone stopped it, and "killed" for the rest (a
+ * timeout's kill, the disk quota, a signal, the engine's own end). */
+export function ended(killed: string): 'restarted' | 'stopped' | 'killed' {
+  if (/^restarted\b/.test(killed)) return 'restarted';
+  if (/^stopped\b/.test(killed)) return 'stopped';
+  return 'killed';
+}

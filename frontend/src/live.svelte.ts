@@ -2,7 +2,10 @@
 // keeps the raw text of its last answer and only replaces its value when
 // the text changed, so an unchanged list causes no re-render at all.
 
-import { api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type ListQuery, type RunQuery, type RunRecord, type Sandbox, type Schedule, type Settings } from './api';
+import {
+  api, ApiError, type Capabilities, type ExecPolicy, type Fetched, type Integration, type ListQuery, type RunQuery, type RunRecord, type Sandbox,
+  type Schedule, type SecurityEvent, type SecurityQuery, type Settings, type Status, type TenantView,
+} from './api';
 
 /** How often each source is polled, in milliseconds. */
 const every = {
@@ -16,6 +19,12 @@ const every = {
   settings: 3000,
   // Settings files of agents, read by the engine: changed by senclaw integrate.
   integrations: 5000,
+  // The tenants (the filters' choices) and the engine's status (the LAN
+  // listener): changed by the owner, seldom.
+  tenants: 5000,
+  status: 5000,
+  // The Security events card is live: a refusal shows within 2 s.
+  security: 2000,
 };
 
 type Key = keyof typeof every;
@@ -27,16 +36,22 @@ class Live {
   /** One page of each list: what the cards ask for (page, filter) and
    * what matched in all. Thousands of sandboxes make a page of them. */
   sandboxes = $state.raw<Sandbox[] | null>(null);
-  sandboxQuery = $state<ListQuery>({ offset: 0, limit: 25, q: '' });
+  sandboxQuery = $state<ListQuery>({ offset: 0, limit: 25, q: '', tenant: '' });
   sandboxTotal = $state(0);
   sandboxesRunning = $state(0);
   runs = $state.raw<RunRecord[] | null>(null);
   integrations = $state.raw<Integration[] | null>(null);
   schedules = $state.raw<Schedule[] | null>(null);
-  runQuery = $state<RunQuery>({ offset: 0, limit: 30, q: '', source: '', sandboxId: '', refused: false });
+  runQuery = $state<RunQuery>({ offset: 0, limit: 30, q: '', source: '', sandboxId: '', refused: false, tenant: '' });
   runTotal = $state(0);
+  /** The schedules card's tenant ("" every tenant's, "-" the owner's own). */
+  scheduleTenant = $state('');
+  tenants = $state.raw<TenantView[] | null>(null);
+  status = $state.raw<Status | null>(null);
+  securityEvents = $state.raw<SecurityEvent[] | null>(null);
+  securityQuery = $state<SecurityQuery>({ principal: '', kind: '' });
   /** The last error of each source, "" when its last poll worked. */
-  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '', schedules: '' });
+  errors = $state<Record<Key, string>>({ caps: '', policy: '', settings: '', sandboxes: '', runs: '', integrations: '', schedules: '', tenants: '', status: '', security: '' });
   /** now ticks with the polls, for "5 s ago". */
   now = $state(Date.now());
   /** answeredAt is when the engine last answered a poll (0: never). */
@@ -88,8 +103,23 @@ class Live {
         this.runTotal = v.total;
       }),
     integrations: () => this.poll('integrations', () => api.integrations(), (v) => (this.integrations = v.integrations)),
-    schedules: () => this.poll('schedules', () => api.schedules(), (v) => (this.schedules = v.schedules)),
+    schedules: () => this.poll('schedules', () => api.schedules(this.scheduleTenant), (v) => (this.schedules = v.schedules)),
+    tenants: () => this.poll('tenants', () => api.tenants(), (v) => (this.tenants = v.tenants)),
+    status: () => this.poll('status', () => api.status(), (v) => (this.status = v)),
+    security: () => this.poll('security', () => api.securityEvents({ ...this.securityQuery }), (v) => (this.securityEvents = v.events)),
   };
+
+  /** showSchedules and showSecurity change a card's filter and fetch it
+   * at once. */
+  async showSchedules(tenant: string) {
+    this.scheduleTenant = tenant;
+    await this.refresh('schedules');
+  }
+
+  async showSecurity(q: Partial<SecurityQuery>) {
+    this.securityQuery = { ...this.securityQuery, ...q };
+    await this.refresh('security');
+  }
 
   /** showSandboxes and showRuns change the page or the filter of a list
    * and fetch it at once. */

@@ -2,7 +2,7 @@
 // its state in words, how rows sort and filter. Pure functions of the
 // engine's AppView.
 
-import type { AppView } from './api';
+import type { AppSandboxSummary, AppView } from './api';
 import { until } from './format';
 
 /** SortKey is a sortable column; running is the engine's order (running
@@ -13,6 +13,14 @@ export type SortKey = 'running' | 'name' | 'sandbox' | 'network' | 'process' | '
  * "none (degraded)", "none (outside the engine)"). */
 export function isNone(isolation: string): boolean {
   return isolation === 'none' || isolation.startsWith('none ');
+}
+
+/** noSandbox says why an app's sandbox is off, as `senclaw apps ls` does:
+ * "no sandbox (manifest)" when its manifest says enabled: false, "no
+ * sandbox (owner)" when a person turned it off; "" when it is on. */
+export function noSandbox(sb: AppSandboxSummary): string {
+  if (sb.enabled) return '';
+  return sb.disabledBy ? `no sandbox (${sb.disabledBy})` : 'no sandbox';
 }
 
 /** running reports whether a launch of the engine runs now (its process
@@ -68,7 +76,8 @@ export function stateClass(a: AppView): string {
   return 'off';
 }
 
-const networkOrder = { all: 0, hosts: 1, off: 2 };
+// The summary's network is a plain string on the wire: an unknown one sorts last.
+const networkOrder: Record<string, number> = { all: 0, hosts: 1, off: 2 };
 
 type Key = (string | number)[];
 

@@ -2,6 +2,7 @@
 // (its user settings hold senclaw's hook) the Security enforcement card
 // names it next to the switch, and the agent's commands show in Recent
 // runs with their source and isolation; switched off, they say none.
+// The card's shell guard line, and a group switched off from it.
 // Run through scripts/test-browser.sh.
 
 import assert from 'node:assert/strict';
@@ -38,8 +39,11 @@ test('the enforcement card names the integrated agent and Recent runs shows its 
 
   const card = page.locator('[data-card=enforcement] [data-part=integrations]');
   await card.locator('[data-agent=claude-code]').waitFor({ timeout: 10_000 });
-  assert.match(await card.innerText(), /Claude Code: every project/);
-  assert.match(await card.innerText(), /senclaw integrate gemini-cli/);
+  assert.match(await card.innerText(), /Governs Claude Code: every project/);
+  // How to add another, in the agent shell's settings.
+  const settings = page.locator('[data-card=enforcement] [data-part=shell-settings]');
+  await settings.locator('summary').click();
+  assert.match(await settings.innerText(), /senclaw integrate gemini-cli/);
 
   for (const on of [true, false]) {
     await engine.api('PUT', '/exec-policy', { execShell: on });
@@ -53,5 +57,39 @@ test('the enforcement card names the integrated agent and Recent runs shows its 
   await waitFor(async () => (await page.locator('tr.sb-row').count()) >= 1, 'the agent sandbox in Managed sandboxes');
   assert.match(await page.locator('[data-card=sandboxes]').innerText(), /agent:senclaw-project-/);
   await screenshot(page, 'agent-shell');
+  assert.deepEqual(problems, [], 'the page logged errors');
+});
+
+test('the enforcement card shows the shell guard, and a group switched off there lets the command run', async (t) => {
+  if (!daemon) return t.skip('no setup');
+  const { engine } = daemon;
+  const project = tempDir('senclaw-project-');
+  await engine.api('PUT', '/exec-policy', { execShell: false });
+  const { page, context, problems } = await openDashboard(browser, engine);
+  t.after(() => context.close());
+
+  const guard = page.locator('[data-card=enforcement] [data-part=shell-guard]');
+  await guard.waitFor({ timeout: 10_000 });
+  assert.match(await guard.locator('summary').innerText(), /Shell guard: 7 of 7 groups on; on the host it refuses a match, in a sandbox it warns/);
+
+  // On the host path a dump of the environment is refused, and the run
+  // says by which group.
+  const [status, refused] = await engine.call('POST', '/agent-shell', { projectDir: project, command: 'printenv' });
+  assert.equal(status, 403);
+  assert.match(refused.error, /shell guard: envDump: .*printenv.*guard\.envDump/);
+  assert.equal(refused.run.isolation, 'refused: shell guard: envDump');
+  const row = page.locator(`tr[data-run="${refused.run.id}"]`);
+  await row.waitFor({ timeout: 10_000 });
+  assert.match(await row.innerText(), /shell guard: envDump/);
+
+  await guard.locator('summary').click();
+  await guard.locator('[data-group=envDump] input').uncheck();
+  await waitFor(async () => (await engine.api('GET', '/settings')).guard.envDump === false, 'envDump off in the settings');
+  await waitFor(async () => /6 of 7 groups on/.test(await guard.locator('summary').innerText()), 'the summary counting 6');
+  const ran = await engine.api('POST', '/agent-shell', { projectDir: project, command: 'printenv' });
+  assert.equal(ran.run.isolation, 'none');
+  await guard.locator('#guard-sandbox').selectOption('deny');
+  await waitFor(async () => (await engine.api('GET', '/settings')).guard.sandbox === 'deny', 'guard.sandbox deny');
+  await screenshot(page, 'shell-guard');
   assert.deepEqual(problems, [], 'the page logged errors');
 });

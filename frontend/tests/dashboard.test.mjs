@@ -49,11 +49,15 @@ describe('dashboard', { concurrency: false }, () => {
       engine.api('GET', '/runs?limit=30'),
     ]);
 
-    // Available isolation: bwrap is really here, healthy with its version.
+    // Available isolation: bwrap is really here, healthy with its version,
+    // in its chip; the details say why and what it enforces.
     const bwrap = caps.backends.find((b) => b.backend === 'bwrap');
     assert.equal(bwrap.state, 'healthy', 'bwrap must be installed and working for these tests');
     await page.locator('[data-card=isolation] .overall[data-state=isolated]').waitFor();
-    assert.match(await page.locator('[data-backend=bwrap]').innerText(), new RegExp(`Healthy, version ${bwrap.version.replace(/\./g, '\\.')}`));
+    assert.match(await page.locator('[data-backend=bwrap]').innerText(), new RegExp(`healthy\\s+${bwrap.version.replace(/\./g, '\\.')}`));
+    const details = page.getByTestId('iso-details');
+    await page.locator('[data-backend=bwrap]').click();
+    assert.match(await details.innerText(), new RegExp(`Healthy, version ${bwrap.version.replace(/\./g, '\\.')}`));
     const docker = caps.backends.find((b) => b.backend === 'docker');
     if (docker) {
       const want =
@@ -62,13 +66,15 @@ describe('dashboard', { concurrency: false }, () => {
           : docker.details?.daemon === 'not found'
             ? /Not installed/
             : /daemon is not answering/;
-      assert.match(await page.locator('[data-backend=docker]').innerText(), want);
+      await page.locator('[data-backend=docker]').click();
+      assert.match(await details.innerText(), want);
     }
     // Landlock is a backend with its state and what it enforces, never
     // "a facility, not a backend".
     const landlock = caps.backends.find((b) => b.backend === 'landlock');
     assert.ok(landlock, 'landlock is listed among the backends');
-    const llText = await page.locator('[data-backend=landlock]').innerText();
+    await page.locator('[data-backend=landlock]').click();
+    const llText = await details.innerText();
     assert.doesNotMatch(llText, /not a backend/);
     if (landlock.state === 'healthy') {
       assert.match(llText, new RegExp(`Healthy, Landlock ABI ${landlock.details.abi}`));
@@ -83,7 +89,12 @@ describe('dashboard', { concurrency: false }, () => {
       assert.match(await page.locator(`[data-switch=${key}] .meaning`).innerText(), /On[\s\S]*Off/);
     }
     assert.equal(await page.locator('#execFsMode').inputValue(), policy.execFsMode);
-    assert.equal(await page.locator('[data-switch=execShell] input[type=checkbox]:not([role])').isChecked(), policy.execNetwork);
+    assert.equal(await page.locator('#execNetwork').isChecked(), policy.execNetwork);
+    assert.match(await page.locator('[data-part=shell-settings] summary').innerText(), new RegExp(`disk read ${policy.execFsMode} · network ${policy.execNetwork ? 'on' : 'off'}`));
+    // The tenant host policy, under the two switches whose off path it governs.
+    assert.equal(await page.locator('#tenantHostPolicy').inputValue(), settings.exec.tenantHostPolicy);
+    assert.match(await page.locator('[data-part=tenant-host-policy]').textContent(), /Host exec for agents and tenants/);
+    assert.equal(await page.locator('[data-part=host-policy-summary]').innerText(), settings.exec.envOverride ?? settings.exec.tenantHostPolicy);
 
     // Defaults for new sandboxes.
     assert.equal(await page.locator('#defaultFsMode').inputValue(), settings.defaultFsMode);
@@ -138,11 +149,26 @@ describe('dashboard', { concurrency: false }, () => {
     await page.keyboard.press('Space');
     await waitFor(async () => (await engine.api('GET', '/exec-policy')).execShell === before.execShell, 'execShell back by keyboard');
 
+    // The agent shell's own settings, behind their one-line summary.
+    await page.locator('[data-part=shell-settings] summary').click();
     await page.locator('#execFsMode').selectOption('strict');
     await waitFor(async () => (await engine.api('GET', '/exec-policy')).execFsMode === 'strict', 'execFsMode = strict');
     await page.locator('#execLoopback').fill('8899, 9000');
     await page.locator('#execLoopback').press('Tab');
     await waitFor(async () => (await engine.api('GET', '/exec-policy')).execLoopback.join(',') === '8899,9000', 'execLoopback saved');
+  });
+
+  test('the tenant host policy: changed on the card, saved in the engine', async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    const before = await engine.api('GET', '/settings');
+    t.after(() => engine.api('PUT', '/settings', { exec: before.exec }));
+    // It sits in the Agent shell settings, its value in their summary.
+    await page.locator('[data-part=shell-settings] summary').click();
+    await page.locator('#tenantHostPolicy').selectOption('deny');
+    await waitFor(async () => (await engine.api('GET', '/settings')).exec.tenantHostPolicy === 'deny', 'exec.tenantHostPolicy = deny in the engine');
+    await page.locator('#tenantHostPolicy').selectOption('warn');
+    await waitFor(async () => (await engine.api('GET', '/settings')).exec.tenantHostPolicy === 'warn', 'exec.tenantHostPolicy = warn again');
   });
 
   test('a switch changed elsewhere shows up on the page', async (t) => {
@@ -410,6 +436,56 @@ describe('dashboard', { concurrency: false }, () => {
     const out = page.locator(`#out-${ok.id}`);
     await out.getByText('hello-from-run').waitFor();
     assert.match(await out.innerText(), /oops/);
+  });
+
+  test("secrets: added, used by a sandbox, removed, never shown; a run's refusals", async (t) => {
+    const page = await open(t);
+    if (!page) return;
+    const value = 'dashboard-secret-value-' + Date.now();
+    t.after(() => engine.call('DELETE', '/secrets/ghdash'));
+    await page.locator('#secret-name').fill('ghdash');
+    await page.locator('#secret-hosts').fill('api.github.com, uploads.github.com');
+    await page.locator('#secret-header').fill('Authorization');
+    await page.locator('#secret-format').fill('Bearer {}');
+    await page.locator('#secret-value').fill(value);
+    await page.getByRole('button', { name: 'Add secret' }).click();
+    const row = page.locator('tr[data-secret=ghdash]');
+    await row.waitFor();
+    assert.match(await row.innerText(), /api\.github\.com, uploads\.github\.com/);
+    assert.match(await row.innerText(), /Authorization: Bearer \{\}/);
+    assert.equal(await page.locator('#secret-value').inputValue(), '', 'the value stays in the form');
+    assert.ok(!(await page.content()).includes(value), 'the page holds the value');
+    assert.ok(!JSON.stringify(await engine.api('GET', '/secrets')).includes(value), 'the API answered the value');
+
+    // A bad one: the error is next to its field.
+    await page.locator('#secret-name').fill('Bad Name');
+    await page.locator('#secret-hosts').fill('x.test');
+    await page.locator('#secret-value').fill('v');
+    await page.getByRole('button', { name: 'Add secret' }).click();
+    await page.locator('.secrets [data-field=name]').waitFor();
+
+    // A sandbox that asks for it shows in its row; a run there that was
+    // refused a connection lists it, with how to allow it.
+    const sb = await engine.createSandbox('uses-ghdash', { secrets: ['ghdash'], network: true });
+    t.after(() => engine.api('DELETE', `/sandboxes/${sb.id}?purge=true`));
+    const run = (await engine.api('POST', `/sandboxes/${sb.id}/exec`, { command: 'echo "$GHDASH" | cut -c1-16; env -u NO_PROXY -u no_proxy curl -s -m 5 -o /dev/null http://127.0.0.1:9/; true' })).run;
+    assert.equal(run.stdout.trim(), '<senclaw-secret:');
+    assert.equal(run.refusals?.[0]?.kind, 'connect');
+    await page.reload();
+    await waitFor(async () => /uses-ghdash/.test(await page.locator('tr[data-secret=ghdash] [data-testid=secret-used-by]').innerText()), 'the sandbox in Used by');
+    const runRow = page.locator(`tr[data-run="${run.id}"]`);
+    await runRow.waitFor();
+    assert.match(await runRow.locator('[data-testid=run-refused]').innerText(), /1 refused/);
+    await runRow.locator('button.expander').click();
+    const list = page.locator(`#out-${run.id} [data-testid=run-refusals]`);
+    await list.waitFor();
+    assert.match(await list.innerText(), /connect\s+127\.0\.0\.1:9/);
+    assert.match(await list.innerText(), /To allow it: add 9 to the sandbox's loopback ports/);
+
+    page.once('dialog', (d) => d.accept());
+    await page.locator('tr[data-secret=ghdash]').getByRole('button', { name: 'Remove secret ghdash' }).click();
+    await page.locator('tr[data-secret=ghdash]').waitFor({ state: 'detached' });
+    assert.deepEqual((await engine.api('GET', '/secrets')).secrets.map((s) => s.name), []);
   });
 
   test("the session id is out of the page's reach", async (t) => {

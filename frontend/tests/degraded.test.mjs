@@ -51,7 +51,7 @@ test('a degraded engine shows the banner', async (t) => {
     assert.match(text, /no operating-system barrier/i);
     assert.match(text, /refused/);
     assert.equal(await page.locator('.overall[data-state=degraded]').count(), 1);
-    assert.match(await page.locator('[data-backend=bwrap]').innerText(), /Not available|gone/);
+    assert.match(await page.locator('[data-backend=bwrap]').innerText(), /not available|gone/);
     if (caps.backends.some((b) => b.backend === 'docker')) {
       assert.match(await page.locator('[data-backend=docker]').innerText(), /not answering/);
     }

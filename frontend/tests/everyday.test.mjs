@@ -1,4 +1,4 @@
-// Everyday use of the dashboard (issue #14): the engine going away under
+// Everyday use of the dashboard: the engine going away under
 // the page and coming back, the sandboxes' ids and listen links, the runs'
 // filters and "show more", the settings a person changes in the Defaults
 // card, durations in seconds, the favicon. Its own daemon, so that it can
@@ -100,7 +100,31 @@ describe('everyday', { concurrency: false }, () => {
     assert.deepEqual(problems, []);
   });
 
-  test('recent runs: filtered by source, sandbox and refused, and more on demand, durations in seconds', async (t) => {
+  test('a sandbox on another machine\'s engine: its row names the engine, the card lists it, unreachable says so', async (t) => {
+    const { engine } = daemon ?? {};
+    const session = await open(t);
+    if (!session) return;
+    const { page, problems } = session;
+    // An engine whose socket answers nobody: a machine that is off.
+    await engine.api('PUT', '/settings', { engines: [{ name: 'far', host: 'unix:///nonexistent/senclaw-far.sock' }] });
+    t.after(async () => {
+      const { sandboxes } = await engine.api('GET', '/sandboxes?q=on-far');
+      for (const sb of sandboxes) await engine.call('DELETE', `/sandboxes/${sb.id}?purge=1`);
+      await engine.api('PUT', '/settings', { engines: [] });
+    });
+    const sb = await engine.createSandbox('on-far', { engine: 'far' });
+    assert.equal(sb.engine, 'far');
+    const row = page.locator('tr.sb-row[data-name="on-far"]');
+    await row.waitFor();
+    assert.equal(await row.locator('.tag.engine').innerText(), 'on far');
+    await waitFor(async () => (await row.locator('td[data-label=State]').innerText()).trim() === 'unreachable', 'the row to say unreachable', 20_000);
+    const card = page.locator('[data-testid=engines] li[data-engine=far]');
+    await card.waitFor();
+    assert.match(await card.innerText(), /far \(another machine\)/);
+    assert.deepEqual(problems, []);
+  });
+
+  test('recent runs: filtered by source, sandbox and refused, paged, durations in seconds', async (t) => {
     const { engine } = daemon ?? {};
     const session = await open(t);
     if (!session) return;
@@ -121,8 +145,12 @@ describe('everyday', { concurrency: false }, () => {
     const card = page.locator('[data-card=runs]');
     const rows = card.locator('tr[data-run]');
     await waitFor(async () => (await rows.count()) === 30, '30 runs at first');
-    await card.getByTestId('runs-more').click();
-    await waitFor(async () => (await rows.count()) === Math.min(60, total), 'thirty more on demand');
+    // One pager: Next shows the next thirty.
+    await card.getByTestId('runs-next').click();
+    await waitFor(async () => (await card.getByTestId('runs-range').innerText()) === `31–${Math.min(60, total)} of ${total}`, 'the next thirty');
+    await waitFor(async () => (await rows.count()) === Math.min(60, total) - 30, 'the second page of rows');
+    await card.getByTestId('runs-prev').click();
+    await waitFor(async () => (await rows.count()) === 30, 'the first page again');
 
     await card.getByTestId('runs-source').selectOption('mcp');
     await waitFor(async () => (await rows.count()) === 4, 'the mcp runs');

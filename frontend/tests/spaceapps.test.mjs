@@ -49,7 +49,9 @@ describe('space apps card', { concurrency: false }, () => {
     return (await engine.apps('POST', '', { dir })).app;
   }
 
-  const httpd = (id, name, sandbox = {}) => register({ id, name, description: `busybox httpd ${id}`, runtime: { start: HTTPD }, sandbox });
+  // Without a sandbox unless a test gives one: an app with no sandbox
+  // block runs in one, so these say enabled: false.
+  const httpd = (id, name, sandbox = { enabled: false }) => register({ id, name, description: `busybox httpd ${id}`, runtime: { start: HTTPD }, sandbox });
 
   async function open(t, opts) {
     if (!daemon) return t.skip('no setup'), null;
@@ -89,7 +91,7 @@ describe('space apps card', { concurrency: false }, () => {
   test('twelve apps: ten a page, running first, sorted by a column', async (t) => {
     if (!daemon) return t.skip('no setup');
     // The crash-looping app goes first: it takes a while to give up.
-    await register({ id: 'crashy', name: 'Crashy', runtime: { start: 'echo "crashy: cannot open <b>config.toml</b>" >&2; exit 3' } }, {});
+    await register({ id: 'crashy', name: 'Crashy', runtime: { start: 'echo "crashy: cannot open <b>config.toml</b>" >&2; exit 3' }, sandbox: { enabled: false } }, {});
     await engine.apps('POST', '/crashy/start?wait=false');
     const names = ['Kilo', 'Alpha', 'Juliet', 'Bravo', 'India', 'Charlie', 'Hotel', 'Delta', 'Golf', 'Echo', 'Foxtrot'];
     for (const [i, name] of names.entries()) await httpd(`bb-${String(i + 1).padStart(2, '0')}`, name);
@@ -112,6 +114,8 @@ describe('space apps card', { concurrency: false }, () => {
     const r = row(page, 'bb-03');
     assert.match(await r.getByTestId('app-process').innerText(), /PID \d+[\s\S]*up [\s\S]*1 launch/);
     assert.match(await r.getByTestId('app-sandbox').innerText(), /none/);
+    assert.equal(await r.getByTestId('no-sandbox').innerText(), 'no sandbox (manifest)');
+    assert.equal(await row(page, 'bb-02').getByTestId('no-sandbox').innerText(), 'no sandbox (manifest)');
     assert.match(await r.getByTestId('app-health').innerText(), /ok/);
     const link = r.getByRole('link', { name: 'Juliet' });
     assert.equal(await link.getAttribute('href'), (await view('bb-03')).url);

@@ -1,5 +1,7 @@
-// Package editdist measures how far apart two words are, for "did you
-// mean" suggestions (a mistyped command, a misspelt cron name).
+// Package editdist measures how far apart two words are, for "did you mean"
+// suggestions.
+//
+// A mistyped command and a misspelt cron name get them.
 package editdist
 
 // Levenshtein is the number of single-byte insertions, deletions and

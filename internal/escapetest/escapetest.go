@@ -1,8 +1,10 @@
-// Package escapetest holds the programs that every sandbox backend's tests
-// run inside a real sandbox to try to get out (bwrap, landlock): each
-// program tries every route we know and prints what happened, and a check
-// compares that, and the host, with what must hold. The backends' tests
-// start them their own way and add what differs between backends.
+// Package escapetest holds the escape attempts that backends' tests run
+// inside a real sandbox.
+//
+// Each program tries every route we know and prints what happened, and a
+// check compares that, and the host, with what must hold. The bwrap and
+// landlock backends' tests start them their own way and add what differs
+// between backends.
 package escapetest
 
 import (

@@ -18,9 +18,9 @@ import (
 // run id and the limits.
 type Start func(ctx context.Context, argv []string, edit func(*backends.Spec)) (backends.Process, error)
 
-// HoldAcrossRuns is the regression test of issue #10 finding 14 for a
-// backend: the limits of a sandbox bound what its concurrent runs hold
-// together (pids, private memory), not each run.
+// HoldAcrossRuns checks a backend against a sandbox's limits: they bound
+// what its concurrent runs hold together (pids, private memory), not
+// each run.
 func HoldAcrossRuns(t *testing.T, start Start) {
 	cases := []struct {
 		name string

@@ -1,10 +1,12 @@
 //go:build linux || darwin
 
 // Package rawterm holds the one raw mode of a terminal, as cfmakeraw(3)
-// makes it, for the CLI's own terminal (senclaw shell) and the engine's
-// relay of a container's (the Docker backend): every byte passes
-// untouched, with no echo, no line editing, no signal keys and no output
-// processing, which the terminal at the far end does once.
+// makes it.
+//
+// The CLI's own terminal (senclaw shell) and the engine's relay of a
+// container's (the Docker backend) use it: every byte passes untouched, with
+// no echo, no line editing, no signal keys and no output processing, which
+// the terminal at the far end does once.
 package rawterm
 
 import "golang.org/x/sys/unix"

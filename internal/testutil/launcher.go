@@ -4,22 +4,19 @@ import (
 	"os"
 	"testing"
 
-	"github.com/senclaw/sandbox/backends/envexec"
-	"github.com/senclaw/sandbox/backends/idmap"
+	"github.com/senclaw/sandbox/backends/reexec"
 )
 
-// Main is TestMain for a package whose tests start traced direct runs or
-// runs with idmapped mounts: the test binary is then the envexec launcher
-// or the idmap launcher (Launcher), as the senclaw executable is in
-// production.
+// Main is TestMain for a package whose tests start the engine's helpers
+// (traced direct runs, idmapped mounts, the direct backend's subreaper,
+// the Landlock helper): the test binary is then each helper its code can
+// start (Launcher), as the engine's executable is in production. After
+// the tests it removes the executables Senclaw built.
 func Main(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == envexec.Arg {
-		os.Exit(envexec.Main(os.Args[2:], os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == idmap.Arg {
-		os.Exit(idmap.Main(os.Args[2:]))
-	}
-	os.Exit(m.Run())
+	reexec.Init()
+	code := m.Run()
+	removeBuilt()
+	os.Exit(code)
 }
 
 // Launcher is the path of the running test binary, for backends'

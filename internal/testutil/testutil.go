@@ -1,7 +1,9 @@
-// Package testutil holds what the tests of several packages need: a free
-// loopback port, a directory a sandbox user can walk into, golden files,
-// the users sandboxes run as, a buffer a run may write while the test
-// reads it, and the processes a run left.
+// Package testutil holds the helpers that the tests of several packages
+// share.
+//
+// They are a free loopback port, a directory a sandbox user can walk into,
+// golden files, the users sandboxes run as, a buffer a run may write while
+// the test reads it, and the processes a run left.
 package testutil
 
 import (
@@ -98,4 +100,15 @@ func PidsWith(mark string) []string {
 		}
 	}
 	return pids
+}
+
+// PrivateDir is a fresh directory of mode 0700, as the engine's runtime
+// dir must be (a socket in t.TempDir(), which is 0755, is refused).
+func PrivateDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -1,6 +1,8 @@
-// Command fake-tray-host is a test helper for scripts/test-desktop.sh: a
-// StatusNotifierWatcher (the service a desktop's tray host runs) on the
-// session bus of its environment, so that the desktop app sees a tray
+// Command fake-tray-host stands in for a desktop's tray host in
+// scripts/test-desktop.sh.
+//
+// It runs a StatusNotifierWatcher (the service a desktop's tray host runs)
+// on the session bus of its environment, so that the desktop app sees a tray
 // host. It prints "ready" once it owns the name, and every item that
 // registers, and runs until it is killed.
 package main

@@ -1,6 +1,8 @@
-// Package icons draws SenClaw Sandbox's icons (the tray's three states and
-// the application icon) in pure Go, so that they are generated rather than
-// downloaded and the committed PNGs can be checked against their source.
+// Package icons draws SenClaw Sandbox's icons in pure Go.
+//
+// The tray's three states and the application icon are generated rather than
+// downloaded, so that the committed PNGs can be checked against their
+// source.
 package icons
 
 import (
@@ -33,8 +35,9 @@ type Icon struct {
 }
 
 // All lists every generated icon: the tray's states in assets/, the
-// application icon Wails packaging expects in build/, and the same icon
-// at the hicolor theme's sizes that `make install` puts in place.
+// application icon Wails packaging expects in build/ (and in assets/ for
+// the window, which embeds it), and the same icon at the hicolor theme's
+// sizes that `make install` puts in place.
 func All() []Icon {
 	app := color.NRGBA{0x2b, 0x5f, 0xb4, 0xff}
 	all := []Icon{
@@ -42,6 +45,7 @@ func All() []Icon {
 		{File: "assets/tray-degraded.png", Size: 64, Fill: color.NRGBA{0xc9, 0x8a, 0x12, 0xff}, Glyph: Dash},
 		{File: "assets/tray-attention.png", Size: 64, Fill: color.NRGBA{0xd1, 0x3b, 0x36, 0xff}, Glyph: Exclamation},
 		{File: "build/appicon.png", Size: 512, Fill: app, Glyph: Check},
+		{File: "assets/appicon.png", Size: 512, Fill: app, Glyph: Check},
 	}
 	for _, n := range HicolorSizes {
 		all = append(all, Icon{File: fmt.Sprintf("build/linux/icons/%dx%d.png", n, n), Size: n, Fill: app, Glyph: Check})

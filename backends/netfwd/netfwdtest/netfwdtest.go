@@ -1,7 +1,9 @@
-// Package netfwdtest builds the senclaw-netfwd forwarder for tests of
-// packages whose sandboxes need network. The binary is cached in the temp
-// dir under a hash of the forwarder's sources and the Go version, so a test
-// process builds it at most once and a changed forwarder is rebuilt.
+// Package netfwdtest builds the senclaw-netfwd forwarder for tests.
+//
+// The tests of packages whose sandboxes need network use it. The binary is
+// cached in the temp dir under a hash of the forwarder's sources and the Go
+// version, so a test process builds it at most once and a changed forwarder
+// is rebuilt.
 package netfwdtest
 
 import (
@@ -38,7 +40,7 @@ func build() (string, error) {
 	src := filepath.Dir(filepath.Dir(self)) // backends/netfwd
 	h := sha256.New()
 	fmt.Fprintln(h, runtime.Version())
-	for _, glob := range []string{"*.go", "cmd/senclaw-netfwd/*.go", "../backends.go", "../unixguard/*.go"} {
+	for _, glob := range []string{"*.go", "cmd/senclaw-netfwd/*.go", "mux/*.go", "remotefs/*.go", "../backends.go", "../unixguard/*.go"} {
 		files, _ := filepath.Glob(filepath.Join(src, glob))
 		for _, f := range files {
 			data, err := os.ReadFile(f)

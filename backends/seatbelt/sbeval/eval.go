@@ -213,6 +213,7 @@ func (p *Profile) address(side string, args []Node, q Query) (bool, error) {
 			return false, nil
 		}
 	default:
+		//lint:ignore ST1005 Seatbelt is a proper name: the capital is its own, not a sentence's.
 		return false, fmt.Errorf("Seatbelt knows only the hosts * and localhost, not %q", host)
 	}
 	if port == "*" {

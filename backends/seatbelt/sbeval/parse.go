@@ -1,10 +1,12 @@
-// Package sbeval reads the Seatbelt profiles that backends/seatbelt
-// writes: it parses them, checks their structure (balanced, every
-// parameter defined and used, the secret denies last, the loopback deny
-// after the outbound allows, no DNS without outbound, no (local ...) on
-// outbound, no long literals), and answers questions about their meaning
-// the way Seatbelt does, the last matching rule winning: may this path be
-// read or written, may this host:port be dialled.
+// Package sbeval reads the Seatbelt profiles that backends/seatbelt writes,
+// as Seatbelt would.
+//
+// It parses them, checks their structure (balanced, every parameter defined
+// and used, the secret denies last, the loopback deny after the outbound
+// allows, no DNS without outbound, no (local ...) on outbound, no long
+// literals), and answers questions about their meaning the way Seatbelt
+// does, the last matching rule winning: may this path be read or written,
+// may this host:port be dialled.
 //
 // It knows the subset of the profile language our profiles use, not all
 // of it; a filter it does not know in a rule that could decide a question

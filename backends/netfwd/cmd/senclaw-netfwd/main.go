@@ -1,6 +1,8 @@
-// Command senclaw-netfwd is the tiny forwarder that runs inside a SenClaw
-// sandbox's network namespace in front of the sandboxed command. See
-// package netfwd. Build it static: CGO_ENABLED=0 go build.
+// Command senclaw-netfwd is the tiny forwarder that runs inside a sandbox,
+// in front of its command.
+//
+// It runs in the sandbox's network namespace; see package netfwd. Build it
+// static: CGO_ENABLED=0 go build.
 package main
 
 import (

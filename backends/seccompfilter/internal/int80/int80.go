@@ -1,4 +1,6 @@
 // Package int80 makes a system call through the i386 ABI (int $0x80) from a
-// 64-bit process, so tests can check that the seccomp filter does not let a
-// process bypass it with 32-bit system call numbers.
+// 64-bit process.
+//
+// Tests use it to check that the seccomp filter does not let a process
+// bypass it with 32-bit system call numbers.
 package int80

@@ -1,0 +1,32 @@
+package api
+
+import (
+	"net/http"
+)
+
+// guardCheckBody is the body of POST /guard/check.
+type guardCheckBody struct {
+	// Command is a shell command line; Argv an exact argument vector.
+	// Exactly one is given.
+	Command string   `json:"command"`
+	Argv    []string `json:"argv"`
+	// Path is host (the documented off paths, the default) or sandbox.
+	Path string `json:"path"`
+	// Cwd is where relative paths resolve (the user's home when empty).
+	Cwd string `json:"cwd"`
+}
+
+// guardCheck answers what the shell guard does with a command on a
+// path, with the settings of now; nothing runs (senclaw guard check).
+func (s *Server) guardCheck(w http.ResponseWriter, r *http.Request) error {
+	var b guardCheckBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	rep, err := s.e.GuardCheck(b.Command, b.Argv, b.Path, b.Cwd)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}

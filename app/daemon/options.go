@@ -1,0 +1,206 @@
+// The engine's options: its directories, its backends in order of
+// preference, and where the network forwarder is.
+
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/client"
+	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/bwrap"
+	"github.com/senclaw/sandbox/backends/direct"
+	"github.com/senclaw/sandbox/backends/diskquota"
+	"github.com/senclaw/sandbox/backends/docker"
+	"github.com/senclaw/sandbox/backends/landlock"
+	"github.com/senclaw/sandbox/backends/limits"
+	"github.com/senclaw/sandbox/backends/unixguard"
+)
+
+// EngineOptions resolves the engine's directories from the --data-dir
+// flag and the environment (client.FindDirs), and builds the backends in
+// order of preference.
+func EngineOptions(dataDirFlag string, getenv func(string) string, logger *slog.Logger) (app.Options, error) {
+	d, err := client.FindDirs(dataDirFlag, getenv)
+	if err != nil {
+		return app.Options{}, err
+	}
+	home, dataDir, euid := d.Home, d.Data, os.Geteuid()
+	// A root engine gives the backends its own uid of the sandbox range
+	// for the sandboxes they start themselves (probes, pooled containers)
+	// once it has claimed the range (app/sandboxuid); each run gets its
+	// sandbox's own.
+	// How runs are limited, shared by bwrap and Landlock: an ordinary
+	// user's engine asks systemd's user manager for a delegated scope
+	// named after its data dir when it may make no cgroup itself.
+	cgroups := limits.NewHost(limits.HostOptions{Scope: "senclaw-" + dataDirHash(dataDir), Getenv: getenv, Logger: logger})
+	offered, err := offeredBackends(getenv("SENCLAW_BACKENDS"), append(nativeBackends(home, logger),
+		bwrap.New(bwrap.Options{Logger: logger, Launcher: selfPath(), IDMapDir: filepath.Join(dataDir, "idmap"), Cgroups: cgroups}),
+		landlock.New(landlock.Options{Logger: logger, Cgroups: cgroups}),
+		docker.New(docker.Options{
+			Getenv:       getenv,
+			HomeDir:      home,
+			DefaultImage: app.DefaultSettings().DefaultImage,
+			PoolDir:      filepath.Join(dataDir, "docker-pool"),
+			HardQuota:    true,
+			Owner:        DockerOwner(dataDir),
+			Forwarder:    findForwarder(),
+			Logger:       logger,
+		}),
+		direct.New(direct.Options{Launcher: selfPath(), Reaper: selfPath()}),
+	))
+	if err != nil {
+		return app.Options{}, err
+	}
+	// Facilities shown with the capabilities that are not backends.
+	probes := []app.Prober{app.ProbeFunc(unixguard.Name, func(context.Context) backends.Capability { return unixguard.Probe() })}
+	if runtime.GOOS == "linux" {
+		probes = append(probes, app.ProbeFunc(limits.FacilityName, func(context.Context) backends.Capability { return cgroups.Probe() }))
+	}
+	hostPolicy := strings.TrimSpace(getenv("SENCLAW_EXEC_TENANT_HOST_POLICY"))
+	if hostPolicy != "" {
+		if err := app.CheckTenantHostPolicy("SENCLAW_EXEC_TENANT_HOST_POLICY", hostPolicy); err != nil {
+			return app.Options{}, err
+		}
+	}
+	return app.Options{
+		TenantHostPolicy: hostPolicy,
+		DataDir:          dataDir,
+		ConfigDir:        d.Config,
+		RuntimeDir:       d.Runtime,
+		HomeDir:          home,
+		Backends:         offered,
+		Logger:           logger,
+		EUID:             euid,
+		Forwarder:        findForwarder(),
+		Disks:            diskquota.NewImages(filepath.Join(dataDir, "disks"), logger),
+		SessionBus:       sessionBus(),
+		// The named Docker engines of the settings carry the same owner
+		// (with an id of the engine's own) and find contexts the same way.
+		DockerOwner: DockerOwner(dataDir),
+		DockerEnv:   os.Getenv,
+		Probes:      probes,
+	}, nil
+}
+
+// sessionBus is the D-Bus session bus where the engine asks the Secret
+// Service to keep secrets: DBUS_SESSION_BUS_ADDRESS, else the socket "bus"
+// in the runtime dir when there is one; "" when there is none (a server, a
+// root engine in CI): secrets are then sealed in the store. It never
+// starts a bus ("autolaunch:" counts as none).
+func sessionBus() string {
+	if a := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); a != "" && a != "autolaunch:" {
+		return a
+	}
+	for _, dir := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/run/user/" + strconv.Itoa(os.Getuid())} {
+		if dir == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "bus")); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			return "unix:path=" + filepath.Join(dir, "bus")
+		}
+	}
+	return ""
+}
+
+// selfPath is this executable's real path ("" when unknown): it is also
+// each of the engine's helpers (the reexec table: the envexec launcher,
+// the direct backend's subreaper, the idmap launcher).
+func selfPath() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		return real
+	}
+	return self
+}
+
+// findForwarder finds senclaw-netfwd, the in-sandbox forwarder (it loads
+// the Unix socket guard and relays the network): next to this executable
+// (a build in a clone), in ../lib/senclaw beside it (where make install
+// and the Debian package put it), else on PATH. "" when there is none: the
+// engine then refuses bwrap runs and runs that need network, and says how
+// to build it.
+func findForwarder() string {
+	if self := selfPath(); self != "" {
+		dir := filepath.Dir(self)
+		for _, p := range []string{filepath.Join(dir, "senclaw-netfwd"), filepath.Join(dir, "..", "lib", "senclaw", "senclaw-netfwd")} {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+				return filepath.Clean(p)
+			}
+		}
+	}
+	if p, err := exec.LookPath("senclaw-netfwd"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return ""
+}
+
+// DockerOwner labels this engine's containers so that engines of other
+// users (or other data dirs) on the same daemon leave them alone.
+func DockerOwner(dataDir string) string {
+	return fmt.Sprintf("uid%d-%s", os.Getuid(), dataDirHash(dataDir))
+}
+
+// dataDirHash names what is this data dir's on a machine shared with
+// other engines (Docker labels, the systemd scope): 12 hex digits.
+func dataDirHash(dataDir string) string {
+	sum := sha256.Sum256([]byte(dataDir))
+	return fmt.Sprintf("%x", sum[:6])
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// offeredBackends keeps the backends that SENCLAW_BACKENDS names (a comma
+// list, e.g. "bwrap,direct" to keep this engine off Landlock and Docker),
+// in their order of preference; "" keeps them all. A name that is no
+// backend is an error, not ignored.
+func offeredBackends(names string, all []backends.Backend) ([]backends.Backend, error) {
+	if strings.TrimSpace(names) == "" {
+		return all, nil
+	}
+	known := map[string]bool{}
+	for _, b := range all {
+		known[b.Name()] = true
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if !known[n] {
+			var valid []string
+			for _, b := range all {
+				valid = append(valid, b.Name())
+			}
+			return nil, fmt.Errorf("SENCLAW_BACKENDS names %q, which is not a backend of this engine (%s)", n, strings.Join(valid, ", "))
+		}
+		want[n] = true
+	}
+	var out []backends.Backend
+	for _, b := range all {
+		if want[b.Name()] {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
