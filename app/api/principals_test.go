@@ -381,6 +381,14 @@ func TestTenantsAreTheOwners(t *testing.T) {
 	if code, who := doAs(t, base, secret, call{method: "GET", path: "/api/sandbox/whoami"}); code != 200 || who["kind"] != "tenant" || who["tenant"] != "acme" {
 		t.Fatalf("whoami as the tenant: %d %v", code, who)
 	}
+	// /status tells the owner where the data lives and which process the
+	// engine is; a tenant learns neither.
+	if code, st := do(t, base, call{method: "GET", path: "/api/sandbox/status"}); code != 200 || st["dataDir"] != e.DataDir() || st["pid"] != float64(os.Getpid()) {
+		t.Fatalf("status as the owner: %d %v", code, st)
+	}
+	if code, st := doAs(t, base, secret, call{method: "GET", path: "/api/sandbox/status"}); code != 200 || st["dataDir"] != nil || st["pid"] != nil {
+		t.Fatalf("status as the tenant: %d %v", code, st)
+	}
 	if code, _ := do(t, base, call{method: "POST", path: "/api/sandbox/tenants", body: map[string]any{"name": "acme"}}); code != 409 {
 		t.Fatalf("a second acme: %d", code)
 	}

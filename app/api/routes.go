@@ -192,8 +192,17 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), DataDir: s.e.DataDir(), Pid: pid(), Runs: s.e.Queue(), LAN: s.lanInfo.Load()}
+	st := Status{Version: s.opts.Version, State: caps.State, Summary: caps.Summary, UptimeSec: int64(s.opts.Now().Sub(s.started) / time.Second), LAN: s.lanInfo.Load()}
 	p := Principal(r.Context())
+	// Where the engine keeps its data and which process it is are the
+	// owner's to know; the queue's counts are the whole engine's, which
+	// would tell a tenant what the others run.
+	if p.IsOwner() {
+		st.DataDir, st.Pid = s.e.DataDir(), pid()
+	}
+	if p.Tenant == "" {
+		st.Runs = s.e.Queue()
+	}
 	for _, sb := range all {
 		if !p.Sees(sb.Tenant) {
 			continue // another tenant's: not counted for this one

@@ -48,12 +48,14 @@ type Status struct {
 	UptimeSec int64  `json:"uptimeSec"`
 	Sandboxes int    `json:"sandboxes"`
 	Running   int    `json:"running"`
-	DataDir   string `json:"dataDir"`
-	Pid       int    `json:"pid"`
+	// DataDir and Pid are shown to the owner only.
+	DataDir string `json:"dataDir,omitempty"`
+	Pid     int    `json:"pid,omitempty"`
 	// LAN is the LAN listener, when it is on.
 	LAN *LANInfo `json:"lan,omitempty"`
 	// Runs says how many runs execute, wait in the queue and go on in
-	// the background.
+	// the background: the whole engine's, so never shown to a tenant
+	// (all zero).
 	Runs QueueStats `json:"runs"`
 }
 

@@ -1444,10 +1444,13 @@ export interface components {
             sandboxes: number;
             /** @description of them, those with a run going */
             running: number;
-            dataDir: string;
-            pid: number;
+            /** @description where the engine keeps its data: the owner's only */
+            dataDir?: string;
+            /** @description the engine's process: the owner's only */
+            pid?: number;
             /** @description the LAN listener, when it is on (senclaw serve --lan, the lanListen setting): the API and /mcp over TLS to agent and tenant tokens only */
             lan?: components["schemas"]["LANInfo"];
+            /** @description the whole engine's queue: all zero for a tenant */
             runs: {
                 /** @description foreground runs executing (at most concurrency) */
                 running: number;
