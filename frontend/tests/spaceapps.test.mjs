@@ -195,7 +195,10 @@ describe('space apps card', { concurrency: false }, () => {
     const [page, r] = await openRow(t, 'bb-05');
     if (!page) return;
     await r.getByRole('button', { name: 'Start India', exact: true }).click();
-    await waitFor(async () => /PID \d+/.test(await r.getByTestId('app-process').innerText()), 'bb-05 running');
+    // The PID shows once the process is up, while the app may still be
+    // starting (its health check not yet answered): wait for running.
+    await waitFor(async () => /PID \d+/.test(await r.getByTestId('app-process').innerText()), 'bb-05 started');
+    await waitFor(async () => (await r.getAttribute('data-state')) === 'running', 'bb-05 running');
     assert.equal((await view('bb-05')).state, 'running');
     await r.getByRole('button', { name: 'Stop India', exact: true }).click();
     await waitFor(async () => /stopped by a person/.test(await r.getByTestId('app-process').innerText()), 'bb-05 stopped');
