@@ -281,7 +281,14 @@ describe('space apps card', { concurrency: false }, () => {
     assert.equal(await refused.getAttribute('title'), 'Last refused: refused.invalid');
     await r.getByRole('button', { name: 'Sandbox of Hosts app' }).click();
     const dialog = page.getByTestId('app-sandbox-dialog');
-    await dialog.getByRole('switch', { name: /Sandbox enabled/ }).waitFor();
+    try {
+      await dialog.getByRole('switch', { name: /Sandbox enabled/ }).waitFor();
+    } catch (err) {
+      // Say what the dialog showed instead: closed, or its load error.
+      const open = await dialog.evaluate((d) => d.open).catch(() => 'gone');
+      const text = await dialog.innerText().catch(() => '');
+      throw new Error(`the Sandbox dialog never showed its switch (open: ${open}; it says: ${JSON.stringify(text)}): ${err.message}`);
+    }
     assert.ok(await dialog.getByRole('radio', { name: /Only these sites/ }).isChecked());
     // A pasted URL becomes its host.
     await dialog.getByRole('textbox', { name: 'Host to allow' }).fill('https://pypi.org/simple/requests/');
