@@ -35,7 +35,7 @@ type lookFixture struct {
 	refused  []Refusal
 }
 
-func newLookFixture(t *testing.T, rules map[string]Rules, pinned bool) *lookFixture {
+func newLookFixture(t testing.TB, rules map[string]Rules, pinned bool) *lookFixture {
 	t.Helper()
 	f := &lookFixture{ca: proxyca.New(t.TempDir(), nil), upstream: testutil.NewTestCA(t), rules: rules}
 	names := map[string]bool{"api.test": true, "other.test": true, "plain.test": true, "tunnel.test": true}
@@ -68,7 +68,7 @@ func newLookFixture(t *testing.T, rules map[string]Rules, pinned bool) *lookFixt
 }
 
 // listen serves sandbox id on a fresh loopback listener.
-func (f *lookFixture) listen(t *testing.T, id string) string {
+func (f *lookFixture) listen(t testing.TB, id string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
