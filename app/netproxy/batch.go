@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"bufio"
 	"crypto/tls"
 	"io"
 	"net"
@@ -11,13 +12,16 @@ import (
 // its own; a download relayed record by record costs the proxy a system
 // call per record on each side. batchConn collects the records of one
 // TLS write (heldWriter holds it for the write's length) and sends them
-// with one write; readAhead reads the host's answer while the proxy
-// writes the part before, so that each write has much to carry.
+// with one write, and reads the host's records through a buffer, all
+// that have come at once; answerBody writes the answer when what has
+// come is read, so that each write has much to carry and none waits.
 
 // batchConn is the connection under a TLS connection. While held, its
 // writes are collected (up to batchMax) and sent when it is released.
 type batchConn struct {
 	net.Conn
+	// rd, when set, is what reads read from: a buffer over Conn.
+	rd   *pooledReader
 	mu   sync.Mutex
 	held bool
 	buf  []byte
@@ -25,7 +29,18 @@ type batchConn struct {
 }
 
 // batchMax bounds what a held batchConn collects before it writes.
-const batchMax = 128 << 10
+const batchMax = 256 << 10
+
+// batchBufs are the buffers of held batchConns, taken for one write: a
+// connection between writes holds none.
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, batchMax); return &b }}
+
+func (b *batchConn) Read(p []byte) (int, error) {
+	if b.rd != nil {
+		return b.rd.Read(p)
+	}
+	return b.Conn.Read(p)
+}
 
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
@@ -43,6 +58,9 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		if len(p) > batchMax {
 			return b.Conn.Write(p)
 		}
+	}
+	if b.buf == nil {
+		b.buf = (*batchBufs.Get().(*[]byte))[:0]
 	}
 	b.buf = append(b.buf, p...)
 	return len(p), nil
@@ -71,7 +89,9 @@ func (b *batchConn) release() error {
 	defer b.mu.Unlock()
 	b.held = false
 	err := b.flushLocked()
-	if cap(b.buf) > batchMax {
+	if b.buf != nil {
+		buf := b.buf[:0]
+		batchBufs.Put(&buf)
 		b.buf = nil
 	}
 	return err
@@ -93,101 +113,83 @@ func (w heldWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// readAhead reads a body in a goroutine of its own, a few chunks ahead of
-// its reader, whose reads take all that has come. It holds at most
-// aheadChunks chunks of aheadChunk bytes.
-type readAhead struct {
-	src    io.ReadCloser
-	chunks chan []byte
-	free   chan []byte
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
-	err    error // set before done is closed
-	cur    []byte
-	back   []byte // the buffer cur is in, to give back
+// answerBody is the body of an answer being written through bw: before
+// a read that would wait for the host it flushes what bw holds, so that
+// the sandbox gets each part of an answer as soon as the host has sent
+// it (a stream of events is not held back), and a download is written
+// in writes as large as what has come.
+type answerBody struct {
+	io.ReadCloser
+	bw *bufio.Writer
+	up *upstream
 }
 
-const (
-	aheadChunk  = 32 << 10
-	aheadChunks = 8
-)
-
-func newReadAhead(src io.ReadCloser) *readAhead {
-	r := &readAhead{src: src, chunks: make(chan []byte, aheadChunks), free: make(chan []byte, aheadChunks+1), stop: make(chan struct{}), done: make(chan struct{})}
-	go r.fill()
-	return r
-}
-
-func (r *readAhead) fill() {
-	defer close(r.done)
-	for {
-		var buf []byte
-		select {
-		case buf = <-r.free:
-		default:
-			buf = make([]byte, aheadChunk)
-		}
-		n, err := r.src.Read(buf[:cap(buf)])
-		if n > 0 {
-			select {
-			case r.chunks <- buf[:n]:
-			case <-r.stop:
-				return
-			}
-		}
-		if err != nil {
-			r.err = err
-			return
+func (a *answerBody) Read(p []byte) (int, error) {
+	if a.bw.Buffered() > 0 && !a.up.ready() {
+		if err := a.bw.Flush(); err != nil {
+			return 0, err
 		}
 	}
+	return a.ReadCloser.Read(p)
 }
 
-func (r *readAhead) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		if len(r.cur) == 0 {
-			if r.back != nil {
-				select {
-				case r.free <- r.back[:0]:
-				default:
-				}
-				r.back = nil
-			}
-			var c []byte
-			if n == 0 {
-				select { // the first bytes: wait for them
-				case c = <-r.chunks:
-				case <-r.done:
-					select {
-					case c = <-r.chunks:
-					default:
-						return 0, r.err
-					}
-				}
-			} else {
-				select { // more: only what has come
-				case c = <-r.chunks:
-				default:
-					return n, nil
-				}
-			}
-			r.cur, r.back = c, c
+// pooledReader reads through a buffer of upstreamReadBuffer bytes taken
+// from a pool while it holds what was read and not yet taken: a read
+// takes all that has come, and an idle connection holds no buffer.
+type pooledReader struct {
+	r       io.Reader
+	buf     *[]byte
+	pending []byte
+	err     error
+}
+
+// upstreamReadBuffer is the buffer under the TLS of a connection to a
+// host: a read takes all the records that have come, up to this much,
+// where TLS alone would read about one record at a time.
+const upstreamReadBuffer = 256 << 10
+
+var readBufs = sync.Pool{New: func() any { b := make([]byte, upstreamReadBuffer); return &b }}
+
+func (p *pooledReader) Read(dst []byte) (int, error) {
+	if len(p.pending) == 0 {
+		if p.err != nil {
+			return 0, p.err
 		}
-		m := copy(p[n:], r.cur)
-		r.cur = r.cur[m:]
-		n += m
+		if len(dst) >= upstreamReadBuffer {
+			return p.r.Read(dst)
+		}
+		if p.buf == nil {
+			p.buf = readBufs.Get().(*[]byte)
+		}
+		n, err := p.r.Read(*p.buf)
+		p.pending, p.err = (*p.buf)[:n], err
+		if n == 0 {
+			p.giveBack()
+			return 0, err
+		}
+	}
+	n := copy(dst, p.pending)
+	p.pending = p.pending[n:]
+	if len(p.pending) == 0 {
+		p.giveBack()
 	}
 	return n, nil
 }
 
-// Close stops the reading ahead. It does not wait for a read under way,
-// which may be blocked on the host: the connection is closed, which ends
-// it, unless the body was read to its end.
-func (r *readAhead) Close() error {
-	r.once.Do(func() {
-		close(r.stop)
-		go r.src.Close()
-	})
-	return nil
+func (p *pooledReader) giveBack() {
+	if p.buf != nil {
+		readBufs.Put(p.buf)
+		p.buf, p.pending = nil, nil
+	}
 }
+
+// wholeRecord reports whether what p holds begins with a whole TLS
+// record.
+func (p *pooledReader) wholeRecord() bool {
+	h := p.pending
+	return len(h) >= recordHeader && len(h) >= recordHeader+(int(h[3])<<8|int(h[4]))
+}
+
+// recordHeader is the length of a TLS record's header: type, version
+// and the length of what follows.
+const recordHeader = 5

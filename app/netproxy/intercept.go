@@ -136,8 +136,8 @@ func (p *Proxy) serveLooked(c net.Conn, w io.Writer, t target) {
 }
 
 // answerBuffer is the buffer answers are written through: one TLS write
-// of up to this much at a time.
-const answerBuffer = 64 << 10
+// (and one write to the sandbox, batch.go) of up to this much at a time.
+const answerBuffer = 128 << 10
 
 // answerLooked judges req and answers it. keep says whether the client's
 // connection serves another request; upgraded that it became a relay
@@ -255,11 +255,11 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		netfwd.Relay(withBuffer(c, br), withBuffer(up.conn, up.br))
 		return false, true
 	}
-	if resp.ContentLength < 0 || resp.ContentLength > answerBuffer {
-		resp.Body = newReadAhead(resp.Body)
-	}
+	resp.Body = &answerBody{ReadCloser: resp.Body, bw: bw, up: up}
 	dropHopHeaders(resp.Header, false)
-	if err := resp.Write(bw); err != nil {
+	// Written through a plain Writer: bw's ReadFrom would read the body
+	// into bw's own buffer, which answerBody flushes.
+	if err := resp.Write(struct{ io.Writer }{bw}); err != nil {
 		up.broken = true
 		up.conn.Close()
 		return false, false

@@ -35,7 +35,7 @@ type lookFixture struct {
 	refused  []Refusal
 }
 
-func newLookFixture(t *testing.T, rules map[string]Rules, pinned bool) *lookFixture {
+func newLookFixture(t testing.TB, rules map[string]Rules, pinned bool) *lookFixture {
 	t.Helper()
 	f := &lookFixture{ca: proxyca.New(t.TempDir(), nil), upstream: testutil.NewTestCA(t), rules: rules}
 	names := map[string]bool{"api.test": true, "other.test": true, "plain.test": true, "tunnel.test": true}
@@ -68,7 +68,7 @@ func newLookFixture(t *testing.T, rules map[string]Rules, pinned bool) *lookFixt
 }
 
 // listen serves sandbox id on a fresh loopback listener.
-func (f *lookFixture) listen(t *testing.T, id string) string {
+func (f *lookFixture) listen(t testing.TB, id string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -490,4 +490,55 @@ func TestAnAnswerQuotingTheValueIsMasked(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestAStreamedAnswerIsNotHeldBack: a host that sends an answer in parts
+// (a stream of events, chunked or of a known length) and waits between
+// them: each part reaches the sandbox before the host sends the next,
+// not when the proxy's buffer is full or the answer ends.
+func TestAStreamedAnswerIsNotHeldBack(t *testing.T) {
+	t.Parallel()
+	got := make(chan struct{})
+	stream := func(length bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if length {
+				w.Header().Set("Content-Length", "14")
+			}
+			io.WriteString(w, "event1\n")
+			w.(http.Flusher).Flush()
+			select { // the second part only once the first has come
+			case <-got:
+			case <-time.After(10 * time.Second):
+			}
+			io.WriteString(w, "event2\n")
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/chunked", stream(false))
+	mux.Handle("/length", stream(true))
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, mux, "api.test")
+	f.rules["s"] = Rules{Network: true, Ports: backends.PortRules{AllowHTTP: []backends.HTTPRule{{Host: fmt.Sprintf("api.test:%d", port)}}}}
+	c := f.sandboxClient(t, "s")
+	for _, path := range []string{"/chunked", "/length"} {
+		start := time.Now()
+		resp, err := c.Get(fmt.Sprintf("https://api.test:%d%s", port, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(resp.Body)
+		first, err := br.ReadString('\n')
+		if err != nil || first != "event1\n" || time.Since(start) > 5*time.Second {
+			t.Fatalf("%s: the first part %q (%v) came after %v: the proxy held it back", path, first, err, time.Since(start))
+		}
+		select {
+		case got <- struct{}{}:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the host no longer waits", path)
+		}
+		if rest, err := io.ReadAll(br); err != nil || string(rest) != "event2\n" {
+			t.Fatalf("%s: the rest %q: %v", path, rest, err)
+		}
+		resp.Body.Close()
+	}
 }

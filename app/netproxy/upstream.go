@@ -18,10 +18,16 @@ type upstream struct {
 	conn net.Conn
 	br   *bufio.Reader
 	bw   *bufio.Writer
+	// raw is the buffer under the TLS of conn (nil without TLS): what
+	// the host sent that TLS has not read yet.
+	raw *pooledReader
 	// broken: the connection is not in a state another request may use.
 	broken bool
 	idle   time.Time
 }
+
+// requestBuffer is the buffer requests are written to a host through.
+const requestBuffer = 64 << 10
 
 // upstreams keeps the connections to looked-into hosts that their last
 // request left usable, a few per sandbox and host, for the sandbox's
@@ -79,7 +85,8 @@ func (u *upstreams) get(p *Proxy, t target) (*upstream, error) {
 		if p.opts.UpstreamRoots != nil {
 			cfg.RootCAs = p.opts.UpstreamRoots(t.host, t.port)
 		}
-		bc := &batchConn{Conn: raw}
+		up.raw = &pooledReader{r: raw}
+		bc := &batchConn{Conn: raw, rd: up.raw}
 		tc := tls.Client(bc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
@@ -90,12 +97,21 @@ func (u *upstreams) get(p *Proxy, t target) (*upstream, error) {
 			return nil, fmt.Errorf("SenClaw's proxy could not speak TLS with %s: %v", t.hostPort(), err)
 		}
 		up.conn = tc
-		up.bw = bufio.NewWriterSize(heldWriter{tc, bc}, answerBuffer)
+		up.bw = bufio.NewWriterSize(heldWriter{tc, bc}, requestBuffer)
 	} else {
-		up.bw = bufio.NewWriterSize(w, answerBuffer)
+		up.bw = bufio.NewWriterSize(w, requestBuffer)
 	}
 	up.br = bufio.NewReaderSize(up.conn, MaxHeadBytes)
 	return up, nil
+}
+
+// ready reports whether a read of the answer would not wait for the
+// host: bytes read and not yet taken, or a whole TLS record under them.
+// It may say no when a read would not wait (TLS keeps a little of its
+// own); never yes when it would, but for a record that holds no data
+// (a key update), which TLS reads past.
+func (up *upstream) ready() bool {
+	return up.br.Buffered() > 0 || up.raw != nil && up.raw.wholeRecord()
 }
 
 // put keeps up for the next request to its host, or closes it.
