@@ -120,7 +120,7 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 	if abi < MinABI {
 		return nil, &RefusedError{Reason: fmt.Sprintf("the kernel offers Landlock ABI %d; the backend needs ABI %d or later (Linux 6.2), which covers truncate", abi, MinABI)}
 	}
-	user, err := credential(spec.User)
+	user, err := credential(spec.User, spec.HostExec)
 	if err != nil {
 		return nil, err
 	}
@@ -417,9 +417,16 @@ func (b *Backend) helper() (string, error) {
 }
 
 // credential decides who the command runs as. A root engine never runs a
-// sandbox as root; an unprivileged engine runs it as itself.
-func credential(u *backends.Credential) (*backends.Credential, error) {
+// sandbox as root; an unprivileged engine runs it as itself. A host exec
+// with no user runs as the engine's own user, root too: the off path
+// never takes a sandbox uid, and the helper drops every capability of
+// root's (dropCredentials), so Landlock and the file modes are all that
+// uid 0 has left.
+func credential(u *backends.Credential, hostExec bool) (*backends.Credential, error) {
 	euid, egid := os.Geteuid(), os.Getegid()
+	if hostExec && u == nil {
+		return nil, nil
+	}
 	if euid == 0 {
 		if u == nil || u.UID == 0 || u.GID == 0 {
 			return nil, &RefusedError{Reason: "the engine runs as root and the sandbox user is root or unset; pass an unprivileged Spec.User (e.g. 65534)"}
