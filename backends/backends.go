@@ -214,6 +214,10 @@ type Spec struct {
 	// capability dropped) and not as a sandbox uid. Only Landlock
 	// honours it; the engine sets it for Landlock runs only.
 	HostExec bool
+	// WritePaths are directories a host exec may also write where they
+	// are, with no link in the workspace (the tenant's own directory).
+	// Only Landlock honours them, and only with HostExec.
+	WritePaths []string
 	// Image is the container image, for container backends.
 	Image string
 	// OneShot marks a throwaway sandbox that lives for this one run: a

@@ -105,6 +105,8 @@ type prepared struct {
 	closed bool
 	// prog is the seccomp filter.
 	prog []byte
+	// noGuard says why a run with network has no guard.
+	noGuard string
 }
 
 // prepare checks spec against what this kernel's Landlock can enforce and
@@ -138,6 +140,17 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 		}
 		resolved.Mounts = append(resolved.Mounts, backends.Mount{Source: src, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
+	resolved.WritePaths = nil
+	if len(spec.WritePaths) > 0 && !spec.HostExec {
+		return nil, &RefusedError{Reason: "write paths are for a host exec only; give the directories as mounts"}
+	}
+	for _, w := range spec.WritePaths {
+		real, err := checkedDir(w, "the host exec's directory", true)
+		if err != nil {
+			return nil, err
+		}
+		resolved.WritePaths = append(resolved.WritePaths, real)
+	}
 	host := DetectHost(spec)
 	if p, bad := Unmaskable(&resolved, host.Masked); bad {
 		return nil, &RefusedError{Reason: fmt.Sprintf("%s must not run here, but it lies in the workspace or a read-write mount, from which Landlock cannot take one file out; move it elsewhere or use the bwrap backend", p)}
@@ -158,7 +171,14 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 		for _, p := range n.Listen {
 			r.setup.BindTCP = append(r.setup.BindTCP, uint16(p))
 		}
-		if ok, _ := unixguard.Available(); ok {
+		ok, why := unixguard.Available()
+		if ok && spec.HostExec && user == nil && os.Geteuid() == 0 {
+			// The guard makes the run's connects as the run's user, and
+			// never as root.
+			ok, why = false, "a root engine's host exec runs as uid 0, whose connects the guard does not make"
+		}
+		r.noGuard = why
+		if ok {
 			rules := &unixguard.InetRules{Connect: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(relay.port))}, Bind: r.setup.BindTCP}
 			pol := unixguard.Policy{User: user, Inet: rules}
 			if spec.Refused != nil {
@@ -367,6 +387,11 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	switch {
 	case msg != "":
 		_, _ = p.Wait()
+		if aerr != nil {
+			// The helper's words say that the engine's side failed; the
+			// engine's own say why.
+			msg += " (" + aerr.Error() + ")"
+		}
 		return nil, &SetupError{Message: msg}
 	case err != nil || werr != nil || aerr != nil:
 		_ = p.Kill()
