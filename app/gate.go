@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/landlock"
 )
 
 // Isolation labels of runs without a barrier.
@@ -41,6 +42,13 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 	}
 	if err := e.guardShell(ctx, p); err != nil {
 		return nil, "", err
+	}
+	if p.hostConfined {
+		b := e.probes.find(landlock.Name)
+		if b == nil {
+			return nil, "", refused("host exec is to be confined by Landlock, and the landlock backend is gone from this engine")
+		}
+		return b, isolationHostExec, nil
 	}
 	if p.offPath {
 		b := e.probes.find("direct")

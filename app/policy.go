@@ -317,8 +317,12 @@ func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string
 	}
 	if !pol.ExecShell {
 		// The run records the warning; a refusal is one here too.
-		if err := e.hostExec(principal.Of(ctx), pathAgentShell, "agent shell check in "+dir, false); err != nil {
+		confined, err := e.hostExec(ctx, principal.Of(ctx), pathAgentShell, "agent shell check in "+dir, false)
+		if err != nil {
 			return "", err
+		}
+		if confined {
+			return isolationHostExec, nil
 		}
 		return isolationNone, nil
 	}

@@ -91,7 +91,7 @@ var settingHelp = map[string]string{
 	"guard.unreadable":        "shell guard: commands too deep or broken to read",
 	"guard.sandbox":           "shell guard in a sandbox: warn, deny or off (on the host a match always refuses)",
 	"exec":                    "host exec, the Agent shell and Scheduler scripts switches' off paths: exec.tenantHostPolicy",
-	"exec.tenantHostPolicy":   "host exec for all but the owner: deny, warn (an agent's runs, recorded; a tenant's refused) or allow",
+	"exec.tenantHostPolicy":   "host exec for all but the owner: deny, warn (runs confined by Landlock, recorded) or allow (confined)",
 	"exec.envOverride":        "read-only: the tenant host policy SENCLAW_EXEC_TENANT_HOST_POLICY set, over exec.tenantHostPolicy",
 }
 
