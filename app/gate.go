@@ -35,6 +35,11 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 			return nil, "", refused("Node execution is switched off (Security enforcement → Run Node); turn the switch on to run Node code")
 		}
 	}
+	if p.offPath || p.sb.Backend == "direct" {
+		if err := e.refuseCredentialed(ctx, p); err != nil {
+			return nil, "", err
+		}
+	}
 	if p.offPath && (p.req.Source == SourceAgentShell || p.req.Source == SourceScheduler) {
 		if err := e.hostExecFor(ctx, p); err != nil {
 			return nil, "", err

@@ -116,6 +116,16 @@ type ExecSettings struct {
 	// Landlock, warn runs an agent's unconfined and refuses a tenant's,
 	// and allow refuses a command naming a tenant's directory.
 	TenantHostPolicy string `json:"tenantHostPolicy"`
+	// HostTimeoutSeconds is the timeout of a host exec whose request
+	// gives none (60 by default, 1 to 86400), and the longest a
+	// principal other than the owner may ask for. On timeout the run's
+	// whole process tree is killed.
+	HostTimeoutSeconds int `json:"hostTimeoutSeconds"`
+	// CredentialedCommands are the programs, besides gh, gcloud, aws,
+	// az, kubectl, terraform, psql and docker, whose host exec is
+	// refused under deny for every principal but the owner (bare names:
+	// vault, heroku).
+	CredentialedCommands []string `json:"credentialedCommands"`
 	// EnvOverride, read-only, is the policy the environment variable
 	// SENCLAW_EXEC_TENANT_HOST_POLICY gave the engine at its start, which
 	// holds over TenantHostPolicy while it runs; "" when unset.

@@ -4,12 +4,18 @@ import (
 	"context"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/senclaw/sandbox/app"
+	"github.com/senclaw/sandbox/app/apitype"
+	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
@@ -180,5 +186,178 @@ func TestHostExecWithoutLandlock(t *testing.T) {
 	}
 	if n := d.securityEvents(t, app.EventFsConfinementUnavailable, ""); n != 1 {
 		t.Errorf("%d %s events, want 1 for the engine's start", n, app.EventFsConfinementUnavailable)
+	}
+}
+
+// TestHostExecTimeoutKillsTheWholeTree: host exec has the timeout
+// exec.hostTimeoutSeconds (60 s by default, shown by senclaw settings);
+// on it the run's whole process tree is killed, a grandchild that left
+// the run's session (setsid) and ignores SIGTERM included, for the
+// owner's unconfined run and an agent's confined one; an agent asking for
+// longer gets no more; the output is capped as every run's.
+func TestHostExecTimeoutKillsTheWholeTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	d := startDaemon(t)
+	if code, out, _ := d.cli(t, nil, "settings"); code != 0 || !regexp.MustCompile(`exec.hostTimeoutSeconds\s+60\b`).MatchString(out) {
+		t.Errorf("senclaw settings does not show exec.hostTimeoutSeconds 60: %d %s", code, out)
+	}
+	code, secret, _ := d.cli(t, nil, "tokens", "add", "--tools", "all", "bot")
+	if code != 0 {
+		t.Fatal("tokens add")
+	}
+	bot := []string{"SENCLAW_TOKEN=" + strings.TrimSpace(secret)}
+	ownerTok, err := os.ReadFile(filepath.Join(d.root, "config", "senclaw", "api-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := []string{"SENCLAW_TOKEN=" + strings.TrimSpace(string(ownerTok))}
+	d.setAgentShell(t, false)
+	if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.hostTimeoutSeconds=2"); code != 0 {
+		t.Fatalf("settings set: %d %s %s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		name      string
+		env       []string
+		isolation string
+		args      []string
+	}{
+		{"owner", owner, "none", nil},
+		{"agent", bot, "landlock (host exec)", []string{"--timeout", "5m"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			project := d.dir(t, "timeout-"+c.name)
+			pidFile := filepath.Join(project, "gc.pid")
+			command := `setsid sh -c 'trap "" TERM; echo $$ > gc.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`
+			args := append([]string{"agent-shell", "--agent", "claude-code", "--project", project}, c.args...)
+			cmd := exec.Command(d.bin, append(args, "-c", command)...)
+			cmd.Env, cmd.Dir = append(append([]string{}, d.env...), c.env...), project
+			start := time.Now()
+			out, _ := cmd.CombinedOutput()
+			took := time.Since(start)
+			if cmd.ProcessState.ExitCode() != 124 || took > 30*time.Second {
+				t.Errorf("exit %d after %s, want 124 (timed out) after about 2 s: %s", cmd.ProcessState.ExitCode(), took, out)
+			}
+			r := d.lastRun(t)
+			if !r.TimedOut || r.TimeoutMs != 2000 || r.Isolation != c.isolation {
+				t.Errorf("record: timed out %v, timeout %d ms, isolation %q; want true, 2000, %q", r.TimedOut, r.TimeoutMs, r.Isolation, c.isolation)
+			}
+			b, err := os.ReadFile(pidFile)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || pid <= 1 {
+				t.Fatalf("the grandchild's pid: %q %v", b, err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for alive(pid) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the setsid grandchild %d that ignores SIGTERM outlived the timed-out run", pid)
+			}
+		})
+	}
+	// (The agent shell streams all of it to its caller; the run keeps
+	// OutputCap of each stream.)
+	code, _, errOut := d.agentShell(t, bot, d.dir(t, "big"), "head -c 3000000 /dev/zero | tr '\\0' a; echo")
+	if r := d.lastRun(t); code != 0 || !r.Truncated {
+		t.Errorf("a confined host exec's large output: exit %d, truncated %v: %s", code, r.Truncated, errOut)
+	}
+}
+
+// alive reports whether pid is a process that has not exited.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
+}
+
+// TestCredentialedCLIsAreRefusedUnderDeny: under exec.tenantHostPolicy
+// deny, a command of an agent token that would start a credentialed CLI
+// on this machine (the direct backend, which allowDirect lets agents
+// ask for; the off paths) is refused with the CLI named, also wrapped in
+// sh -c, bash -c, env, nohup, timeout, xargs, sudo and nice, three levels
+// deep, and for a name of exec.credentialedCommands; the refusal is the
+// security event security.exec_credentialed_cli_denied. Look-alikes that
+// start none run; the owner's run; under warn the list does not apply.
+func TestCredentialedCLIsAreRefusedUnderDeny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	d := startDaemon(t)
+	ctx := context.Background()
+	code, secret, _ := d.cli(t, nil, "tokens", "add", "--tools", "all", "bot")
+	if code != 0 {
+		t.Fatal("tokens add")
+	}
+	bot := d.c.WithToken(strings.TrimSpace(secret))
+	for _, kv := range []string{"exec.tenantHostPolicy=deny", "exec.credentialedCommands=vault,heroku", "allowDirect=true"} {
+		if code, out, errOut := d.cli(t, nil, "settings", "set", kv); code != 0 {
+			t.Fatalf("settings set %s: %d %s %s", kv, code, out, errOut)
+		}
+	}
+	backend := "direct"
+	direct := func(c *client.Client, command string) error {
+		_, err := c.RunOnce(ctx, client.RunOnceBody{RunBody: client.RunBody{Command: command}, Sandbox: apitype.SandboxConfig{Backend: &backend}}, nil)
+		return err
+	}
+	for _, command := range []string{
+		"gh auth status",
+		"/usr/bin/gcloud auth list",
+		"aws s3 ls",
+		"az account show",
+		"kubectl get pods",
+		"terraform plan",
+		"psql -c 'select 1'",
+		"docker ps",
+		"vault read secret/x",
+		"heroku apps",
+		"sh -c 'gh auth token'",
+		`bash -c "kubectl get secrets"`,
+		"env AWS_PROFILE=prod aws sts get-caller-identity",
+		"nohup docker run --rm alpine true",
+		"timeout 5 terraform apply -auto-approve",
+		"echo pods | xargs kubectl get",
+		"sudo -u root psql",
+		"nice -n 5 gcloud auth print-access-token",
+		`sh -c "bash -c 'env nohup gh repo list'"`,
+		`timeout 9 env sh -c "nice xargs az vm list < /dev/null"`,
+		"echo $(gh auth token)",
+		"true && docker info",
+	} {
+		err := direct(bot, command)
+		if err == nil || !strings.Contains(err.Error(), "credentialed CLI") {
+			t.Errorf("deny, the agent's %q on the host: %v, want a refusal naming the credentialed CLI", command, err)
+		}
+	}
+	for _, command := range []string{"echo gh aws docker", "ls /usr/bin/ | grep -c kubectl || true", "git --version >/dev/null 2>&1 || true", "printf 'terraform\\n'"} {
+		if err := direct(bot, command); err != nil {
+			t.Errorf("deny, the agent's look-alike %q: %v, want it run", command, err)
+		}
+	}
+	if err := direct(d.c, "gh --version >/dev/null 2>&1 || true"); err != nil {
+		t.Errorf("the owner's gh on the host: %v, want it run", err)
+	}
+	if n := d.securityEvents(t, app.EventCredentialedCLIDenied, "agent:bot"); n < 22 {
+		t.Errorf("%d %s events, want one a refusal", n, app.EventCredentialedCLIDenied)
+	}
+	d.setAgentShell(t, false)
+	code, _, errOut := d.agentShell(t, []string{"SENCLAW_TOKEN=" + strings.TrimSpace(secret)}, d.dir(t, "p"), "bash -c 'env docker ps'")
+	if code == 0 || !strings.Contains(errOut, "credentialed CLI") {
+		t.Errorf("deny, the agent shell's wrapped docker on the host: %d %s", code, errOut)
+	}
+	if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.tenantHostPolicy=warn"); code != 0 {
+		t.Fatalf("settings set: %d %s %s", code, out, errOut)
+	}
+	if err := direct(bot, "gh --version >/dev/null 2>&1 || true"); err != nil {
+		t.Errorf("warn, the agent's gh on the direct backend: %v, want it run", err)
+	}
+	if code, out, _ := d.cli(t, nil, "settings"); code != 0 || !strings.Contains(out, "exec.credentialedCommands") || !strings.Contains(out, "vault") {
+		t.Errorf("senclaw settings does not show exec.credentialedCommands: %s", out)
 	}
 }
