@@ -141,6 +141,9 @@ type Engine struct {
 	// was last recorded under the tenant host policy's warn.
 	hostWarnMu sync.Mutex
 	hostWarned map[string]time.Time
+	// hostUnconfinedSaid: security.exec_fs_confinement_unavailable is
+	// recorded once per engine start (hostconfine.go).
+	hostUnconfinedSaid bool
 
 	// guardDirs are the dirs the shell guard protects, found once.
 	guardOnce sync.Once

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/landlock"
 )
 
 // Isolation labels of runs without a barrier.
@@ -34,6 +35,11 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 			return nil, "", refused("Node execution is switched off (Security enforcement → Run Node); turn the switch on to run Node code")
 		}
 	}
+	if p.offPath || p.sb.Backend == "direct" {
+		if err := e.refuseCredentialed(ctx, p); err != nil {
+			return nil, "", err
+		}
+	}
 	if p.offPath && (p.req.Source == SourceAgentShell || p.req.Source == SourceScheduler) {
 		if err := e.hostExecFor(ctx, p); err != nil {
 			return nil, "", err
@@ -41,6 +47,13 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 	}
 	if err := e.guardShell(ctx, p); err != nil {
 		return nil, "", err
+	}
+	if p.hostConfined {
+		b := e.probes.find(landlock.Name)
+		if b == nil {
+			return nil, "", refused("host exec is to be confined by Landlock, and the landlock backend is gone from this engine")
+		}
+		return b, isolationHostExec, nil
 	}
 	if p.offPath {
 		b := e.probes.find("direct")

@@ -12,13 +12,17 @@ import (
 // The tenant host policy (the setting exec.tenantHostPolicy, which
 // SENCLAW_EXEC_TENANT_HOST_POLICY overrides) is the one rule of who may
 // take a documented off path, the Agent shell or Scheduler scripts
-// switch off, where a command runs on this machine as the engine's user
-// with nothing in the way. The owner always may: the switch is its to
-// turn. For every other principal: deny refuses; warn runs an agent's
-// (or app's) command, the owner's own local agents' included, and records
-// security.exec_tenant_host_would_deny (at most every hostWarnEvery),
-// and refuses a tenant's, which on the host would reach every other
-// tenant's directory and the owner's files; allow runs it.
+// switch off, where a command runs on this machine as the engine's user.
+// The owner always may, with nothing in the way: the switch is its to
+// turn. Every other principal's command runs, where Landlock can, under
+// a Landlock domain of its own (hostconfine.go): its project and its
+// tenant's directory to write, the system roots to read, nothing else.
+// deny refuses it; warn runs it so confined and records
+// security.exec_tenant_host_would_deny (at most every hostWarnEvery);
+// allow runs it so confined. Where Landlock is not available, warn runs
+// an agent's (or app's) command unconfined with the event and refuses a
+// tenant's, and allow runs it unconfined unless it names a tenant's
+// directory.
 const (
 	HostPolicyDeny  = "deny"
 	HostPolicyWarn  = "warn"
@@ -37,7 +41,7 @@ func CheckTenantHostPolicy(field, v string) error {
 	case HostPolicyDeny, HostPolicyWarn, HostPolicyAllow:
 		return nil
 	}
-	return badField(field, v, "must be deny (host exec only for the owner), warn (an agent's runs with a security event, a tenant's is refused) or allow")
+	return badField(field, v, "must be deny (host exec only for the owner), warn (others' runs confined by Landlock, with a security event) or allow")
 }
 
 // tenantHostPolicy is the policy now: the environment's, else the
@@ -53,35 +57,43 @@ func (e *Engine) tenantHostPolicy() string {
 }
 
 // hostExec applies the tenant host policy to who, whose command a switch
-// (named by path) sends to the host: nil, it runs (under warn, recorded
-// as a security event when record is set); else the refusal, recorded.
-func (e *Engine) hostExec(who principal.Principal, path, request string, record bool) error {
+// (named by path) sends to the host. It says whether the command runs
+// confined (under Landlock); a refusal is recorded. With record, the
+// warnings are recorded too (a run; a check records nothing but its
+// refusal).
+func (e *Engine) hostExec(ctx context.Context, who principal.Principal, path, request string, record bool) (confined bool, err error) {
 	if who.IsOwner() {
-		return nil
+		return false, nil
 	}
 	pol := e.tenantHostPolicy()
-	if pol == HostPolicyAllow {
-		return nil
+	conf := e.hostConfinement(ctx, record)
+	where := fmt.Sprintf("%s, so this command would run on this machine as the engine's user", path)
+	if conf.ok {
+		where += ", confined by Landlock (its project and its tenant's directory to write, the system roots to read)"
+	} else {
+		where += " with no sandbox (Landlock is not available for host exec: " + conf.why + ")"
 	}
-	where := fmt.Sprintf("%s, so this command would run directly on this machine with no sandbox, as the engine's user", path)
-	if pol == HostPolicyWarn && who.Tenant == "" {
+	switch {
+	case pol == HostPolicyAllow:
+		return conf.ok, nil
+	case pol == HostPolicyWarn && (conf.ok || who.Tenant == ""):
 		if record && e.firstHostWarning(who.Label()+" "+path) {
 			e.security.Record(secevents.Event{
-				Kind: EventTenantHostWouldDeny, Principal: who.Label(), Source: "engine", Request: request,
+				Kind: EventTenantHostWouldDeny, Principal: who.Label(), Tenant: who.Tenant, Source: "engine", Request: request,
 				Reason: fmt.Sprintf("%s; exec.tenantHostPolicy is warn, so it runs; deny would refuse it", where),
 			})
 		}
-		return nil
+		return conf.ok, nil
 	}
 	why := fmt.Sprintf("exec.tenantHostPolicy is deny, which keeps host exec for the owner, and this is %s", who)
 	if pol == HostPolicyWarn {
-		why = fmt.Sprintf("this is %s, and under exec.tenantHostPolicy warn a tenant's commands still never run unconfined on the host, where they would reach every other tenant's directory", who)
+		why = fmt.Sprintf("this is %s, and under exec.tenantHostPolicy warn a tenant's commands never run unconfined on the host, where they would reach every other tenant's directory", who)
 	}
 	e.security.Record(secevents.Event{
 		Kind: EventTenantHostDenied, Principal: who.Label(), Tenant: who.Tenant, Source: "engine", Request: request,
 		Reason: where + "; " + why,
 	})
-	return refused("%s; %s. Switch it on (%s) and the command runs in a sandbox, or the owner sets exec.tenantHostPolicy=allow (senclaw settings set exec.tenantHostPolicy=allow)", where, why, switchOn(path))
+	return false, refused("%s; %s. Switch it on (%s) and the command runs in a sandbox, or the owner sets exec.tenantHostPolicy=allow (senclaw settings set exec.tenantHostPolicy=allow)", where, why, switchOn(path))
 }
 
 // hostWarnEvery spaces out the warnings of one principal's host exec on
@@ -120,12 +132,23 @@ const (
 )
 
 // hostExecFor applies the tenant host policy to p, which a switch sends
-// to the host, for its principal; the gate calls it.
+// to the host, for its principal; the gate calls it. It marks p to run
+// confined, or refuses what the policy or the tenant directory check
+// (hostconfine.go) does not let run.
 func (e *Engine) hostExecFor(ctx context.Context, p *plan) error {
 	path := pathAgentShell
 	if p.req.Source == SourceScheduler {
 		path = pathScheduler
 	}
 	req := fmt.Sprintf("%s run %s: %s", p.req.Source, p.runID, p.display)
-	return e.hostExec(p.principal(ctx), path, req, true)
+	who := p.principal(ctx)
+	confined, err := e.hostExec(ctx, who, path, req, true)
+	if err != nil {
+		return err
+	}
+	p.hostConfined = confined
+	if !confined && !who.IsOwner() {
+		return e.refuseTenantDirs(ctx, p, who, path)
+	}
+	return nil
 }

@@ -150,6 +150,15 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	if err := CheckTenantHostPolicy("exec.tenantHostPolicy", s.Exec.TenantHostPolicy); err != nil {
 		return Settings{}, err
 	}
+	if s.Exec.HostTimeoutSeconds == 0 {
+		s.Exec.HostTimeoutSeconds = DefaultHostTimeoutSeconds
+	}
+	if err := checkRange("exec.hostTimeoutSeconds", s.Exec.HostTimeoutSeconds, 1, MaxHostTimeoutSeconds, " s (1 s to 24 h)"); err != nil {
+		return Settings{}, err
+	}
+	if s.Exec.CredentialedCommands, err = checkCredentialedCommands(s.Exec.CredentialedCommands); err != nil {
+		return Settings{}, err
+	}
 	if err := e.store.PutSetting("app", s); err != nil {
 		return Settings{}, fmt.Errorf("saving settings: %w", err)
 	}
@@ -270,6 +279,9 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 	}
 	p.offPath = offPath
 	p.cwd = dir
+	if offPath {
+		e.boundHostRun(ctx, p)
+	}
 	if start != "" {
 		p.cwd = start
 		// sh changes into the folder, then execs the command as given.
@@ -317,8 +329,12 @@ func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string
 	}
 	if !pol.ExecShell {
 		// The run records the warning; a refusal is one here too.
-		if err := e.hostExec(principal.Of(ctx), pathAgentShell, "agent shell check in "+dir, false); err != nil {
+		confined, err := e.hostExec(ctx, principal.Of(ctx), pathAgentShell, "agent shell check in "+dir, false)
+		if err != nil {
 			return "", err
+		}
+		if confined {
+			return isolationHostExec, nil
 		}
 		return isolationNone, nil
 	}

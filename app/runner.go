@@ -76,6 +76,10 @@ type plan struct {
 	// offPath: a documented "off" switch sends this run directly to the
 	// host; its record says "none".
 	offPath bool
+	// hostConfined: the off path's command runs under a Landlock domain
+	// of its own (hostconfine.go), as every principal's but the owner's
+	// does where Landlock is; its record says "landlock (host exec)".
+	hostConfined bool
 	// by is who the run is for when that is not the caller (a
 	// schedule's maker); nil: principal.Of the run's context.
 	by *principal.Principal
@@ -545,7 +549,7 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	if backend.Name() == "direct" && wantsNetwork(p.sb) {
 		rec.Missing = append(rec.Missing, "network: the direct backend enforces nothing; the network switch, port and domain rules are advisory only")
 	}
-	if isolation != "none" && isolation != "none (degraded)" && enf.Isolation != "" {
+	if isolation != isolationNone && isolation != isolationDegraded && isolation != isolationHostExec && enf.Isolation != "" {
 		rec.Isolation = enf.Isolation
 	}
 	lr := &liveRun{id: rec.ID, sandboxID: p.sb.ID, command: rec.Command, started: start, proc: proc, done: make(chan struct{}), logFile: rec.LogFile, workspace: p.sb.Workspace}

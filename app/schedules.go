@@ -118,7 +118,7 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 		}
 	}
 	defer e.purgeWorkspace(&sb)
-	p, err := e.planFor(&sb, RunRequest{Source: SourceScheduler, ScheduleID: r.ScheduleID, Language: r.Language, Code: r.Code, Env: r.Env, TimeoutMs: timeout})
+	p, err := e.planFor(&sb, RunRequest{Source: SourceScheduler, ScheduleID: r.ScheduleID, Language: r.Language, Code: r.Code, Env: r.Env, TimeoutMs: r.TimeoutMs})
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +126,9 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 	// On the off path the tenant host policy asks who made the schedule.
 	by := principal.FromLabel(r.By, r.Tenant)
 	p.by = &by
+	if p.offPath {
+		e.boundHostRun(ctx, p)
+	}
 	if pol.SchedulerScript && r.Network && !pol.SchedulerNetwork {
 		p.refusal = refused("this schedule wants the network and Scheduler network is off in the exec policy; turn schedulerNetwork on, or turn the schedule's network off")
 	}

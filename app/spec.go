@@ -81,6 +81,10 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	spec := e.shapeSpec(sb, user)
 	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
 	spec.Mounts, spec.WorkspaceIDMap, spec.Files = mounts, wsIDMap, files
+	if p.hostConfined {
+		e.confineHostSpec(p, spec)
+		return spec, nil
+	}
 	if !p.offPath {
 		// A switched-off runtime is masked in every sandbox; only the
 		// documented off path, which has no barrier, runs unmasked.
@@ -137,7 +141,9 @@ func (e *Engine) shapeSpec(sb *Sandbox, user *backends.Credential) *backends.Spe
 func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	home := p.sb.Workspace
 	tmp := filepath.Join(home, ".tmp")
-	if p.offPath && e.opts.HomeDir != "" {
+	if p.offPath && !p.hostConfined && e.opts.HomeDir != "" {
+		// (A confined host exec keeps its workspace: the owner's home is
+		// out of its reach.)
 		home = e.opts.HomeDir
 	}
 	if p.sb.Kind == "agent" || p.sb.Kind == "oneshot" || p.sb.Kind == KindApp || !p.sb.OwnWorkspace {
@@ -161,7 +167,10 @@ func (e *Engine) buildEnv(p *plan) ([]string, error) {
 	}
 	if p.offPath {
 		delete(vars, "SENCLAW_SANDBOX")
-		delete(vars, "TMPDIR")
+		if !p.hostConfined {
+			// (Landlock moves a TMPDIR of /tmp into the workspace.)
+			delete(vars, "TMPDIR")
+		}
 	}
 	if !p.offPath {
 		tenantEnv(p.sb, vars)

@@ -54,7 +54,7 @@ func DefaultSettings() Settings {
 	s.MinFreeDiskMB = DefaultMinFreeDiskMB
 	s.NestedProjectDepth, s.NestedProjectLimit = DefaultNestedProjectDepth, DefaultNestedProjectLimit
 	s.Guard = DefaultGuardSettings()
-	s.Exec = ExecSettings{TenantHostPolicy: HostPolicyWarn}
+	s.Exec = ExecSettings{TenantHostPolicy: HostPolicyWarn, HostTimeoutSeconds: DefaultHostTimeoutSeconds, CredentialedCommands: []string{}}
 	return s
 }
 

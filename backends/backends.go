@@ -205,8 +205,19 @@ type Spec struct {
 	// bwrap does; the engine sets it for bwrap runs only.
 	UnixGuard *UnixGuard
 	// User is who the process runs as on the host; nil means the engine's
-	// own user (which must not be root for an isolating backend).
+	// own user (which must not be root for an isolating backend, unless
+	// HostExec).
 	User *Credential
+	// HostExec marks a confined host exec: a command a documented off
+	// path sends to this machine for a principal other than the owner,
+	// which runs as the engine's own user (root included, with every
+	// capability dropped) and not as a sandbox uid. Only Landlock
+	// honours it; the engine sets it for Landlock runs only.
+	HostExec bool
+	// WritePaths are directories a host exec may also write where they
+	// are, with no link in the workspace (the tenant's own directory).
+	// Only Landlock honours them, and only with HostExec.
+	WritePaths []string
 	// Image is the container image, for container backends.
 	Image string
 	// OneShot marks a throwaway sandbox that lives for this one run: a

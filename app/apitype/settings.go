@@ -109,11 +109,23 @@ type Settings struct {
 // command on this machine with no sandbox when a switch sends it there.
 type ExecSettings struct {
 	// TenantHostPolicy is what host exec does for every principal but
-	// the owner (agents, apps, tenants): deny (refused), warn (the
-	// default: an agent's runs, with the security event
-	// security.exec_tenant_host_would_deny; a tenant's is refused, as it
-	// would run unconfined), or allow (runs).
+	// the owner (agents, apps, tenants), whose commands run under a
+	// Landlock domain of their own where Landlock is: deny (refused),
+	// warn (the default: runs, with the security event
+	// security.exec_tenant_host_would_deny), or allow (runs). Without
+	// Landlock, warn runs an agent's unconfined and refuses a tenant's,
+	// and allow refuses a command naming a tenant's directory.
 	TenantHostPolicy string `json:"tenantHostPolicy"`
+	// HostTimeoutSeconds is the timeout of a host exec whose request
+	// gives none (60 by default, 1 to 86400), and the longest a
+	// principal other than the owner may ask for. On timeout the run's
+	// whole process tree is killed.
+	HostTimeoutSeconds int `json:"hostTimeoutSeconds"`
+	// CredentialedCommands are the programs, besides gh, gcloud, aws,
+	// az, kubectl, terraform, psql and docker, whose host exec is
+	// refused under deny for every principal but the owner (bare names:
+	// vault, heroku).
+	CredentialedCommands []string `json:"credentialedCommands"`
 	// EnvOverride, read-only, is the policy the environment variable
 	// SENCLAW_EXEC_TENANT_HOST_POLICY gave the engine at its start, which
 	// holds over TenantHostPolicy while it runs; "" when unset.

@@ -42,7 +42,7 @@ func agentShellCommand(x *invocation) *cobra.Command {
 	fs.SetInterspersed(false)
 	project := fs.String("project", "", "the project `DIR` the command may write (default: the current directory)")
 	agent := fs.String("agent", "", "the agent's `NAME` for the run's record: lowercase letters, digits and dashes (claude-code, gemini-cli, shell)")
-	timeout := fs.Duration("timeout", 0, "kill the command after this `DURATION` (1s to 10m, e.g. 90s, 2m; default: the agent sandbox's 3m, 10m for an interactive shell)")
+	timeout := fs.Duration("timeout", 0, "kill the command after this `DURATION` (1s to 10m, e.g. 90s, 2m; default: the agent sandbox's 3m, with the Agent shell off exec.hostTimeoutSeconds (60s, and at most that for an agent), 10m for an interactive shell)")
 	cmdLine := fs.StringP("command", "c", "", "the `COMMAND LINE` to run, as sh -c takes it; the arguments after it are $0, $1, ...")
 	cmd.RunE = x.action(func(args []string) int {
 		wd, err := os.Getwd()

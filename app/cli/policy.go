@@ -119,7 +119,7 @@ func policy(ctx context.Context, cl *client.Client, c policyChanges, io streams)
 		if st.Exec.EnvOverride != "" {
 			hp, from = st.Exec.EnvOverride, "(from SENCLAW_EXEC_TENANT_HOST_POLICY)"
 		}
-		row(tw, "host exec of others", hp, "with a switch above off, for all but the owner: deny, warn (agents run, recorded; tenants refused) or allow "+from)
+		row(tw, "host exec of others", hp, "with a switch above off, for all but the owner: deny, warn (run confined by Landlock, recorded) or allow (confined) "+from)
 	}
 	row(tw, "run python", onOff(p.RunPython), "off: every Python code run is refused")
 	row(tw, "run node", onOff(p.RunNode), "off: every Node code run is refused")

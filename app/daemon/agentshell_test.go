@@ -198,11 +198,13 @@ func TestClaudeCodeHookRoutesTheCommandThroughTheAgentShell(t *testing.T) {
 					t.Errorf("isolation %q, want bwrap", rec.Isolation)
 				}
 			} else {
-				if errBeside != nil || errHome != nil {
-					t.Errorf("off, the command runs on the host and may write anywhere: %v %v", errBeside, errHome)
+				// Off, an agent's command runs on the host, confined by
+				// Landlock to its project (hostconfine.go).
+				if errBeside == nil || errHome == nil {
+					t.Errorf("off, the agent's host command wrote beside the project (%v) or into $HOME (%v)", errBeside == nil, errHome == nil)
 				}
-				if rec.Isolation != "none" {
-					t.Errorf("isolation %q, want none", rec.Isolation)
+				if rec.Isolation != "landlock (host exec)" {
+					t.Errorf("isolation %q, want landlock (host exec)", rec.Isolation)
 				}
 			}
 		})
@@ -587,7 +589,7 @@ func TestAgentShellInATerminal(t *testing.T) {
 				t.Errorf("^C did not interrupt the command:\n%s", tty.String())
 			}
 			rec := d.lastRun(t)
-			if !rec.Terminal || (on && rec.Isolation != "bwrap") || (!on && rec.Isolation != "none") {
+			if !rec.Terminal || (on && rec.Isolation != "bwrap") || (!on && rec.Isolation != "landlock (host exec)") {
 				t.Errorf("record %+v", rec)
 			}
 		})

@@ -26,7 +26,8 @@ import (
 // hook, against a stand-in for the Messages API on 127.0.0.1 that asks
 // for one Bash tool call and then ends the turn. With the agent shell on
 // the command runs through senclaw agent-shell, jailed, and its record
-// says bwrap; off, on the host, recorded none; with no allow rule for
+// says bwrap; off, on the host under the agent's own Landlock domain, recorded
+// "landlock (host exec)" (writing the project only); with no allow rule for
 // Bash, Claude Code still asks (print mode: it refuses the call), for
 // the hook never approves. Without SENCLAW_CLAUDE_CODE it is skipped:
 // go test ./... needs no npm.
@@ -51,7 +52,7 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 		isolation        string
 	}{
 		{"agent shell on", "on", true, "bwrap"},
-		{"agent shell off", "off", true, "none"},
+		{"agent shell off", "off", true, "landlock (host exec)"},
 		{"no allow rule", "on", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 			if got, _ := os.ReadFile(filepath.Join(project, "in-project")); string(got) != "ran-"+marker+"\n" {
 				t.Errorf("the project's file holds %q", got)
 			}
-			if jailed := tc.isolation == "bwrap"; jailed != (errBeside != nil) {
+			if jailed := tc.isolation != "none"; jailed != (errBeside != nil) {
 				t.Errorf("isolation %s, and the command wrote beside the project: %v", tc.isolation, errBeside == nil)
 			}
 		})

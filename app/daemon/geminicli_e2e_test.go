@@ -27,7 +27,8 @@ import (
 // 127.0.0.1 (GOOGLE_GEMINI_BASE_URL) that asks for one run_shell_command
 // call and then ends the turn. With the agent shell on the command runs
 // through senclaw agent-shell, jailed, and its record says bwrap; off, on
-// the host, recorded none; with no allow rule for the shell tool, Gemini
+// the host under the agent's own Landlock domain, recorded "landlock
+// (host exec)" (writing the project only); with no allow rule for the shell tool, Gemini
 // CLI withholds it and answers a call of it with an error
 // (non-interactive: nobody can approve it), for the hook never approves;
 // and a person who had switched Gemini CLI's hooks off gets them back on
@@ -67,7 +68,7 @@ func TestGeminiCLIEndToEnd(t *testing.T) {
 		hooksOff         bool
 	}{
 		{"agent shell on", "on", true, "bwrap", false},
-		{"agent shell off", "off", true, "none", false},
+		{"agent shell off", "off", true, "landlock (host exec)", false},
 		{"no allow rule", "on", false, "", false},
 		// The person had switched Gemini CLI's hooks off (hooksConfig.enabled),
 		// and integrates again: the hook must run all the same.
@@ -122,7 +123,7 @@ func TestGeminiCLIEndToEnd(t *testing.T) {
 			if got, _ := os.ReadFile(filepath.Join(project, "in-project")); string(got) != "ran-"+marker+"\n" {
 				t.Errorf("the project's file holds %q", got)
 			}
-			if jailed := tc.isolation == "bwrap"; jailed != (errBeside != nil) {
+			if jailed := tc.isolation != "none"; jailed != (errBeside != nil) {
 				t.Errorf("isolation %s, and the command wrote beside the project: %v", tc.isolation, errBeside == nil)
 			}
 		})

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
@@ -107,10 +108,11 @@ func TestTheGuardKeepsATenantFromAnothersDirectories(t *testing.T) {
 // TestTheTenantHostPolicy: against a real daemon with the Agent shell and
 // Scheduler scripts switches off, exec.tenantHostPolicy decides for every
 // principal but the owner: deny refuses an agent token's and a tenant
-// token's host command (and an agent's schedule); warn runs the agent's,
-// recording security.exec_tenant_host_would_deny, and still refuses the
-// tenant's; allow runs both. The owner's always runs. Every refusal is
-// the security event security.exec_tenant_host_denied.
+// token's host command (and an agent's schedule); warn runs both,
+// confined by Landlock (the record says "landlock (host exec)"),
+// recording security.exec_tenant_host_would_deny; allow runs both so
+// confined, with no event. The owner's always runs, unconfined. Every
+// refusal is the security event security.exec_tenant_host_denied.
 func TestTheTenantHostPolicy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds senclaw")
@@ -149,8 +151,7 @@ func TestTheTenantHostPolicy(t *testing.T) {
 			ID string `json:"id"`
 		} `json:"schedule"`
 	}
-	marker := filepath.Join(host, "scheduled")
-	if err := d.c.WithToken(strings.TrimPrefix(bot[0], "SENCLAW_TOKEN=")).Do(ctx, "POST", "/schedules", nil, map[string]any{"name": "nightly", "cron": "@daily", "code": "touch " + marker}, &sched); err != nil {
+	if err := d.c.WithToken(strings.TrimPrefix(bot[0], "SENCLAW_TOKEN=")).Do(ctx, "POST", "/schedules", nil, map[string]any{"name": "nightly", "cron": "@daily", "code": "echo fired"}, &sched); err != nil {
 		t.Fatal(err)
 	}
 	pol.SchedulerScript, pol.ExecShell = false, false
@@ -166,9 +167,9 @@ func TestTheTenantHostPolicy(t *testing.T) {
 		}
 		return len(page.Events)
 	}
-	ran := func(env []string, dir, name string) bool {
+	ran := func(env []string, dir, name, isolation string) bool {
 		t.Helper()
-		m := filepath.Join(host, name)
+		m := filepath.Join(dir, name)
 		code, stdout, errOut := d.agentShell(t, env, dir, "touch "+m+"; echo ran")
 		_, err := os.Stat(m)
 		if (code == 0) != (err == nil) || (code == 0) != strings.Contains(stdout, "ran") {
@@ -176,6 +177,9 @@ func TestTheTenantHostPolicy(t *testing.T) {
 		}
 		if code != 0 && !strings.Contains(errOut, "exec.tenantHostPolicy") {
 			t.Errorf("%s: the refusal does not name the policy: %s", name, errOut)
+		}
+		if r := d.lastRun(t); code == 0 && r.Isolation != isolation {
+			t.Errorf("%s: the record says %q, want %q", name, r.Isolation, isolation)
 		}
 		return code == 0
 	}
@@ -185,8 +189,8 @@ func TestTheTenantHostPolicy(t *testing.T) {
 		agentDenied, tenantDen int
 	}{
 		{"deny", false, false, false, 2, 1},
-		{"warn", true, false, true, 2, 2},
-		{"allow", true, true, false, 2, 2},
+		{"warn", true, true, true, 2, 1},
+		{"allow", true, true, false, 2, 1},
 	} {
 		if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.tenantHostPolicy="+c.policy); code != 0 {
 			t.Fatalf("settings set: %d %s %s", code, out, errOut)
@@ -197,19 +201,19 @@ func TestTheTenantHostPolicy(t *testing.T) {
 		if code, out, _ := d.cli(t, nil, "policy"); code != 0 || !regexp.MustCompile(`host exec of others\s+`+c.policy+`\s`).MatchString(out) {
 			t.Errorf("senclaw policy under %s: %d %s", c.policy, code, out)
 		}
-		if got := ran(bot, project, "bot-"+c.policy); got != c.agent {
+		if got := ran(bot, project, "bot-"+c.policy, "landlock (host exec)"); got != c.agent {
 			t.Errorf("%s: the agent's host command ran: %v, want %v", c.policy, got, c.agent)
 		}
-		if got := ran(acme, acmeProject, "acme-"+c.policy); got != c.tenant {
+		if got := ran(acme, acmeProject, "acme-"+c.policy, "landlock (host exec)"); got != c.tenant {
 			t.Errorf("%s: the tenant's host command ran: %v, want %v", c.policy, got, c.tenant)
 		}
-		if !ran(owner, project, "owner-"+c.policy) {
+		if !ran(owner, host, "owner-"+c.policy, "none") {
 			t.Errorf("%s: the owner's host command was refused", c.policy)
 		}
-		os.Remove(marker)
-		err := d.c.Do(ctx, "POST", "/schedules/"+sched.Schedule.ID+"/run", url.Values{"wait": {"true"}}, nil, nil)
-		if _, statErr := os.Stat(marker); (err == nil) != c.agent || (statErr == nil) != c.agent {
-			t.Errorf("%s: the bot's schedule fired by the owner: %v, marker %v; want it run: %v", c.policy, err, statErr, c.agent)
+		var fired json.RawMessage
+		err := d.c.Do(ctx, "POST", "/schedules/"+sched.Schedule.ID+"/run", url.Values{"wait": {"true"}}, nil, &fired)
+		if (err == nil) != c.agent || (err == nil && (!strings.Contains(string(fired), "fired") || !strings.Contains(string(fired), "landlock (host exec)"))) {
+			t.Errorf("%s: the bot's schedule fired by the owner: %v, %s; want it run (confined): %v", c.policy, err, fired, c.agent)
 		}
 		if n := events(app.EventTenantHostWouldDeny, "agent:bot"); (n > 0) != c.warned && c.policy != "allow" {
 			t.Errorf("%s: %d would_deny events of the bot", c.policy, n)

@@ -386,13 +386,15 @@ func slicesContainsPart(lines []string, part string) bool {
 	return false
 }
 
-// TestATenantsAgentShellNeverRunsOnTheHost: with the Agent shell switch
-// off, the owner's agents' commands run on this machine with no sandbox
-// (the switch's documented off path); a tenant's never do, where they
-// would reach every other tenant's directory: its hook denies the
+// TestATenantsAgentShellNeverRunsUnconfinedOnTheHost: with the Agent
+// shell switch off, a tenant's command never runs on this machine with
+// no sandbox, where it would reach every other tenant's directory: under
+// exec.tenantHostPolicy warn (the default) its hook lets it through and
+// it runs confined by Landlock (the record says "landlock (host exec)"),
+// writing nothing outside its project; under deny its hook denies the
 // command and the agent shell refuses it, recorded as a refused run.
 // With the switch on, the same command runs in the tenant's sandbox.
-func TestATenantsAgentShellNeverRunsOnTheHost(t *testing.T) {
+func TestATenantsAgentShellNeverRunsUnconfinedOnTheHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds senclaw")
 	}
@@ -412,15 +414,14 @@ func TestATenantsAgentShellNeverRunsOnTheHost(t *testing.T) {
 	marker := filepath.Join(d.dir(t, "host"), "reached")
 	command := "touch " + marker + "; echo ran"
 
-	hook := exec.Command(d.bin, "hook", "claude-code")
-	hook.Env = append(append([]string{}, d.env...), as...)
-	input, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": project, "tool_name": "Bash", "tool_input": map[string]any{"command": command}})
-	hook.Stdin = strings.NewReader(string(input))
-	out, _ := hook.Output()
-	if !strings.Contains(string(out), "deny") || !strings.Contains(string(out), "Agent shell switch is off") {
-		t.Errorf("the tenant's hook with the Agent shell off: %s, want a denial saying why", out)
+	hookSays := func() string {
+		hook := exec.Command(d.bin, "hook", "claude-code")
+		hook.Env = append(append([]string{}, d.env...), as...)
+		input, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": project, "tool_name": "Bash", "tool_input": map[string]any{"command": command}})
+		hook.Stdin = strings.NewReader(string(input))
+		out, _ := hook.Output()
+		return string(out)
 	}
-
 	// The agent shell, run in the project as an agent's shell is.
 	shell := func(env []string, project, command string) (int, string, string) {
 		cmd := exec.Command(d.bin, "agent-shell", "--agent", "claude-code", "--project", project, "-c", command)
@@ -433,18 +434,37 @@ func TestATenantsAgentShellNeverRunsOnTheHost(t *testing.T) {
 		}
 		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 	}
-	code, stdout, errOut := shell(as, project, command)
-	if code == 0 || strings.Contains(stdout, "ran") || !strings.Contains(errOut, `tenant "a"`) {
-		t.Errorf("the tenant's agent shell with the switch off: %d %q %q, want a refusal", code, stdout, errOut)
+	if out := hookSays(); strings.Contains(out, "deny") {
+		t.Errorf("the tenant's hook with the Agent shell off under warn: %s, want the command let through to the agent shell", out)
+	}
+	if code, stdout, errOut := shell(as, project, command); code != 0 || !strings.Contains(stdout, "ran") {
+		t.Errorf("the tenant's agent shell with the switch off under warn: %d %q %q, want it run confined", code, stdout, errOut)
 	}
 	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("a tenant's agent shell command ran on the host")
+		t.Fatal("a tenant's host command wrote outside its project")
+	}
+	if r := d.lastRun(t); r.Tenant != "a" || r.Source != "agent-shell" || r.Isolation != "landlock (host exec)" {
+		t.Errorf("the confined run's record: %+v", r)
+	}
+
+	if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.tenantHostPolicy=deny"); code != 0 {
+		t.Fatalf("settings set: %d %s %s", code, out, errOut)
+	}
+	if out := hookSays(); !strings.Contains(out, "deny") || !strings.Contains(out, "Agent shell switch is off") {
+		t.Errorf("the tenant's hook with the Agent shell off under deny: %s, want a denial saying why", out)
+	}
+	code, stdout, errOut := shell(as, project, command)
+	if code == 0 || strings.Contains(stdout, "ran") || !strings.Contains(errOut, `tenant "a"`) {
+		t.Errorf("the tenant's agent shell with the switch off under deny: %d %q %q, want a refusal", code, stdout, errOut)
 	}
 	if r := d.lastRun(t); r.Tenant != "a" || r.Source != "agent-shell" || !strings.HasPrefix(r.Isolation, "refused") {
 		t.Errorf("the refused run's record: %+v", r)
 	}
 
-	// The owner's own agent keeps the switch's off path.
+	if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.tenantHostPolicy=warn"); code != 0 {
+		t.Fatalf("settings set: %d %s %s", code, out, errOut)
+	}
+	// The owner's own agents' commands run there too (confined).
 	if code, stdout, errOut := shell(nil, d.dir(t, "owners"), "echo owner-ran"); code != 0 || !strings.Contains(stdout, "owner-ran") {
 		t.Errorf("the owner's agent shell with the switch off: %d %q %q", code, stdout, errOut)
 	}

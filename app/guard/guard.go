@@ -63,6 +63,11 @@ type Input struct {
 	// Cwd is where the command starts, for relative paths; "" leaves
 	// relative paths unresolved.
 	Cwd string
+	// PathWordsOnly resolves against Cwd only the words that look like
+	// paths (with a /, a . or a ~ in them), not every word: for a check
+	// of what a command names outside its own folder, where a bare word
+	// (echo ran) names nothing.
+	PathWordsOnly bool
 	// Env is the environment the command gets, for $NAME.
 	Env map[string]string
 	// Protected are canonical directories no command may name: the

@@ -362,3 +362,27 @@ func TestGuardTable(t *testing.T) {
 		})
 	}
 }
+
+// TestPathWordsOnly: with Input.PathWordsOnly, a bare word is not read
+// as a path relative to the cwd; a word that looks like one still is.
+func TestPathWordsOnly(t *testing.T) {
+	t.Parallel()
+	in := Input{Cwd: "/srv/data/tenants/a/workspace/p", Protected: []string{"/srv/data/tenants"}, PathWordsOnly: true}
+	for _, c := range []struct {
+		command string
+		denied  bool
+	}{
+		{"echo ran", false},
+		{"ls", false},
+		{"make test", false},
+		{"cat notes.txt", true},
+		{"ls ../..", true},
+		{"cat ./x", true},
+		{"ls /srv/data/tenants/b", true},
+		{"cat /etc/hostname", false},
+	} {
+		if got := Check(c.command, in).Denied(); got != c.denied {
+			t.Errorf("%q: denied %v, want %v", c.command, got, c.denied)
+		}
+	}
+}

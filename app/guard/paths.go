@@ -58,7 +58,7 @@ func (w *walker) checkPath(word string, pattern bool, at syntax.Node) {
 	if word == "" || strings.HasPrefix(word, "-") && !strings.Contains(word, "/") {
 		return
 	}
-	if !strings.ContainsAny(word, "/.~"+unknownStr) && w.cwd == "" {
+	if !strings.ContainsAny(word, "/.~"+unknownStr) && (w.cwd == "" || w.in.PathWordsOnly) {
 		return
 	}
 	p := w.resolve(word)

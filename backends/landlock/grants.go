@@ -67,8 +67,8 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 var private = []string{"/dev", "/run", "/tmp"}
 
 // Grants turns spec's fs mode into Landlock rules: a pure function of spec,
-// host and the directory listings list returns. Writes: the workspace and
-// the read-write mounts. Reads: in strict and allowlist the system roots
+// host and the directory listings list returns. Writes: the workspace,
+// the read-write mounts and a host exec's write paths. Reads: in strict and allowlist the system roots
 // (and the allowlist) and the mounts; in open the whole disk except the
 // hidden paths. Landlock can only allow, never carve out, so a tree that
 // holds a hidden or masked path is granted as its entries, one by one,
@@ -122,6 +122,9 @@ func Grants(spec *backends.Spec, host Host, list Lister) []Grant {
 			out = append(out, Grant{Path: m.Source, Dir: true, Access: ReadWrite})
 		}
 	}
+	for _, w := range spec.WritePaths {
+		out = append(out, Grant{Path: w, Dir: true, Access: ReadWrite})
+	}
 	return out
 }
 
@@ -136,6 +139,7 @@ func Unmaskable(spec *backends.Spec, masked []string) (string, bool) {
 			writable = append(writable, m.Source)
 		}
 	}
+	writable = append(writable, spec.WritePaths...)
 	for _, p := range masked {
 		if under(p, writable) {
 			return p, true

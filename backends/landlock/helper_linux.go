@@ -162,10 +162,8 @@ func dropCredentials(u *backends.Credential) error {
 			return errors.New("refusing to run the sandbox as root")
 		}
 		// No capability can come back later, whatever is executed.
-		for c := 0; c <= 63; c++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); errors.Is(err, unix.EINVAL) {
-				break // past the last capability this kernel knows
-			}
+		if err := dropBounding(); err != nil {
+			return err
 		}
 		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 			return fmt.Errorf("clearing the supplementary groups: %w", e)
@@ -182,6 +180,16 @@ func dropCredentials(u *backends.Credential) error {
 			return fmt.Errorf("still uid %d/%d/%d after setresuid %d", r, e, sv, u.UID)
 		}
 	}
+	if u == nil && os.Geteuid() == 0 {
+		// A host exec of a root engine stays uid 0: no capability may
+		// come back to it, at an exec as root or at all.
+		if err := dropBounding(); err != nil {
+			return err
+		}
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, rootLocked, 0, 0, 0); err != nil {
+			return fmt.Errorf("setting the securebits of root: %w", err)
+		}
+	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("clearing ambient capabilities: %w", err)
 	}
@@ -189,6 +197,25 @@ func dropCredentials(u *backends.Credential) error {
 	var none [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &none[0]); err != nil {
 		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	return nil
+}
+
+// rootLocked are the securebits (linux/securebits.h) that make uid 0 an
+// ordinary uid for good: no capabilities at an exec as root (NOROOT),
+// none kept or raised at a change of uid, each locked.
+const rootLocked = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+
+// dropBounding empties this thread's capability bounding set.
+func dropBounding() error {
+	for c := 0; c <= 63; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the last capability this kernel knows
+		}
+		if err != nil {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		}
 	}
 	return nil
 }

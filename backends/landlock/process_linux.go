@@ -24,6 +24,7 @@ import (
 // waits for it.
 type process struct {
 	cmd    *exec.Cmd
+	leader int
 	plan   *limits.Plan
 	prep   *prepared
 	enf    backends.Enforcement
@@ -47,7 +48,7 @@ func newProcess(cmd *exec.Cmd, leader int, plan *limits.Plan, prep *prepared, lo
 	if plan == nil {
 		plan = &limits.Plan{}
 	}
-	p := &process{cmd: cmd, plan: plan, prep: prep, done: make(chan struct{}), log: log}
+	p := &process{cmd: cmd, leader: leader, plan: plan, prep: prep, done: make(chan struct{}), log: log}
 	p.enf = backends.Enforcement{Isolation: Name,
 		Limits:  append(enforced(prep), plan.Applied...),
 		Missing: append(plan.Missing, prep.missing...)}
@@ -98,6 +99,23 @@ func (p *process) Pid() int { return p.cmd.Process.Pid }
 
 // Enforcement says what the process really got.
 func (p *process) Enforcement() backends.Enforcement { return p.enf }
+
+var _ backends.Signaler = (*process)(nil)
+
+// Signal sends sig to the command: the helper became it, or, supervising
+// a run without a cgroup, passes the signal on to it. os.Process holds
+// the pid by a pidfd, so a pid reused since is never signalled.
+func (p *process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return os.ErrProcessDone
+	default:
+	}
+	if p.leader != p.cmd.Process.Pid {
+		return errors.New("a traced run is not signalled through strace")
+	}
+	return p.cmd.Process.Signal(sig)
+}
 
 // Wait waits until the command and every process of the run are gone.
 func (p *process) Wait() (backends.ExitStatus, error) {

@@ -105,6 +105,8 @@ type prepared struct {
 	closed bool
 	// prog is the seccomp filter.
 	prog []byte
+	// noGuard says why a run with network has no guard.
+	noGuard string
 }
 
 // prepare checks spec against what this kernel's Landlock can enforce and
@@ -120,7 +122,7 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 	if abi < MinABI {
 		return nil, &RefusedError{Reason: fmt.Sprintf("the kernel offers Landlock ABI %d; the backend needs ABI %d or later (Linux 6.2), which covers truncate", abi, MinABI)}
 	}
-	user, err := credential(spec.User)
+	user, err := credential(spec.User, spec.HostExec)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +139,17 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 			return nil, err
 		}
 		resolved.Mounts = append(resolved.Mounts, backends.Mount{Source: src, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	resolved.WritePaths = nil
+	if len(spec.WritePaths) > 0 && !spec.HostExec {
+		return nil, &RefusedError{Reason: "write paths are for a host exec only; give the directories as mounts"}
+	}
+	for _, w := range spec.WritePaths {
+		real, err := checkedDir(w, "the host exec's directory", true)
+		if err != nil {
+			return nil, err
+		}
+		resolved.WritePaths = append(resolved.WritePaths, real)
 	}
 	host := DetectHost(spec)
 	if p, bad := Unmaskable(&resolved, host.Masked); bad {
@@ -158,7 +171,14 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 		for _, p := range n.Listen {
 			r.setup.BindTCP = append(r.setup.BindTCP, uint16(p))
 		}
-		if ok, _ := unixguard.Available(); ok {
+		ok, why := unixguard.Available()
+		if ok && spec.HostExec && user == nil && os.Geteuid() == 0 {
+			// The guard makes the run's connects as the run's user, and
+			// never as root.
+			ok, why = false, "a root engine's host exec runs as uid 0, whose connects the guard does not make"
+		}
+		r.noGuard = why
+		if ok {
 			rules := &unixguard.InetRules{Connect: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(relay.port))}, Bind: r.setup.BindTCP}
 			pol := unixguard.Policy{User: user, Inet: rules}
 			if spec.Refused != nil {
@@ -367,6 +387,11 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 	switch {
 	case msg != "":
 		_, _ = p.Wait()
+		if aerr != nil {
+			// The helper's words say that the engine's side failed; the
+			// engine's own say why.
+			msg += " (" + aerr.Error() + ")"
+		}
 		return nil, &SetupError{Message: msg}
 	case err != nil || werr != nil || aerr != nil:
 		_ = p.Kill()
@@ -417,9 +442,16 @@ func (b *Backend) helper() (string, error) {
 }
 
 // credential decides who the command runs as. A root engine never runs a
-// sandbox as root; an unprivileged engine runs it as itself.
-func credential(u *backends.Credential) (*backends.Credential, error) {
+// sandbox as root; an unprivileged engine runs it as itself. A host exec
+// with no user runs as the engine's own user, root too: the off path
+// never takes a sandbox uid, and the helper drops every capability of
+// root's (dropCredentials), so Landlock and the file modes are all that
+// uid 0 has left.
+func credential(u *backends.Credential, hostExec bool) (*backends.Credential, error) {
 	euid, egid := os.Geteuid(), os.Getegid()
+	if hostExec && u == nil {
+		return nil, nil
+	}
 	if euid == 0 {
 		if u == nil || u.UID == 0 || u.GID == 0 {
 			return nil, &RefusedError{Reason: "the engine runs as root and the sandbox user is root or unset; pass an unprivileged Spec.User (e.g. 65534)"}

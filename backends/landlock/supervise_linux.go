@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,10 @@ func supervise(status *os.File, path string, s *setup) int {
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	// The signals a caller passes to its run (Process.Signal) are the
+	// command's, not the helper's.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, passed...)
 	err := cmd.Start()
 	status.Close() // the command is executed (or cannot be): setup is over
 	if err != nil {
@@ -35,7 +40,13 @@ func supervise(status *os.File, path string, s *setup) int {
 		}
 		return 126
 	}
+	go func() {
+		for sig := range sigs {
+			_ = cmd.Process.Signal(sig)
+		}
+	}()
 	_ = cmd.Wait()
+	signal.Stop(sigs)
 	killChildren()
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
@@ -43,6 +54,9 @@ func supervise(status *os.File, path string, s *setup) int {
 	}
 	return ws.ExitStatus()
 }
+
+// passed are the signals the supervising helper passes to the command.
+var passed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
 // killChildren kills and reaps every child the helper has, the orphans it
 // took in as subreaper included, until there are none.

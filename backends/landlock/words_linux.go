@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
-	"github.com/senclaw/sandbox/backends/unixguard"
 )
 
 // Enforcement in words, for the run record and its note.
@@ -54,8 +53,7 @@ func missing(abi int, spec *backends.Spec, r *prepared) []string {
 	}
 	if r.relay != nil {
 		if r.guard == nil {
-			_, why := unixguard.Available()
-			out = append(out, fmt.Sprintf(anyHost, why, r.relay.port))
+			out = append(out, fmt.Sprintf(anyHost, r.noGuard, r.relay.port))
 		}
 		if len(spec.Ports.Loopback) > 0 {
 			out = append(out, fmt.Sprintf(loopbackVia, r.relay.port))

@@ -2098,10 +2098,14 @@ export interface components {
         };
         ExecSettings: {
             /**
-             * @description host exec for every principal but the owner: deny (refused), warn (an agent's runs, with the security event security.exec_tenant_host_would_deny; a tenant's is refused) or allow
+             * @description host exec for every principal but the owner, whose commands run under a Landlock domain of their own where Landlock is (isolation landlock (host exec)): deny (refused; credentialed CLIs refused on every host path too), warn (runs, with the security event security.exec_tenant_host_would_deny) or allow (runs); without Landlock warn runs an agent's unconfined and refuses a tenant's, and allow refuses a command naming a tenant's directory
              * @enum {string}
              */
             tenantHostPolicy: "deny" | "warn" | "allow";
+            /** @description the timeout of a host exec whose request gives none, and the longest a principal other than the owner gets (1 to 86400 s, default 60); the whole process tree is killed on it */
+            hostTimeoutSeconds: number;
+            /** @description programs refused on the host under tenantHostPolicy deny for every principal but the owner, besides gh, gcloud, aws, az, kubectl, terraform, psql and docker, also when wrapped (sh -c, env, nohup, timeout, xargs, sudo, nice) */
+            credentialedCommands: string[];
             /**
              * @description read-only: the policy SENCLAW_EXEC_TENANT_HOST_POLICY gave the engine at its start, which holds over tenantHostPolicy; absent when unset
              * @enum {string}

@@ -169,6 +169,17 @@ describe('dashboard', { concurrency: false }, () => {
     await waitFor(async () => (await engine.api('GET', '/settings')).exec.tenantHostPolicy === 'deny', 'exec.tenantHostPolicy = deny in the engine');
     await page.locator('#tenantHostPolicy').selectOption('warn');
     await waitFor(async () => (await engine.api('GET', '/settings')).exec.tenantHostPolicy === 'warn', 'exec.tenantHostPolicy = warn again');
+    // Host exec's timeout and the credentialed CLIs beside it.
+    assert.equal(await page.locator('#hostTimeoutSeconds').inputValue(), String(before.exec.hostTimeoutSeconds));
+    await page.locator('#hostTimeoutSeconds').fill('30');
+    await page.locator('#hostTimeoutSeconds').dispatchEvent('change');
+    await waitFor(async () => (await engine.api('GET', '/settings')).exec.hostTimeoutSeconds === 30, 'exec.hostTimeoutSeconds = 30 in the engine');
+    await page.locator('#credentialedCommands').fill('vault, heroku');
+    await page.locator('#credentialedCommands').dispatchEvent('change');
+    await waitFor(
+      async () => (await engine.api('GET', '/settings')).exec.credentialedCommands.join(',') === 'vault,heroku',
+      'exec.credentialedCommands = vault, heroku in the engine',
+    );
   });
 
   test('a switch changed elsewhere shows up on the page', async (t) => {
