@@ -1,6 +1,8 @@
 package benchpeers
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,5 +36,28 @@ func TestTableReadsBackWhatItWrote(t *testing.T) {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("Parse(%q) took it", bad)
 		}
+	}
+}
+
+// TestPerformancePageHasTheTable: docs/performance.md holds a table make
+// bench-peers printed, with a row for every tool it runs, each figure a
+// figure or n/a with its reason.
+func TestPerformancePageHasTheTable(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Parse(string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, r := range rows {
+		tools = append(tools, r.Tool)
+	}
+	want := []string{"raw bwrap (reference)", "senclaw run (bwrap)", "senclaw run (Landlock)", "senclaw run (Docker)", "srt 0.0.83", "firejail (default profile)", "firejail --noprofile", "docker run --rm"}
+	if !reflect.DeepEqual(tools, want) {
+		t.Errorf("the page's table has the rows %q, want %q", tools, want)
 	}
 }
