@@ -27,7 +27,7 @@ MANDIR   = $(SHAREDIR)/man/man1
 UNITDIR  = $(PREFIX)/lib/systemd/user
 ICON_SIZES = 16 24 32 48 64 128 256 512
 
-.PHONY: all help build build-desktop netfwd dashboard deps test-deps start check lint-commits test test-tiers test-go test-fuzz test-browser test-desktop test-install test-mcp test-claude-code test-gemini-cli vet bench clean install install-files uninstall deb
+.PHONY: all help build build-desktop netfwd dashboard deps test-deps start check lint-commits test test-tiers test-go test-fuzz test-browser test-desktop test-install test-mcp test-claude-code test-gemini-cli vet bench bench-peers clean install install-files uninstall deb
 
 all: build ## build senclaw (the default)
 
@@ -217,6 +217,22 @@ bench: deps ## the benchmarks, as ratios against the raw tools
 	./scripts/docker-remote.sh start
 	SENCLAW_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestBench' -v ./app/cli/ ./app/daemon/ ./app/ ./app/guard/ ./app/mcp/ ./backends/diskquota/; \
 		rc=$$?; ./scripts/docker-remote.sh stop-all; exit $$rc
+
+# senclaw next to its peers, installed as a user would install them:
+# Anthropic's sandbox-runtime (srt, pinned in scripts/bench-peers, with
+# the Node 22 it needs) from npm into build/peers, firejail (and srt's
+# socat and ripgrep) from Debian, Docker's CLI with the offline test
+# image. One run prints the table of docs/performance.md: each tool in
+# turns with raw bwrap, and the isolation each gave, seen from inside
+# (internal/benchpeers). Not part of make test.
+PEERS := build/peers
+bench-peers: ## senclaw next to srt, firejail and docker run --rm (docs/performance.md)
+	./scripts/install-deps.sh peers
+	./scripts/docker-test-image.sh
+	mkdir -p $(PEERS)
+	cp scripts/bench-peers/package.json scripts/bench-peers/package-lock.json $(PEERS)/
+	cd $(PEERS) && npm ci --no-audit --no-fund --ignore-scripts
+	SENCLAW_BENCH_PEERS=$(CURDIR)/$(PEERS) $(GO) test -count=1 -timeout 40m -run TestBenchPeers -v ./internal/benchpeers/
 
 # Installs the desktop app: the binary and its forwarder, the desktop
 # entry and icons, the man pages, the shell completions and the systemd

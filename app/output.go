@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/senclaw/sandbox/backends"
 )
 
 // OutputCap is how much of each output stream a run keeps: the first and
@@ -67,6 +69,12 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// ReadFrom writes what r gives into b until r ends: os/exec copies a
+// run's output pipe into b with io.Copy, which takes it, through a
+// pooled buffer (backends.ReadFrom) instead of one of 32 KiB of its own
+// for each stream.
+func (b *cappedBuffer) ReadFrom(r io.Reader) (int64, error) { return backends.ReadFrom(b, r) }
 
 // Truncated reports whether bytes were dropped.
 func (b *cappedBuffer) Truncated() bool {

@@ -3,6 +3,11 @@ package app
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +46,49 @@ func TestOutputRingKeepsTheLastBytesAtTheirOffsets(t *testing.T) {
 	o.close()
 	if _, _, _, done := o.read(0, 1); !done {
 		t.Fatal("a closed ring does not say the run is over")
+	}
+}
+
+// TestCappedBufferTakesAPipeAsWritesDo: a run's output copied from its
+// pipe by os/exec (io.Copy, which takes ReadFrom) is kept as the same
+// bytes written keep it, head, tail and the count of what was dropped,
+// and the copy makes no 32 KiB buffer of its own for each stream.
+func TestCappedBufferTakesAPipeAsWritesDo(t *testing.T) {
+	want := newCappedBuffer(64<<10, nil)
+	var stream bytes.Buffer
+	for i := 0; stream.Len() < 300<<10; i++ {
+		fmt.Fprintf(&stream, "line %d\n", i)
+	}
+	want.Write(stream.Bytes())
+	var tee bytes.Buffer
+	got := newCappedBuffer(64<<10, &tee)
+	cmd := exec.Command("cat")
+	cmd.Stdin, cmd.Stdout = bytes.NewReader(stream.Bytes()), got
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() || !got.Truncated() || tee.String() != stream.String() {
+		t.Errorf("the pipe's copy kept %d bytes (truncated %v, tee %d), want %d as written", len(got.String()), got.Truncated(), tee.Len(), len(want.String()))
+	}
+	b := newCappedBuffer(OutputCap, nil)
+	io.Copy(b, struct{ io.Reader }{bytes.NewReader(nil)}) // the pool has a buffer, as after a first run
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("hello"))
+		w.Close()
+		io.Copy(b, r)
+		r.Close()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 10; per > 8<<10 {
+		t.Errorf("io.Copy from a pipe allocated %d bytes a copy, want no buffer of its own (< 8 KiB)", per)
+	}
+	if b.String() != strings.Repeat("hello", 10) {
+		t.Errorf("kept %q, want hello 10 times", b.String())
 	}
 }

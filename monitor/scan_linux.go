@@ -94,10 +94,22 @@ func parseStat(pid int, line []byte, boot time.Time) (ProcRef, bool) {
 	if end < 0 || end+2 > len(line) {
 		return ProcRef{}, false
 	}
-	// After ") ": state(3) ppid(4) pgrp(5) ... starttime(22).
-	fields := bytes.Fields(line[end+2:])
-	if len(fields) < 20 {
-		return ProcRef{}, false
+	// After ") ": state(3) ppid(4) pgrp(5) ... starttime(22). The
+	// fields wanted are cut out in place: the sampler reads every
+	// process's line at each tick, and a slice of all 50 fields for each
+	// was most of what it allocated.
+	var fields [20][]byte
+	rest, n := line[end+2:], 0
+	for n < len(fields) {
+		rest = bytes.TrimLeft(rest, " \t\n")
+		if len(rest) == 0 {
+			return ProcRef{}, false
+		}
+		i := bytes.IndexAny(rest, " \t\n")
+		if i < 0 {
+			i = len(rest)
+		}
+		fields[n], rest, n = rest[:i], rest[i:], n+1
 	}
 	if state := string(fields[0]); state == "Z" || state == "X" {
 		// Exited and waiting to be reaped: nothing runs there any more,

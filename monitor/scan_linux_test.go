@@ -21,6 +21,9 @@ func TestParseStat(t *testing.T) {
 		{"spaces_and_parens", "123 (a) (b c)" + tail, true},
 		{"truncated", "123 (sleep) S 42 77", false},
 		{"no_paren", "123 sleep S 42", false},
+		{"zombie", "123 (sleep) Z" + tail[2:], false},
+		{"twenty_fields_only", "123 (sleep) S 42 77 77 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 12345", true},
+		{"nineteen_fields", "123 (sleep) S 42 77 77 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0", false},
 	}
 	for _, tc := range cases {
 		ref, ok := parseStat(123, []byte(tc.line), boot)
@@ -32,6 +35,16 @@ func TestParseStat(t *testing.T) {
 		if ok && ref != want {
 			t.Errorf("%s: %+v, want %+v", tc.name, ref, want)
 		}
+	}
+}
+
+// TestParseStatAllocatesNothing: the sampler parses every process's
+// line at each tick. (Not parallel: AllocsPerRun counts the process's.)
+func TestParseStatAllocatesNothing(t *testing.T) {
+	line := []byte("123 (sleep) S 42 77 77 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 12345 1000 100 18446744073709551615\n")
+	boot := time.Unix(1_700_000_000, 0)
+	if n := testing.AllocsPerRun(100, func() { parseStat(123, line, boot) }); n != 0 {
+		t.Errorf("parseStat allocated %.0f times a line, want none", n)
 	}
 }
 

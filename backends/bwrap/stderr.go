@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/senclaw/sandbox/backends"
 )
 
 // headSize is how much of stderr is kept to recognise bwrap's own errors.
@@ -79,6 +81,11 @@ func (h *headWriter) pass(p []byte) []byte {
 	h.pending = append(h.pending, p...)
 	return h.decide(false)
 }
+
+// ReadFrom writes what r gives into h until r ends: os/exec copies
+// bwrap's stderr pipe into h with io.Copy, which takes it, through a
+// pooled buffer instead of one of 32 KiB of its own for each run.
+func (h *headWriter) ReadFrom(r io.Reader) (int64, error) { return backends.ReadFrom(h, r) }
 
 func (h *headWriter) Write(p []byte) (int, error) {
 	h.mu.Lock()

@@ -2,6 +2,7 @@ package diskquota
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -527,14 +528,51 @@ func unmountAll(dir string) error {
 	return nil
 }
 
-// Mounted reports whether something is mounted at dir.
+// Mounted reports whether something is mounted at dir. It is asked at
+// the end of every run (Unmount asks until nothing is left), so it reads
+// the mount table with a pooled buffer and compares each line's mount
+// point in place, making no string of it.
 func Mounted(dir string) bool {
-	for _, m := range mountPoints() {
-		if m.point == dir {
+	found := false
+	scanMountinfo(func(line []byte) bool {
+		pre, _, ok := bytes.Cut(line, []byte(" - "))
+		if !ok {
 			return true
 		}
+		// The fifth field is the mount point.
+		for range 4 {
+			if _, pre, ok = bytes.Cut(pre, []byte(" ")); !ok {
+				return true
+			}
+		}
+		point, _, _ := bytes.Cut(pre, []byte(" "))
+		if bytes.IndexByte(point, '\\') >= 0 {
+			found = unescapeMount(string(point)) == dir
+		} else {
+			found = string(point) == dir
+		}
+		return !found
+	})
+	return found
+}
+
+// mountinfoBufs are the buffers the mount table is read with.
+var mountinfoBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// scanMountinfo calls line with each line of this process's mount table
+// until it returns false; the line is valid only during the call.
+func scanMountinfo(line func([]byte) bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
 	}
-	return false
+	defer f.Close()
+	buf := mountinfoBufs.Get().(*[]byte)
+	defer mountinfoBufs.Put(buf)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(*buf, 1<<20)
+	for sc.Scan() && line(sc.Bytes()) {
+	}
 }
 
 type mountPoint struct {
@@ -544,22 +582,15 @@ type mountPoint struct {
 
 // mountPoints reads this process's mount table.
 func mountPoints() []mountPoint {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var out []mountPoint
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+	scanMountinfo(func(line []byte) bool {
+		pre, post, ok := strings.Cut(string(line), " - ")
 		a, b := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(a) < 5 || len(b) < 2 {
-			continue
+		if ok && len(a) >= 5 && len(b) >= 2 {
+			out = append(out, mountPoint{point: unescapeMount(a[4]), fstype: b[0], source: b[1]})
 		}
-		out = append(out, mountPoint{point: unescapeMount(a[4]), fstype: b[0], source: b[1]})
-	}
+		return true
+	})
 	return out
 }
 
