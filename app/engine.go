@@ -151,6 +151,8 @@ type Engine struct {
 	policy   ExecPolicy
 	// agentMu makes finding or creating a project's agent sandbox atomic.
 	agentMu sync.Mutex
+	// ownerPolicy caches the owner's policy file (policyfiles.go).
+	ownerPolicy ownerPolicyState
 	// tenancy is what the engine knows of its tenants (tenancy.go).
 	tenancy tenancy
 	// placeholders stand for missing agents' and git's directories in
@@ -268,6 +270,10 @@ func New(opts Options) (*Engine, error) {
 		e.security.Close()
 		st.Close()
 		return nil, err
+	}
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		// Not fatal: the runs it governs are refused with the reason.
+		e.log.Warn("The owner's policy file is broken; runs are refused until it is fixed.", "err", err)
 	}
 	if err := e.hostRun.load(e.store); err != nil {
 		st.Close()

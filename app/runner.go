@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -110,6 +111,9 @@ type plan struct {
 	// is what the guard matched in a run it let go on (warn).
 	runID   string
 	guarded []string
+	// policyNotes say what the project's policy file ignored or took
+	// down (projectpolicy.go), for the record.
+	policyNotes []string
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -129,6 +133,9 @@ func (e *Engine) Exec(ctx context.Context, id string, req RunRequest) (*RunResul
 // its files are removed afterwards (after the run ends, for a background
 // run); the run's record stays.
 func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest) (*RunResult, error) {
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	if res, err, ok := e.runAhead(ctx, cfg, req); ok {
 		return res, err
 	}
@@ -153,9 +160,20 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 	if cfg.Name == nil {
 		sb.Name = "one-shot"
 	}
+	var policyNotes []string
+	var policyErr error
+	if cfg.ProjectDir != nil {
+		// senclaw run --here: the project's policy file bounds it.
+		req.Env = maps.Clone(req.Env)
+		policyNotes, policyErr = e.applyProjectPolicy(&sb, req.Env, false)
+	}
 	p, err := e.planFor(&sb, req)
 	if err != nil {
 		return nil, err
+	}
+	p.policyNotes = policyNotes
+	if policyErr != nil {
+		p.refusal = asRefusal(policyErr) // recorded as the run's refusal
 	}
 	if err := e.takeUID(&sb); err != nil {
 		return nil, err
@@ -362,6 +380,7 @@ func (e *Engine) newRecord(ctx context.Context, p *plan) RunRecord {
 		StartedAt:   e.now().UTC(),
 		State:       "done",
 		ScheduleID:  p.req.ScheduleID,
+		Policy:      p.policyNotes,
 	}
 	if rec.Source == "" {
 		rec.Source = SourceCLI

@@ -25,9 +25,11 @@ type Value struct {
 // Effective is the merged policy: its values, each with its source, and
 // the project's keys that were ignored, one note each.
 type Effective struct {
-	File   File     `json:"-"`
-	Values []Value  `json:"values"`
-	Notes  []string `json:"notes"`
+	File File `json:"-"`
+	// Decided are the keys the project's file decided.
+	Decided map[string]bool `json:"-"`
+	Values  []Value         `json:"values"`
+	Notes   []string        `json:"notes"`
 }
 
 // fsRank orders the fs modes from the narrowest.
@@ -45,7 +47,7 @@ func Merge(base Layer, project *Layer) Effective {
 		m.narrow(project.File)
 	}
 	m.values()
-	return Effective{File: m.eff, Values: m.out, Notes: append([]string{}, m.notes...)}
+	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...)}
 }
 
 type merger struct {
@@ -255,6 +257,9 @@ func (m *merger) values() {
 	add("secrets", e.Secrets)
 }
 
+// Covered reports whether path is one of dirs or lies below one.
+func Covered(path string, dirs []string) bool { return covered(path, dirs) }
+
 // covered reports whether path is one of dirs or lies below one.
 func covered(path string, dirs []string) bool {
 	path = filepath.Clean(path)
@@ -266,6 +271,13 @@ func covered(path string, dirs []string) bool {
 	}
 	return false
 }
+
+// DomainCovered reports whether the name d (or *.name) is allowed by
+// allowed, every name it matches included.
+func DomainCovered(d string, allowed []string) bool { return domainCovered(d, allowed) }
+
+// FsWider reports whether fs mode a reads more than b.
+func FsWider(a, b string) bool { return fsRank(a) > fsRank(b) }
 
 // domainCovered reports whether every name d matches is matched by one
 // of allowed (exact names, or *.name for the name and its subdomains).
