@@ -290,7 +290,7 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 		// The project's policy file bounds its sandbox, for this run.
 		bounded := *sb
 		env = maps.Clone(env)
-		if policyNotes, policyErr = e.applyProjectPolicy(&bounded, env, true); policyErr == nil {
+		if policyNotes, policyErr = e.applyProjectPolicy(&bounded, env, true, SandboxConfig{}); policyErr == nil {
 			sb = &bounded
 		}
 	}

@@ -88,6 +88,9 @@ func (e *Engine) writeOwnerPolicyLocked(path string) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
 		return nil
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("writing the owner's policy file: %w", err)
+	}
 	tmp := path + ".senclaw-tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return fmt.Errorf("writing the owner's policy file: %w", err)
@@ -139,7 +142,11 @@ func (e *Engine) ownerPolicyFreshLocked(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return e.writeOwnerPolicyLocked(path)
+		// None yet: the settings hold, and are written out as the file.
+		if err := e.writeOwnerPolicyLocked(path); err != nil {
+			e.log.Warn("The owner's policy file could not be written.", "err", err)
+		}
+		return nil
 	case err != nil:
 		return fmt.Errorf("reading the owner's policy file: %w", err)
 	case !st.known || !fi.ModTime().Equal(st.mtime) || fi.Size() != st.size:

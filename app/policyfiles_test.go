@@ -94,7 +94,7 @@ func TestProjectPolicyOnlyNarrows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes, err := e.applyProjectPolicy(&sb, nil, false)
+	notes, err := e.applyProjectPolicy(&sb, nil, false, SandboxConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

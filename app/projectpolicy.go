@@ -74,12 +74,20 @@ func narrowed(eff policyfile.Effective, owner policyfile.File) func(key string) 
 // narrowSandbox bounds sb by the effective policy (bound says which keys
 // hold) and returns a note for each value the request asked for that it
 // took down. allow is the settings' allowlist, canonical.
-func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective, bound func(string) bool, allow []string) []string {
+func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective, bound func(string) bool, allow []string, asked SandboxConfig) []string {
 	var notes []string
 	f := eff.File
 	say := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
+	// Only what the request asked for is worth a note: a default the
+	// project's file narrows is its value, which the check shows.
+	sayIf := func(given bool) func(string, ...any) {
+		if given {
+			return say
+		}
+		return func(string, ...any) {}
+	}
 	if bound("fsMode") && policyfile.FsWider(string(sb.FsMode), f.FsMode) {
-		say("fs mode %s narrowed to %s by the project's policy", sb.FsMode, f.FsMode)
+		sayIf(asked.FsMode != nil)("fs mode %s narrowed to %s by the project's policy", sb.FsMode, f.FsMode)
 		sb.FsMode = backends.FsMode(f.FsMode)
 	}
 	if bound("allowlist") {
@@ -96,7 +104,7 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 		sb.Allowlist = list
 	}
 	if bound("network") && !deref(f.Network) && sb.Network {
-		say("network turned off by the project's policy")
+		sayIf(asked.Network != nil)("network turned off by the project's policy")
 		sb.Network = false
 	}
 	if bound("allowedDomains") && len(f.AllowedDomains) > 0 {
@@ -129,17 +137,17 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 	if f.Ports != nil {
 		ports = *f.Ports
 	}
-	sb.Ports.Listen = boundPorts(bound("ports.listen"), "listen", sb.Ports.Listen, ports.Listen, say)
-	sb.Ports.Connect = boundPorts(bound("ports.connect"), "connect", sb.Ports.Connect, ports.Connect, say)
-	sb.Ports.Loopback = boundPorts(bound("ports.loopback"), "loopback", sb.Ports.Loopback, ports.Loopback, say)
+	sb.Ports.Listen = boundPorts(bound("ports.listen"), "listen", sb.Ports.Listen, ports.Listen, sayIf(asked.Listen != nil))
+	sb.Ports.Connect = boundPorts(bound("ports.connect"), "connect", sb.Ports.Connect, ports.Connect, sayIf(asked.Connect != nil))
+	sb.Ports.Loopback = boundPorts(bound("ports.loopback"), "loopback", sb.Ports.Loopback, ports.Loopback, sayIf(asked.Loopback != nil))
 	if l := f.Limits; l != nil {
 		if bound("limits.cpus") && l.CPUs != nil && sb.CPUs > *l.CPUs {
-			say("cpus %g narrowed to %g by the project's policy", sb.CPUs, *l.CPUs)
+			sayIf(asked.CPUs != nil)("cpus %g narrowed to %g by the project's policy", sb.CPUs, *l.CPUs)
 			sb.CPUs = *l.CPUs
 		}
-		boundLimit(bound("limits.memoryMb"), "memoryMb", &sb.MemoryMB, l.MemoryMB, say)
-		boundLimit(bound("limits.pids"), "pids", &sb.Pids, l.Pids, say)
-		boundLimit(bound("limits.timeoutMs"), "timeoutMs", &sb.TimeoutMs, l.TimeoutMs, say)
+		boundLimit(bound("limits.memoryMb"), "memoryMb", &sb.MemoryMB, l.MemoryMB, sayIf(asked.MemoryMB != nil))
+		boundLimit(bound("limits.pids"), "pids", &sb.Pids, l.Pids, sayIf(asked.Pids != nil))
+		boundLimit(bound("limits.timeoutMs"), "timeoutMs", &sb.TimeoutMs, l.TimeoutMs, sayIf(asked.TimeoutMs != nil))
 		if bound("limits.diskMb") && l.DiskMB != nil && *l.DiskMB > 0 && (sb.DiskMB == 0 || sb.DiskMB > *l.DiskMB) && sb.OwnWorkspace {
 			sb.DiskMB = *l.DiskMB
 		}
@@ -207,8 +215,9 @@ func sortedKeys(m map[string]string) []string {
 // project (its workspace), and env, the run's environment, by the
 // project's effective policy: the owner's layer (for the agent shell,
 // agentBase of it) narrowed by the project's file. It returns the notes
-// for the run's record: the file's ignored keys, then what it took down.
-func (e *Engine) applyProjectPolicy(sb *Sandbox, env map[string]string, agent bool) ([]string, error) {
+// for the run's record: the file's ignored keys, then what it took down
+// of what the request asked for (asked).
+func (e *Engine) applyProjectPolicy(sb *Sandbox, env map[string]string, agent bool, asked SandboxConfig) ([]string, error) {
 	owner, err := e.OwnerPolicy()
 	if err != nil {
 		return nil, err
@@ -229,5 +238,5 @@ func (e *Engine) applyProjectPolicy(sb *Sandbox, env map[string]string, agent bo
 	for i, p := range owner.File.Allowlist {
 		allow[i] = canonical(p)
 	}
-	return append(eff.Notes, narrowSandbox(sb, env, eff, bound, allow)...), nil
+	return append(eff.Notes, narrowSandbox(sb, env, eff, bound, allow, asked)...), nil
 }

@@ -114,6 +114,9 @@ type plan struct {
 	// policyNotes say what the project's policy file ignored or took
 	// down (projectpolicy.go), for the record.
 	policyNotes []string
+	// dryRun: the plan is only judged (PolicyCheck), never run; the
+	// guard records no event for it.
+	dryRun bool
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -165,7 +168,7 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 	if cfg.ProjectDir != nil {
 		// senclaw run --here: the project's policy file bounds it.
 		req.Env = maps.Clone(req.Env)
-		policyNotes, policyErr = e.applyProjectPolicy(&sb, req.Env, false)
+		policyNotes, policyErr = e.applyProjectPolicy(&sb, req.Env, false, cfg)
 	}
 	p, err := e.planFor(&sb, req)
 	if err != nil {

@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/senclaw/sandbox/app"
 )
 
 // guardCheckBody is the body of POST /guard/check.
@@ -24,6 +26,23 @@ func (s *Server) guardCheck(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rep, err := s.e.GuardCheck(b.Command, b.Argv, b.Path, b.Cwd)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// policyCheck answers what the layered policy files make of a command in
+// a project, running nothing (senclaw policy check): the effective
+// policy with the source of every value, and whether the run would be
+// refused and why. A broken policy file is a 200 with brokenFile.
+func (s *Server) policyCheck(w http.ResponseWriter, r *http.Request) error {
+	var b app.PolicyCheckRequest
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	rep, err := s.e.PolicyCheck(r.Context(), b)
 	if err != nil {
 		return err
 	}

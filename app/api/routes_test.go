@@ -105,6 +105,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: map[string]any{"argv": []string{"env"}, "path": "sandbox"}}, 200, `"verdict":"warn"`},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"guard": map[string]any{"envDump": false}}}, 200, `"envDump":false,"forkBomb":true`},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: map[string]any{"command": "ls -la"}}, 200, `"verdict":"pass"`},
+		{call{method: "POST", path: "/api/sandbox/policy/check", body: map[string]any{"projectDir": mountDir, "agentShell": true, "command": "true"}}, 200, `"allowed":true,"isolation":"none"`},
 		{call{method: "GET", path: "/api/sandbox/integrations"}, 200, `"integrations"`},
 		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
 		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
@@ -236,6 +237,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/agent-shell/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{"command": "ls", "path": "moon"}`}, 400, "path"},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{}`}, 400, "command"},
+		{call{method: "POST", path: "/api/sandbox/policy/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"guard": {"sandbox": "maybe"}}`}, 400, "guard.sandbox"},
 	}
 	for _, b := range bad {

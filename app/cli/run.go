@@ -463,6 +463,10 @@ func finishRun(res *apitype.RunReply, err error, o *runOptions, io streams) int 
 	}
 	if !o.JSON {
 		sayNotes(io, res.Notes)
+		for _, line := range rec.Policy {
+			// What the project's policy file ignored or took down.
+			say(io.Err, "senclaw: policy: %s", line)
+		}
 	}
 	switch {
 	case o.Background:

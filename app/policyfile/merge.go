@@ -98,7 +98,7 @@ func (m *merger) narrow(p File) {
 			if covered(path, m.eff.Allowlist) {
 				keep = append(keep, path)
 			} else {
-				m.ignore(fmt.Sprintf("allowlist[%d]", i), fmt.Sprintf("%q", path), "it is not in (nor below a folder of) the owner's allowlist")
+				m.ignore(fmt.Sprintf("allowlist[%d]", i), path, "it is not in (nor below a folder of) the owner's allowlist")
 			}
 		}
 		m.eff.Allowlist = nonNil(keep)
@@ -118,7 +118,7 @@ func (m *merger) narrow(p File) {
 			if len(m.eff.AllowedDomains) == 0 || domainCovered(d, m.eff.AllowedDomains) {
 				keep = append(keep, d)
 			} else {
-				m.ignore(fmt.Sprintf("allowedDomains[%d]", i), fmt.Sprintf("%q", d), "the owner's allowedDomains do not allow it")
+				m.ignore(fmt.Sprintf("allowedDomains[%d]", i), d, "the owner's allowedDomains do not allow it")
 			}
 		}
 		if len(keep) == 0 {
@@ -134,7 +134,7 @@ func (m *merger) narrow(p File) {
 	}
 	for i, r := range p.HTTPRules {
 		if slices.ContainsFunc(m.base.File.HTTPRules, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) }) {
-			m.ignore(fmt.Sprintf("httpRules[%d]", i), fmt.Sprintf("%q", r.Host), "the owner's policy has rules for this host, which hold")
+			m.ignore(fmt.Sprintf("httpRules[%d]", i), r.Host, "the owner's policy has rules for this host, which hold")
 			continue
 		}
 		m.eff.HTTPRules = append(m.eff.HTTPRules, r)
@@ -215,7 +215,7 @@ func (m *merger) names(key string, asked, owner []string) []string {
 		if owner == nil || slices.Contains(owner, n) {
 			keep = append(keep, n)
 		} else {
-			m.ignore(fmt.Sprintf("%s[%d]", key, i), fmt.Sprintf("%q", n), "the owner's policy does not list it")
+			m.ignore(fmt.Sprintf("%s[%d]", key, i), n, "the owner's policy does not list it")
 		}
 	}
 	m.took(key)
