@@ -153,6 +153,7 @@ const calls: Record<string, () => Promise<unknown>> = {
   secrets: () => api.secrets(),
   addSecret: () => api.addSecret({ name: 'gh', hosts: ['api.github.com'], value: 'v' }),
   removeSecret: () => api.removeSecret('gh'),
+  policyCheck: () => api.policyCheck({ projectDir: '/home/me/src/app', agentShell: true }),
   'space.list': () => spaceApi.list('acme'),
   'space.start': () => spaceApi.start('app-1'),
   'space.restart': () => spaceApi.restart('app-1'),

@@ -52,6 +52,8 @@ export type TenantView = wire.TenantView;
 /** SecurityEvent is one refusal (or degraded guarantee) the engine recorded. */
 export type SecurityEvent = wire.SecurityEvent;
 export type Status = wire.Status;
+/** PolicyCheck is the effective policy of a project's runs, each value with its file. */
+export type PolicyCheck = wire.PolicyCheck;
 
 /** FsMode is what a sandbox may read. */
 export type FsMode = Sandbox['fsMode'];
@@ -244,6 +246,8 @@ export const api = {
   /** addSecret stores a secret; its value is never answered. */
   addSecret: (body: SecretBody) => send<SecretInfo>('POST', '/secrets', body),
   removeSecret: (name: string) => send<wire.SecretRemoved>('DELETE', `/secrets/${id(name)}`),
+  /** policyCheck says what the policy files make of a project's runs, running nothing. */
+  policyCheck: (body: wire.PolicyCheckRequest) => send<PolicyCheck>('POST', '/policy/check', body),
 };
 
 /** Start at login: the owner's XDG autostart entry, as it is on disk. */

@@ -93,3 +93,27 @@ test('the enforcement card shows the shell guard, and a group switched off there
   await screenshot(page, 'shell-guard');
   assert.deepEqual(problems, [], 'the page logged errors');
 });
+
+test("an agent sandbox's row shows its project's effective policy, each value with its file", async (t) => {
+  if (!daemon) return t.skip('no setup');
+  const { engine } = daemon;
+  const project = tempDir('senclaw-policy-');
+  mkdirSync(join(project, '.senclaw'));
+  // Asks to read the whole disk (the owner's agent shell reads less: ignored)
+  // and for fewer processes (kept).
+  writeFileSync(join(project, '.senclaw', 'policy.json'), JSON.stringify({ fsMode: 'open', limits: { pids: 64 } }));
+  await engine.api('PUT', '/exec-policy', { execShell: true, execFsMode: 'strict' });
+  const res = await engine.api('POST', '/agent-shell', { projectDir: project, command: 'true', agent: 'claude-code' });
+  assert.equal(res.run.isolation, 'bwrap');
+  const { page, context, problems } = await openDashboard(browser, engine);
+  t.after(() => context.close());
+  const row = page.locator('tr.sb-row', { hasText: 'agent:senclaw-policy-' });
+  await row.locator('button.expander').click();
+  const box = page.getByTestId('effective-policy');
+  await box.locator('tr[data-key=fsMode]').waitFor({ timeout: 10_000 });
+  assert.match(await box.locator('tr[data-key=fsMode]').innerText(), /strict\s+owner/);
+  assert.match(await box.locator('tr[data-key="limits.pids"]').innerText(), /64\s+project/);
+  assert.match(await box.getByTestId('policy-notes').innerText(), /fsMode "open" ignored/);
+  await screenshot(page, 'effective-policy');
+  assert.deepEqual(problems, [], 'the page logged errors');
+});
