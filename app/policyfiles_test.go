@@ -185,3 +185,34 @@ func TestProjectPolicyIsReadOnlyInTheSandbox(t *testing.T) {
 		t.Fatalf("the sandbox made a policy file: %+v", res.Record)
 	}
 }
+
+// BenchmarkPolicyFiles is what the policy files add to a run: the stat
+// of the owner's file every one-shot pays (owner_stat), and reading and
+// merging both files for a run in a project (project_run), which a
+// --here or agent shell run pays on top.
+func BenchmarkPolicyFiles(b *testing.B) {
+	e := directEngine(b)
+	project := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, ".senclaw"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ProjectPolicyFile), []byte(`{"fsMode": "strict", "network": false, "allowedDomains": ["api.example.org"], "limits": {"pids": 128, "memoryMb": 256}, "env": ["HOME"]}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("owner_stat", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.ownerPolicyFresh(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("project_run", func(b *testing.B) {
+		for b.Loop() {
+			sb := e.defaultSandbox()
+			sb.Workspace = project
+			if _, err := e.applyProjectPolicy(&sb, map[string]string{"HOME": "/x"}, false, SandboxConfig{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
