@@ -39,6 +39,8 @@ type (
 	PolicyCheck        = apitype.PolicyCheck
 	PolicyValue        = apitype.PolicyValue
 	PolicyFileProblem  = apitype.PolicyFileProblem
+	PolicyLearnRequest = apitype.PolicyLearnRequest
+	PolicyLearn        = apitype.PolicyLearn
 )
 
 // The constants of those types.

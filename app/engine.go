@@ -153,6 +153,9 @@ type Engine struct {
 	agentMu sync.Mutex
 	// ownerPolicy caches the owner's policy file (policyfiles.go).
 	ownerPolicy ownerPolicyState
+	// reached hands what the proxy let through to the learn runs going
+	// (policylearn.go), as refusals hands what it refused.
+	reached refusalLog
 	// tenancy is what the engine knows of its tenants (tenancy.go).
 	tenancy tenancy
 	// placeholders stand for missing agents' and git's directories in
@@ -257,7 +260,7 @@ func New(opts Options) (*Engine, error) {
 	e.proxy = netproxy.New(netproxy.Options{
 		Rules: e.netRules, Protected: e.protectedPort, ListenTenant: e.listenTenant, CrossTenant: e.crossTenantPort, ProtectedAddr: e.protectedAddr,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
-		OnRefused: e.proxyRefused, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
+		OnRefused: e.proxyRefused, OnAllowed: e.proxyAllowed, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
 	})
 	e.records = newRecordWriter(e)
 	e.security = secevents.New(secevents.Options{Store: st, Logger: opts.Logger, Now: opts.Now})

@@ -137,9 +137,9 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 	if f.Ports != nil {
 		ports = *f.Ports
 	}
-	sb.Ports.Listen = boundPorts(bound("ports.listen"), "listen", sb.Ports.Listen, ports.Listen, sayIf(asked.Listen != nil))
-	sb.Ports.Connect = boundPorts(bound("ports.connect"), "connect", sb.Ports.Connect, ports.Connect, sayIf(asked.Connect != nil))
-	sb.Ports.Loopback = boundPorts(bound("ports.loopback"), "loopback", sb.Ports.Loopback, ports.Loopback, sayIf(asked.Loopback != nil))
+	sb.Ports.Listen = boundPorts(bound("ports.listen"), asked.Listen != nil, "listen", sb.Ports.Listen, ports.Listen, false, say)
+	sb.Ports.Connect = boundPorts(bound("ports.connect"), asked.Connect != nil, "connect", sb.Ports.Connect, ports.Connect, true, say)
+	sb.Ports.Loopback = boundPorts(bound("ports.loopback"), asked.Loopback != nil, "loopback", sb.Ports.Loopback, ports.Loopback, false, say)
 	if l := f.Limits; l != nil {
 		if bound("limits.cpus") && l.CPUs != nil && sb.CPUs > *l.CPUs {
 			sayIf(asked.CPUs != nil)("cpus %g narrowed to %g by the project's policy", sb.CPUs, *l.CPUs)
@@ -178,8 +178,16 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 	return notes
 }
 
-func boundPorts(bound bool, name string, have, allowed []int, say func(string, ...any)) []int {
-	if !bound {
+// boundPorts is a port list under the policy's: the request's (given),
+// each port the policy does not allow left out with a note, or else the
+// policy's own. anyIfNil: no list is any port (connect).
+func boundPorts(bound, given bool, name string, have, allowed []int, anyIfNil bool, say func(string, ...any)) []int {
+	switch {
+	case !bound:
+		return have
+	case !given:
+		return slices.Clone(allowed)
+	case anyIfNil && allowed == nil:
 		return have
 	}
 	keep := []int{}

@@ -117,6 +117,10 @@ type plan struct {
 	// dryRun: the plan is only judged (PolicyCheck), never run; the
 	// guard records no event for it.
 	dryRun bool
+	// learn collects what the proxy let through for the run into
+	// reached (PolicyLearn).
+	learn   bool
+	reached *runRefusals
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -489,6 +493,9 @@ func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isol
 	}
 	sbID := p.sb.ID
 	r.refusals = e.refusals.watch(sbID)
+	if p.learn {
+		p.reached = e.reached.watch(sbID)
+	}
 	spec.Refused = func(target string) { e.guardRefused(sbID, target) }
 	// What a run holds for its length (the network, the placeholders)
 	// goes with one call, once the run is over or did not start.
@@ -497,6 +504,7 @@ func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isol
 		releaseAutorun()
 		releaseSecrets()
 		e.refusals.stop(sbID, r.refusals)
+		e.reached.stop(sbID, p.reached)
 	}
 	r.output = &outputRing{}
 	r.stdout = newCappedBuffer(OutputCap, teeTo(p.req.Stdout, r.output))

@@ -49,3 +49,20 @@ func (s *Server) policyCheck(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, rep)
 	return nil
 }
+
+// policyLearn runs a command once in its project, traced, in the widest
+// sandbox the owner's policy allows it, and answers the narrowest
+// project policy under which it would have run (senclaw run --learn);
+// with write, it saves it as the project's .senclaw/policy.json.
+func (s *Server) policyLearn(w http.ResponseWriter, r *http.Request) error {
+	var b app.PolicyLearnRequest
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	rep, err := s.e.PolicyLearn(r.Context(), b)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}

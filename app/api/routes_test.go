@@ -238,6 +238,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{"command": "ls", "path": "moon"}`}, 400, "path"},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{}`}, 400, "command"},
 		{call{method: "POST", path: "/api/sandbox/policy/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
+		{call{method: "POST", path: "/api/sandbox/policy/learn", body: `{"projectDir": "relative", "command": "true"}`}, 400, "projectDir"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"guard": {"sandbox": "maybe"}}`}, 400, "guard.sandbox"},
 	}
 	for _, b := range bad {

@@ -222,3 +222,33 @@ type PolicyFileProblem struct {
 	Column  int    `json:"column"`
 	Message string `json:"message"`
 }
+
+// PolicyLearnRequest runs a command once, traced, in the widest sandbox
+// the owner's policy allows its project, and proposes the narrowest
+// project policy under which it would have run (senclaw run --learn).
+type PolicyLearnRequest struct {
+	ProjectDir string   `json:"projectDir"`
+	Command    string   `json:"command,omitempty"`
+	Argv       []string `json:"argv,omitempty"`
+	TimeoutMs  int      `json:"timeoutMs,omitempty"`
+	// Write saves the proposal as the project's .senclaw/policy.json.
+	Write bool `json:"write,omitempty"`
+}
+
+// PolicyLearn is what a learn run did and the policy it proposes.
+type PolicyLearn struct {
+	Run    RunRecord `json:"run"`
+	Stdout string    `json:"stdout"`
+	Stderr string    `json:"stderr"`
+	// File is the project's policy file; Proposal its proposed text.
+	File     string `json:"file"`
+	Proposal string `json:"proposal"`
+	// Diff is the proposal against the file as it is, one key a line:
+	// "- key: old" and "+ key: new".
+	Diff []string `json:"diff"`
+	// Notes say what the proposal could not propose (it would need the
+	// owner to allow it) and what it did not measure.
+	Notes []string `json:"notes"`
+	// Written says that the proposal was saved into File.
+	Written bool `json:"written"`
+}

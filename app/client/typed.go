@@ -430,3 +430,10 @@ func (c *Client) PolicyCheck(ctx context.Context, req apitype.PolicyCheckRequest
 	var out apitype.PolicyCheck
 	return &out, c.Do(ctx, http.MethodPost, "/policy/check", nil, req, &out)
 }
+
+// PolicyLearn runs a command once in its project, traced, and answers
+// the policy it proposes (senclaw run --learn).
+func (c *Client) PolicyLearn(ctx context.Context, req apitype.PolicyLearnRequest) (*apitype.PolicyLearn, error) {
+	var out apitype.PolicyLearn
+	return &out, c.Do(ctx, http.MethodPost, "/policy/learn", nil, req, &out)
+}

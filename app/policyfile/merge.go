@@ -144,9 +144,10 @@ func (m *merger) narrow(p File) {
 		if m.eff.Ports == nil {
 			m.eff.Ports = &Ports{}
 		}
-		m.eff.Ports.Listen = m.ports("ports.listen", p.Ports.Listen, m.eff.Ports.Listen)
-		m.eff.Ports.Connect = m.ports("ports.connect", p.Ports.Connect, m.eff.Ports.Connect)
-		m.eff.Ports.Loopback = m.ports("ports.loopback", p.Ports.Loopback, m.eff.Ports.Loopback)
+		m.eff.Ports.Listen = m.ports("ports.listen", p.Ports.Listen, m.eff.Ports.Listen, false)
+		// No connect list is any port (with the network on).
+		m.eff.Ports.Connect = m.ports("ports.connect", p.Ports.Connect, m.eff.Ports.Connect, true)
+		m.eff.Ports.Loopback = m.ports("ports.loopback", p.Ports.Loopback, m.eff.Ports.Loopback, false)
 	}
 	if l := p.Limits; l != nil {
 		if m.eff.Limits == nil {
@@ -178,13 +179,13 @@ func (m *merger) narrow(p File) {
 	}
 }
 
-func (m *merger) ports(key string, asked, owner []int) []int {
+func (m *merger) ports(key string, asked, owner []int, anyIfNil bool) []int {
 	if asked == nil {
 		return owner
 	}
 	var keep []int
 	for i, p := range asked {
-		if slices.Contains(owner, p) {
+		if (anyIfNil && owner == nil) || slices.Contains(owner, p) {
 			keep = append(keep, p)
 		} else {
 			m.ignore(fmt.Sprintf("%s[%d]", key, i), p, "the owner's policy does not allow this port")

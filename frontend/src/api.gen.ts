@@ -643,6 +643,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sandbox/policy/learn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Learn mode (senclaw run --learn): run a command once in its project, traced, in the widest sandbox the owner's policy allows it, and answer the narrowest project policy under which it would have run (fs mode and allowlist from its reads, the names and ports the proxy let it reach, a time limit with headroom) as a diff against the project's file; with write, save it as the project's .senclaw/policy.json. It never proposes what the owner's policy forbids: that is a note. The owner's alone. */
+        post: operations["learnPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sandbox/policy/check": {
         parameters: {
             query?: never;
@@ -2199,6 +2216,33 @@ export interface components {
             /** @description the groups switched off, which were not checked */
             off: ("pipeToInterpreter" | "forkBomb" | "reverseShell" | "decodeAndRun" | "envDump" | "protectedPaths" | "unreadable")[];
         };
+        PolicyLearnRequest: {
+            /** @description the project the command runs in and whose .senclaw/policy.json the proposal is for */
+            projectDir: string;
+            /** @description a shell command line */
+            command?: string;
+            /** @description an exact argument vector, in place of command */
+            argv?: string[];
+            /** @description kill the learn run after this many milliseconds */
+            timeoutMs?: number;
+            /** @description save the proposal as the project's policy file (only after a run that succeeded) */
+            write?: boolean;
+        };
+        PolicyLearn: {
+            run: components["schemas"]["RunRecord"];
+            stdout: string;
+            stderr: string;
+            /** @description the project's policy file */
+            file: string;
+            /** @description the proposed file, as it would be written */
+            proposal: string;
+            /** @description the proposal against the file as it is, one key a line: - key: old, + key: new */
+            diff: string[];
+            /** @description what it could not propose (it would need the owner to allow it) and what it did not measure */
+            notes: string[];
+            /** @description the proposal was saved into file */
+            written: boolean;
+        };
         PolicyCheckRequest: {
             /** @description the project whose .senclaw/policy.json narrows the owner's policy; absent: the owner's alone */
             projectDir?: string;
@@ -3052,6 +3096,8 @@ export type KillRunReply = components['schemas']['KillRunReply'];
 export type AgentShellCheck = components['schemas']['AgentShellCheck'];
 export type GuardFinding = components['schemas']['GuardFinding'];
 export type GuardReport = components['schemas']['GuardReport'];
+export type PolicyLearnRequest = components['schemas']['PolicyLearnRequest'];
+export type PolicyLearn = components['schemas']['PolicyLearn'];
 export type PolicyCheckRequest = components['schemas']['PolicyCheckRequest'];
 export type PolicyCheck = components['schemas']['PolicyCheck'];
 export type GuardCheckBody = components['schemas']['GuardCheckBody'];
@@ -4632,6 +4678,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GuardReport"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    learnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyLearnRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyLearn"];
                 };
             };
             400: components["responses"]["Error"];
