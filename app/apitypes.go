@@ -41,6 +41,7 @@ type (
 	PolicyFileProblem  = apitype.PolicyFileProblem
 	PolicyLearnRequest = apitype.PolicyLearnRequest
 	PolicyLearn        = apitype.PolicyLearn
+	PolicyApplyRequest = apitype.PolicyApplyRequest
 )
 
 // The constants of those types.

@@ -309,3 +309,23 @@ func writeProjectPolicy(dir string, data []byte) error {
 	}
 	return nil
 }
+
+// PolicyApply saves text, a proposal of PolicyLearn (or any policy), as
+// the project's .senclaw/policy.json: the dashboard's Apply. It is
+// checked as a run would read it first; a broken one is refused with its
+// line and column and changes nothing. It can only narrow the owner's
+// policy, as every project file.
+func (e *Engine) PolicyApply(ctx context.Context, req PolicyApplyRequest) (*PolicyCheck, error) {
+	dir, err := e.checkTenantDir("projectDir", req.ProjectDir, principal.Of(ctx).Tenant, true)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ProjectPolicyFile)
+	if _, err := policyfile.Parse(path, []byte(req.Policy)); err != nil {
+		return nil, badField("policy", nil, "%s", err.Error())
+	}
+	if err := writeProjectPolicy(dir, []byte(req.Policy)); err != nil {
+		return nil, err
+	}
+	return e.PolicyCheck(ctx, PolicyCheckRequest{ProjectDir: dir})
+}

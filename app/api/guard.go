@@ -66,3 +66,18 @@ func (s *Server) policyLearn(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, rep)
 	return nil
 }
+
+// policyApply saves a policy (a learn run's proposal) as a project's
+// .senclaw/policy.json, checked first, and answers the check after.
+func (s *Server) policyApply(w http.ResponseWriter, r *http.Request) error {
+	var b app.PolicyApplyRequest
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	rep, err := s.e.PolicyApply(r.Context(), b)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}

@@ -239,6 +239,7 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{}`}, 400, "command"},
 		{call{method: "POST", path: "/api/sandbox/policy/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
 		{call{method: "POST", path: "/api/sandbox/policy/learn", body: `{"projectDir": "relative", "command": "true"}`}, 400, "projectDir"},
+		{call{method: "POST", path: "/api/sandbox/policy/apply", body: map[string]any{"projectDir": mountDir, "policy": "{\n \"fsMode\": 1}"}}, 400, ":2:2: fsMode must be a string"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"guard": {"sandbox": "maybe"}}`}, 400, "guard.sandbox"},
 	}
 	for _, b := range bad {

@@ -252,3 +252,10 @@ type PolicyLearn struct {
 	// Written says that the proposal was saved into File.
 	Written bool `json:"written"`
 }
+
+// PolicyApplyRequest saves a policy (a learn run's proposal) as a
+// project's .senclaw/policy.json.
+type PolicyApplyRequest struct {
+	ProjectDir string `json:"projectDir"`
+	Policy     string `json:"policy"`
+}
