@@ -660,6 +660,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sandbox/policy/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Save a policy (a learn run's proposal: the dashboard's Apply) as the project's .senclaw/policy.json, checked first as a run would read it (a broken one is a 400 naming its line and column, and changes nothing); the answer is the policy check after. The owner's alone. */
+        post: operations["applyPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sandbox/policy/check": {
         parameters: {
             query?: never;
@@ -2216,6 +2233,12 @@ export interface components {
             /** @description the groups switched off, which were not checked */
             off: ("pipeToInterpreter" | "forkBomb" | "reverseShell" | "decodeAndRun" | "envDump" | "protectedPaths" | "unreadable")[];
         };
+        PolicyApplyRequest: {
+            /** @description the project whose .senclaw/policy.json is written */
+            projectDir: string;
+            /** @description the policy file's text (JSON) */
+            policy: string;
+        };
         PolicyLearnRequest: {
             /** @description the project the command runs in and whose .senclaw/policy.json the proposal is for */
             projectDir: string;
@@ -3096,6 +3119,7 @@ export type KillRunReply = components['schemas']['KillRunReply'];
 export type AgentShellCheck = components['schemas']['AgentShellCheck'];
 export type GuardFinding = components['schemas']['GuardFinding'];
 export type GuardReport = components['schemas']['GuardReport'];
+export type PolicyApplyRequest = components['schemas']['PolicyApplyRequest'];
 export type PolicyLearnRequest = components['schemas']['PolicyLearnRequest'];
 export type PolicyLearn = components['schemas']['PolicyLearn'];
 export type PolicyCheckRequest = components['schemas']['PolicyCheckRequest'];
@@ -4707,6 +4731,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PolicyLearn"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    applyPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyApplyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyCheck"];
                 };
             };
             400: components["responses"]["Error"];

@@ -154,6 +154,8 @@ const calls: Record<string, () => Promise<unknown>> = {
   addSecret: () => api.addSecret({ name: 'gh', hosts: ['api.github.com'], value: 'v' }),
   removeSecret: () => api.removeSecret('gh'),
   policyCheck: () => api.policyCheck({ projectDir: '/home/me/src/app', agentShell: true }),
+  policyLearn: () => api.policyLearn({ projectDir: '/home/me/src/app', command: 'python3 fetch.py' }),
+  policyApply: () => api.policyApply({ projectDir: '/home/me/src/app', policy: '{"fsMode": "strict"}' }),
   'space.list': () => spaceApi.list('acme'),
   'space.start': () => spaceApi.start('app-1'),
   'space.restart': () => spaceApi.restart('app-1'),

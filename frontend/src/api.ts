@@ -54,6 +54,8 @@ export type SecurityEvent = wire.SecurityEvent;
 export type Status = wire.Status;
 /** PolicyCheck is the effective policy of a project's runs, each value with its file. */
 export type PolicyCheck = wire.PolicyCheck;
+/** PolicyLearn is a learn run and the policy it proposes, as a diff. */
+export type PolicyLearn = wire.PolicyLearn;
 
 /** FsMode is what a sandbox may read. */
 export type FsMode = Sandbox['fsMode'];
@@ -248,6 +250,10 @@ export const api = {
   removeSecret: (name: string) => send<wire.SecretRemoved>('DELETE', `/secrets/${id(name)}`),
   /** policyCheck says what the policy files make of a project's runs, running nothing. */
   policyCheck: (body: wire.PolicyCheckRequest) => send<PolicyCheck>('POST', '/policy/check', body),
+  /** policyLearn runs a command once in a project, traced, and answers the policy it proposes. */
+  policyLearn: (body: wire.PolicyLearnRequest) => send<PolicyLearn>('POST', '/policy/learn', body),
+  /** policyApply saves a proposal as the project's .senclaw/policy.json. */
+  policyApply: (body: wire.PolicyApplyRequest) => send<PolicyCheck>('POST', '/policy/apply', body),
 };
 
 /** Start at login: the owner's XDG autostart entry, as it is on disk. */

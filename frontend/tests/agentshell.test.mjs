@@ -6,7 +6,7 @@
 // Run through scripts/test-browser.sh.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, openDashboard, requireSetup, screenshot, startDaemon, tempDir, waitFor } from './helpers.mjs';
@@ -114,6 +114,22 @@ test("an agent sandbox's row shows its project's effective policy, each value wi
   assert.match(await box.locator('tr[data-key=fsMode]').innerText(), /strict\s+owner/);
   assert.match(await box.locator('tr[data-key="limits.pids"]').innerText(), /64\s+project/);
   assert.match(await box.getByTestId('policy-notes').innerText(), /fsMode "open" ignored/);
+
+  // Propose a policy: a learn run of a command that only writes the
+  // project proposes strict reads and no network, as a diff; Apply saves
+  // it and the table shows the project's values.
+  chmodSync(project, 0o777); // a traced run of a root engine binds no idmapped mount
+  const propose = box.getByTestId('propose-policy');
+  await propose.locator('summary').click();
+  await propose.locator('input').fill('echo learned > learned.txt');
+  await propose.getByRole('button', { name: 'Learn' }).click();
+  const diff = propose.getByTestId('proposal-diff');
+  await diff.waitFor({ timeout: 30_000 });
+  assert.match(await diff.innerText(), /- fsMode: "open"\s+\+ fsMode: "strict"/);
+  await propose.getByRole('button', { name: 'Apply' }).click();
+  await propose.getByTestId('proposal-applied').waitFor({ timeout: 10_000 });
+  assert.match(readFileSync(join(project, '.senclaw', 'policy.json'), 'utf8'), /"fsMode": "strict"/);
+  await waitFor(async () => /strict\s+project/.test(await box.locator('tr[data-key=fsMode]').innerText()), 'fsMode from the project after Apply');
   await screenshot(page, 'effective-policy');
   assert.deepEqual(problems, [], 'the page logged errors');
 });
