@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/tenants"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func listed(t *testing.T, cs *sdk.ClientSession) []string {
@@ -68,6 +70,11 @@ func TestTheToolPolicyOverMCP(t *testing.T) {
 	if r := callTool(t, ocs, "sbx_policy_check", map[string]any{"command": "true"}); r.isErr || !strings.Contains(r.text, `"values"`) || !strings.Contains(r.text, `"fsMode"`) {
 		t.Fatalf("the owner's sbx_policy_check: %q", r.text)
 	}
+	project := testutil.SandboxDir(t, "senclaw-learn-")
+	os.Chmod(project, 0o777)
+	if r := callTool(t, ocs, "sbx_run", map[string]any{"learn": true, "projectDir": project, "command": "echo learned"}); r.isErr || !strings.Contains(r.text, "proposed for "+project) || !strings.Contains(r.text, `+ fsMode: "strict"`) {
+		t.Fatalf("the owner's sbx_run learn: %q", r.text)
+	}
 	if len(owner) != len(toolNames)+2 || !slices.Contains(owner, "sbx_security_events") || !slices.Contains(owner, "sbx_policy_check") {
 		t.Fatalf("the owner's tools: %v", owner)
 	}
@@ -113,6 +120,9 @@ func TestAgentsAndTenantsChangeNothingOverMCP(t *testing.T) {
 		}
 		if r := callTool(t, cs, "sbx_policy_check", map[string]any{"command": "true"}); !r.isErr || !strings.Contains(r.text, "policy:write") {
 			t.Errorf("%s: sbx_policy_check: %q", who, r.text)
+		}
+		if r := callTool(t, cs, "sbx_run", map[string]any{"learn": true, "projectDir": "/tmp", "command": "true"}); !r.isErr || !strings.Contains(r.text, "policy:write") {
+			t.Errorf("%s: sbx_run learn: %q", who, r.text)
 		}
 	}
 	after := d.engine.Settings()
