@@ -133,7 +133,12 @@ func propose(owner policyfile.File, project, workspace string, rec *RunRecord, e
 		if ev.Kind != tracer.KindRead {
 			continue
 		}
-		p := filepath.Clean(strings.Fields(ev.Target + " ")[0])
+		// A folded root reads "/usr (N reads)": its path comes first.
+		fields := strings.Fields(ev.Target)
+		if len(fields) == 0 {
+			continue
+		}
+		p := filepath.Clean(fields[0])
 		if !filepath.IsAbs(p) || within(p, project) || within(p, workspace) || strictReadable(p) {
 			continue
 		}

@@ -103,3 +103,28 @@ open("out.txt", "w").write(d + " " + r)
 	}
 	t.Logf("learn run %d ms, rerun %d ms; the proposal:\n%s\ndiff %q\nnotes %q", got.Run.DurationMs, again.Record.DurationMs, got.Proposal, got.Diff, got.Notes)
 }
+
+// TestProposeFromEvents: the fs mode the reads need, and what the owner
+// would have to allow said, not proposed.
+func TestProposeFromEvents(t *testing.T) {
+	t.Parallel()
+	data := testutil.SandboxDirIn(t, "/var/tmp", "senclaw-propose-")
+	must(t, os.WriteFile(filepath.Join(data, "in.txt"), nil, 0o644))
+	read := func(target string) StoredEvent {
+		var ev StoredEvent
+		ev.Kind, ev.Target = "file.read", target
+		return ev
+	}
+	rec := &RunRecord{DurationMs: 5000, ExitCode: ptr(0)}
+	strict := policyfile.File{FsMode: "strict"}
+	events := []StoredEvent{read(""), read("/usr (42 reads)"), read("/proc/self/status"), read(filepath.Join(data, "in.txt"))}
+	f, notes := propose(strict, "/nonexistent-project", "/nonexistent-project", rec, events, nil)
+	if f.FsMode != "strict" || !strings.Contains(strings.Join(notes, "\n"), "would need the owner to allow") {
+		t.Fatalf("under a strict owner: %+v %q", f, notes)
+	}
+	allow := policyfile.File{FsMode: "allowlist", Allowlist: []string{data}}
+	f, _ = propose(allow, "/nonexistent-project", "/nonexistent-project", rec, events, []Refusal{{Kind: reachedRemote, Host: "api.example.org", Port: 443}})
+	if f.FsMode != "allowlist" || !slices.Equal(f.Allowlist, []string{canonical(data)}) || !*f.Network || !slices.Equal(f.AllowedDomains, []string{"api.example.org"}) || *f.Limits.TimeoutMs != 15000 {
+		t.Fatalf("under an allowlist owner: %s", policyfile.Marshal(f))
+	}
+}
