@@ -67,6 +67,9 @@ func (e *Engine) PolicyLearn(ctx context.Context, req PolicyLearnRequest) (*Poli
 	// The widest run the owner's policy allows the project.
 	o := owner.File
 	cfg := SandboxConfig{ProjectDir: &dir}
+	if req.Backend != "" {
+		cfg.Backend = &req.Backend
+	}
 	if len(o.AllowedDomains) > 0 {
 		cfg.Domains = o.AllowedDomains
 	}

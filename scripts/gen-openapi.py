@@ -384,7 +384,7 @@ schemas = {
  "PolicyApplyRequest":o({"projectDir":D("the project whose .senclaw/policy.json is written"),"policy":D("the policy file's text (JSON)")},["projectDir","policy"],{"additionalProperties":False}),
  "PolicyLearnRequest":o({"projectDir":D("the project the command runs in and whose .senclaw/policy.json the proposal is for"),
    "command":D("a shell command line"),"argv":D("an exact argument vector, in place of command", strs),
-   "timeoutMs":D("kill the learn run after this many milliseconds", I),"write":D("save the proposal as the project's policy file (only after a run that succeeded)", B)},["projectDir"],{"additionalProperties":False}),
+   "timeoutMs":D("kill the learn run after this many milliseconds", I),"backend":D("the backend of the learn run; absent: the best available"),"write":D("save the proposal as the project's policy file (only after a run that succeeded)", B)},["projectDir"],{"additionalProperties":False}),
  "PolicyLearn":always({"run":A("RunRecord"),"stdout":S,"stderr":S,"file":D("the project's policy file"),"proposal":D("the proposed file, as it would be written"),
    "diff":D("the proposal against the file as it is, one key a line: - key: old, + key: new", strs),
    "notes":D("what it could not propose (it would need the owner to allow it) and what it did not measure", strs),

@@ -231,6 +231,8 @@ type PolicyLearnRequest struct {
 	Command    string   `json:"command,omitempty"`
 	Argv       []string `json:"argv,omitempty"`
 	TimeoutMs  int      `json:"timeoutMs,omitempty"`
+	// Backend is the backend of the learn run ("": the best available).
+	Backend string `json:"backend,omitempty"`
 	// Write saves the proposal as the project's .senclaw/policy.json.
 	Write bool `json:"write,omitempty"`
 }

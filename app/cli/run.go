@@ -554,7 +554,7 @@ func learn(ctx context.Context, c *client.Client, o *runOptions, io streams) int
 	}
 	for flag := range o.Set {
 		switch flag {
-		case "learn", "write", "here", "timeout", "json":
+		case "learn", "write", "here", "timeout", "json", "backend":
 		default:
 			say(io.Err, "senclaw run: --%s cannot be used with --learn: the learn run gets the widest sandbox the owner's policy allows, and the proposal says what it needs", flag)
 			return ExitUsage
@@ -564,7 +564,7 @@ func learn(ctx context.Context, c *client.Client, o *runOptions, io streams) int
 		say(io.Err, "senclaw run --learn: the current directory is not known")
 		return ExitUsage
 	}
-	req := apitype.PolicyLearnRequest{ProjectDir: o.Dir, Argv: o.Argv, Write: o.Write}
+	req := apitype.PolicyLearnRequest{ProjectDir: o.Dir, Argv: o.Argv, Write: o.Write, Backend: o.Backend}
 	if o.Set["timeout"] {
 		req.TimeoutMs = int(o.Timeout / time.Millisecond)
 	}

@@ -23,7 +23,7 @@ type runArgs struct {
 	Secrets   []string          `json:"secrets,omitempty" jsonschema:"names of the engine's secrets this run may use (sbx_capabilities lists them): it gets a placeholder in the variable NAME in upper case (gh: GH), which the proxy replaces with the value on requests to the secret's hosts only (send it as it is, e.g. Authorization: Bearer $GH); needs network"`
 	AllowHTTP []httpRuleArg     `json:"allowHttp,omitempty" jsonschema:"HTTP rules for this run: for each rule's host, only the requests whose method and path a rule allows get through"`
 	// Learn mode: the owner's (it needs policy:write).
-	Learn      bool   `json:"learn,omitempty" jsonschema:"learn mode, the owner's only: run the command once in projectDir, traced, in the widest sandbox the owner's policy allows it, and answer the narrowest .senclaw/policy.json under which it would have run, as a diff (learned); the sandbox arguments do not apply"`
+	Learn      bool   `json:"learn,omitempty" jsonschema:"learn mode, the owner's only: run the command once in projectDir, traced, in the widest sandbox of the backend asked for that the owner's policy allows it, and answer the narrowest .senclaw/policy.json under which it would have run, as a diff (learned); the other sandbox arguments do not apply"`
 	ProjectDir string `json:"projectDir,omitempty" jsonschema:"with learn: the project folder the command runs in and the proposal is for"`
 	Write      bool   `json:"write,omitempty" jsonschema:"with learn: save the proposal as the project's .senclaw/policy.json (after a run that succeeded)"`
 }
@@ -164,7 +164,7 @@ func (s *server) exec(ctx context.Context, req *sdk.CallToolRequest, id string, 
 // learn is sbx_run with learn: true, learn mode (POST /policy/learn).
 func (s *server) learn(ctx context.Context, in runArgs) (*sdk.CallToolResult, runResult, error) {
 	l, err := call(ctx, s, func(c *client.Client) (*apitype.PolicyLearn, error) {
-		return c.PolicyLearn(ctx, apitype.PolicyLearnRequest{ProjectDir: in.ProjectDir, Command: in.Command, TimeoutMs: in.TimeoutMs, Write: in.Write})
+		return c.PolicyLearn(ctx, apitype.PolicyLearnRequest{ProjectDir: in.ProjectDir, Command: in.Command, TimeoutMs: in.TimeoutMs, Write: in.Write, Backend: in.Backend})
 	})
 	if err != nil {
 		return nil, runResult{}, err

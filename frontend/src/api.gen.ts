@@ -2248,6 +2248,8 @@ export interface components {
             argv?: string[];
             /** @description kill the learn run after this many milliseconds */
             timeoutMs?: number;
+            /** @description the backend of the learn run; absent: the best available */
+            backend?: string;
             /** @description save the proposal as the project's policy file (only after a run that succeeded) */
             write?: boolean;
         };
