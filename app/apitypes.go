@@ -34,6 +34,14 @@ type (
 	SecretInfo      = apitype.SecretInfo
 	SecretSpec      = apitype.SecretSpec
 	SandboxRef      = apitype.SandboxRef
+	// The policy check's (policycheck.go).
+	PolicyCheckRequest = apitype.PolicyCheckRequest
+	PolicyCheck        = apitype.PolicyCheck
+	PolicyValue        = apitype.PolicyValue
+	PolicyFileProblem  = apitype.PolicyFileProblem
+	PolicyLearnRequest = apitype.PolicyLearnRequest
+	PolicyLearn        = apitype.PolicyLearn
+	PolicyApplyRequest = apitype.PolicyApplyRequest
 )
 
 // The constants of those types.

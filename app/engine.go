@@ -154,6 +154,11 @@ type Engine struct {
 	policy   ExecPolicy
 	// agentMu makes finding or creating a project's agent sandbox atomic.
 	agentMu sync.Mutex
+	// ownerPolicy caches the owner's policy file (policyfiles.go).
+	ownerPolicy ownerPolicyState
+	// reached hands what the proxy let through to the learn runs going
+	// (policylearn.go), as refusals hands what it refused.
+	reached refusalLog
 	// tenancy is what the engine knows of its tenants (tenancy.go).
 	tenancy tenancy
 	// placeholders stand for missing agents' and git's directories in
@@ -258,7 +263,7 @@ func New(opts Options) (*Engine, error) {
 	e.proxy = netproxy.New(netproxy.Options{
 		Rules: e.netRules, Protected: e.protectedPort, ListenTenant: e.listenTenant, CrossTenant: e.crossTenantPort, ProtectedAddr: e.protectedAddr,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
-		OnRefused: e.proxyRefused, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
+		OnRefused: e.proxyRefused, OnAllowed: e.proxyAllowed, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
 	})
 	e.records = newRecordWriter(e)
 	e.security = secevents.New(secevents.Options{Store: st, Logger: opts.Logger, Now: opts.Now})
@@ -271,6 +276,10 @@ func New(opts Options) (*Engine, error) {
 		e.security.Close()
 		st.Close()
 		return nil, err
+	}
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		// Not fatal: the runs it governs are refused with the reason.
+		e.log.Warn("The owner's policy file is broken; runs are refused until it is fixed.", "err", err)
 	}
 	if err := e.hostRun.load(e.store); err != nil {
 		st.Close()

@@ -17,11 +17,11 @@ import (
 // testDir makes a directory that a sandbox user can traverse: t.TempDir()
 // and its parent are 0700, which a root engine's unprivileged sandbox user
 // could not walk through.
-func testDir(t *testing.T) string { return testutil.SandboxDir(t, "senclaw-test-") }
+func testDir(t testing.TB) string { return testutil.SandboxDir(t, "senclaw-test-") }
 
 type engineOpt func(*Options)
 
-func newTestEngine(t *testing.T, bs []backends.Backend, opts ...engineOpt) *Engine {
+func newTestEngine(t testing.TB, bs []backends.Backend, opts ...engineOpt) *Engine {
 	t.Helper()
 	root := testDir(t)
 	o := Options{
@@ -52,7 +52,7 @@ func newTestEngine(t *testing.T, bs []backends.Backend, opts ...engineOpt) *Engi
 // directEngine is an engine whose only backend runs code with no barrier,
 // with allowDirect on: it exercises the runner's own logic (timeouts,
 // output, records) without depending on a sandbox tool.
-func directEngine(t *testing.T, opts ...engineOpt) *Engine {
+func directEngine(t testing.TB, opts ...engineOpt) *Engine {
 	t.Helper()
 	e := newTestEngine(t, []backends.Backend{directBackend(t)}, opts...)
 	s := e.Settings()
@@ -65,7 +65,7 @@ func directEngine(t *testing.T, opts ...engineOpt) *Engine {
 
 // directBackend is the direct backend with this test binary as its
 // launcher (TestMain), as main gives it the senclaw executable.
-func directBackend(t *testing.T) *direct.Backend {
+func directBackend(t testing.TB) *direct.Backend {
 	return direct.New(direct.Options{Launcher: testutil.Launcher(t)})
 }
 

@@ -18,6 +18,9 @@ import (
 // is a detail.
 func RunNotes(rec *RunRecord) Notes {
 	n := Notes{Details: nonNil(rec.Enforced), Warnings: nonNil(rec.Missing)}
+	for _, line := range rec.Policy {
+		n.Details = append(slices.Clip(n.Details), "policy: "+line)
+	}
 	switch len(rec.Missing) {
 	case 0:
 	case 1:

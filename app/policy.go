@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,9 +18,15 @@ import (
 	"github.com/senclaw/sandbox/backends/netfwd"
 )
 
-// SetPolicy validates and saves the exec policy. On any error nothing
-// changes.
+// SetPolicy validates and saves the exec policy, and writes it into the
+// owner's policy file. On any error nothing changes.
 func (e *Engine) SetPolicy(p ExecPolicy) (ExecPolicy, error) {
+	return e.setPolicy(p, true)
+}
+
+// setPolicy is SetPolicy; with writeFile false it leaves the owner's
+// policy file to its caller (which is reading it).
+func (e *Engine) setPolicy(p ExecPolicy, writeFile bool) (ExecPolicy, error) {
 	if p.ExecFsMode == "" {
 		p.ExecFsMode = backends.FsOpen
 	}
@@ -44,13 +51,23 @@ func (e *Engine) SetPolicy(p ExecPolicy) (ExecPolicy, error) {
 	e.mu.Unlock()
 	e.log.Info("Exec policy changed.", "execShell", p.ExecShell, "runPython", p.RunPython, "runNode", p.RunNode, "schedulerScript", p.SchedulerScript)
 	e.aheadChanged()
+	if writeFile {
+		e.saveOwnerPolicy()
+	}
 	return p, nil
 }
 
-// SetSettings validates and saves the settings. The same limit checks as
-// for sandboxes apply; the allowlist keeps absolute paths, canonical and
-// deduplicated, and refuses private folders.
+// SetSettings validates and saves the settings, and writes them into
+// the owner's policy file. The same limit checks as for sandboxes apply;
+// the allowlist keeps absolute paths, canonical and deduplicated, and
+// refuses private folders.
 func (e *Engine) SetSettings(s Settings) (Settings, error) {
+	return e.setSettings(s, true)
+}
+
+// setSettings is SetSettings; with writeFile false it leaves the owner's
+// policy file to its caller (which is reading it).
+func (e *Engine) setSettings(s Settings, writeFile bool) (Settings, error) {
 	if _, err := checkFsMode("defaultFsMode", string(s.DefaultFsMode)); err != nil {
 		return Settings{}, err
 	}
@@ -171,6 +188,9 @@ func (e *Engine) SetSettings(s Settings) (Settings, error) {
 	// lets in finds those it took made under the old settings.
 	e.aheadChanged()
 	e.settingsChanged() // a raised concurrency lets waiting runs in
+	if writeFile {
+		e.saveOwnerPolicy()
+	}
 	return s, nil
 }
 
@@ -273,9 +293,23 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 	if offPath && len(req.HostEnv) > 0 {
 		env = hostEnv(req.HostEnv, req.Env)
 	}
+	var policyNotes []string
+	var policyErr error
+	if !offPath {
+		// The project's policy file bounds its sandbox, for this run.
+		bounded := *sb
+		env = maps.Clone(env)
+		if policyNotes, policyErr = e.applyProjectPolicy(&bounded, env, true, SandboxConfig{}); policyErr == nil {
+			sb = &bounded
+		}
+	}
 	p, err := e.planFor(sb, RunRequest{Source: SourceAgentShell, Command: req.Command, Argv: req.Argv, Env: env, TimeoutMs: req.TimeoutMs, Attach: req.Attach, Agent: req.Agent, Stdout: req.Stdout, Stderr: req.Stderr})
 	if err != nil {
 		return nil, err
+	}
+	p.policyNotes = policyNotes
+	if policyErr != nil {
+		p.refusal = asRefusal(policyErr)
 	}
 	p.offPath = offPath
 	p.cwd = dir

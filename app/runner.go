@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -114,6 +115,16 @@ type plan struct {
 	// is what the guard matched in a run it let go on (warn).
 	runID   string
 	guarded []string
+	// policyNotes say what the project's policy file ignored or took
+	// down (projectpolicy.go), for the record.
+	policyNotes []string
+	// dryRun: the plan is only judged (PolicyCheck), never run; the
+	// guard records no event for it.
+	dryRun bool
+	// learn collects what the proxy let through for the run into
+	// reached (PolicyLearn).
+	learn   bool
+	reached *runRefusals
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -133,6 +144,9 @@ func (e *Engine) Exec(ctx context.Context, id string, req RunRequest) (*RunResul
 // its files are removed afterwards (after the run ends, for a background
 // run); the run's record stays.
 func (e *Engine) RunOnce(ctx context.Context, cfg SandboxConfig, req RunRequest) (*RunResult, error) {
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	if res, err, ok := e.runAhead(ctx, cfg, req); ok {
 		return res, err
 	}
@@ -157,9 +171,20 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 	if cfg.Name == nil {
 		sb.Name = "one-shot"
 	}
+	var policyNotes []string
+	var policyErr error
+	if cfg.ProjectDir != nil {
+		// senclaw run --here: the project's policy file bounds it.
+		req.Env = maps.Clone(req.Env)
+		policyNotes, policyErr = e.applyProjectPolicy(&sb, req.Env, false, cfg)
+	}
 	p, err := e.planFor(&sb, req)
 	if err != nil {
 		return nil, err
+	}
+	p.policyNotes = policyNotes
+	if policyErr != nil {
+		p.refusal = asRefusal(policyErr) // recorded as the run's refusal
 	}
 	if err := e.takeUID(&sb); err != nil {
 		return nil, err
@@ -366,6 +391,7 @@ func (e *Engine) newRecord(ctx context.Context, p *plan) RunRecord {
 		StartedAt:   e.now().UTC(),
 		State:       "done",
 		ScheduleID:  p.req.ScheduleID,
+		Policy:      p.policyNotes,
 	}
 	if rec.Source == "" {
 		rec.Source = SourceCLI
@@ -471,6 +497,9 @@ func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isol
 	}
 	sbID := p.sb.ID
 	r.refusals = e.refusals.watch(sbID)
+	if p.learn {
+		p.reached = e.reached.watch(sbID)
+	}
 	spec.Refused = func(target string) { e.guardRefused(sbID, target) }
 	// What a run holds for its length (the network, the placeholders)
 	// goes with one call, once the run is over or did not start.
@@ -479,6 +508,7 @@ func (e *Engine) prepare(p *plan, rec *RunRecord, backend backends.Backend, isol
 		releaseAutorun()
 		releaseSecrets()
 		e.refusals.stop(sbID, r.refusals)
+		e.reached.stop(sbID, p.reached)
 	}
 	r.output = &outputRing{}
 	r.stdout = newCappedBuffer(OutputCap, teeTo(p.req.Stdout, r.output))

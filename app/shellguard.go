@@ -48,10 +48,14 @@ func (e *Engine) guardShell(ctx context.Context, p *plan) error {
 		for _, m := range res.Findings {
 			p.guarded = append(p.guarded, fmt.Sprintf("%s: %s: %s", m.Group, m.Why, m.Part))
 		}
-		e.guardEvent(ctx, guard.EventWarned, p, f)
+		if !p.dryRun {
+			e.guardEvent(ctx, guard.EventWarned, p, f)
+		}
 		return nil
 	}
-	e.guardEvent(ctx, guard.EventDenied, p, f)
+	if !p.dryRun {
+		e.guardEvent(ctx, guard.EventDenied, p, f)
+	}
 	where := "on the host, where nothing else stands between the command and your files (" + e.hostPathName(p) + ")"
 	if !host {
 		where = "in this sandbox too, as guard.sandbox is deny"

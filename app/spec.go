@@ -92,7 +92,11 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	}
 	switch sb.FsMode {
 	case backends.FsAllowlist:
-		spec.ReadPaths = e.tenantReadPaths(sb.Tenant, e.Settings().Allowlist)
+		allow := e.Settings().Allowlist
+		if sb.Allowlist != nil {
+			allow = sb.Allowlist // narrowed by the project's policy file
+		}
+		spec.ReadPaths = e.tenantReadPaths(sb.Tenant, allow)
 	case backends.FsOpen:
 		var others *backends.Credential
 		if e.opts.EUID == 0 {

@@ -155,6 +155,9 @@ func (s *Server) routes() {
 	s.route("POST /agent-shell", s.agentShell)
 	s.route("POST /agent-shell/check", s.agentShellCheck)
 	s.route("POST /guard/check", s.guardCheck)
+	s.route("POST /policy/check", s.policyCheck)
+	s.route("POST /policy/learn", s.policyLearn)
+	s.route("POST /policy/apply", s.policyApply)
 	s.route("GET /integrations", s.integrations)
 	s.route("POST /stop-all", func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "stopped": s.e.StopAll(r.Context())})

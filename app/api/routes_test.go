@@ -16,6 +16,11 @@ func TestEveryRoute(t *testing.T) {
 	t.Parallel()
 	e := testEngine(t)
 	mountDir := testDir(t)
+	// A learn run's project, which the one-shot's own uid writes as it is.
+	learnDir := testDir(t)
+	if err := os.Chmod(learnDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	auto := &autostart.Entry{Dir: filepath.Join(mountDir, "autostart"), Exec: "/usr/bin/senclaw"}
 	doc := doctor.New(doctor.Options{Engine: e, EUID: os.Geteuid()})
 	_, base := tcpServer(t, New(Options{Engine: e, Token: testToken, OnStop: func() {}, Autostart: auto, Scheduler: testScheduler(t, e), Doctor: doc}))
@@ -88,6 +93,7 @@ func TestEveryRoute(t *testing.T) {
 		// A direct run before Run Node goes off: a backend with no barrier
 		// refuses every run while a runtime is switched off.
 		{call{method: "POST", path: "/api/sandbox/run-once", body: map[string]any{"backend": "direct", "command": "echo once", "timeoutMs": 5000}}, 200, "once"},
+		{call{method: "POST", path: "/api/sandbox/policy/learn", body: map[string]any{"projectDir": learnDir, "command": "true", "backend": "direct"}}, 200, `"proposal":`},
 		{call{method: "PUT", path: "/api/sandbox/exec-policy", body: map[string]any{"runNode": false}}, 200, `"runNode":false`},
 		{call{method: "GET", path: "/api/sandbox/runs?limit=5"}, 200, "runs"},
 		{call{method: "GET", path: "/api/sandbox/schedules"}, 200, "every day at 02:30"},
@@ -105,6 +111,8 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: map[string]any{"argv": []string{"env"}, "path": "sandbox"}}, 200, `"verdict":"warn"`},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: map[string]any{"guard": map[string]any{"envDump": false}}}, 200, `"envDump":false,"forkBomb":true`},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: map[string]any{"command": "ls -la"}}, 200, `"verdict":"pass"`},
+		{call{method: "POST", path: "/api/sandbox/policy/check", body: map[string]any{"projectDir": mountDir, "agentShell": true, "command": "true"}}, 200, `"allowed":true,"isolation":"none"`},
+		{call{method: "POST", path: "/api/sandbox/policy/apply", body: map[string]any{"projectDir": mountDir, "policy": `{"limits": {"pids": 128}}`}}, 200, `.senclaw/policy.json","value":128}`},
 		{call{method: "GET", path: "/api/sandbox/integrations"}, 200, `"integrations"`},
 		{call{method: "POST", path: sb + "/install", body: map[string]any{"manager": "pip", "packages": []string{"x"}}}, 403, "needs the network"},
 		{call{method: "POST", path: "/api/sandbox/stop-all"}, 200, "stopped"},
@@ -236,6 +244,9 @@ func TestEveryRoute(t *testing.T) {
 		{call{method: "POST", path: "/api/sandbox/agent-shell/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{"command": "ls", "path": "moon"}`}, 400, "path"},
 		{call{method: "POST", path: "/api/sandbox/guard/check", body: `{}`}, 400, "command"},
+		{call{method: "POST", path: "/api/sandbox/policy/check", body: `{"projectDir": "relative"}`}, 400, "projectDir"},
+		{call{method: "POST", path: "/api/sandbox/policy/learn", body: `{"projectDir": "relative", "command": "true"}`}, 400, "projectDir"},
+		{call{method: "POST", path: "/api/sandbox/policy/apply", body: map[string]any{"projectDir": mountDir, "policy": "{\n \"fsMode\": 1}"}}, 400, ":2:2: fsMode must be a string"},
 		{call{method: "PUT", path: "/api/sandbox/settings", body: `{"guard": {"sandbox": "maybe"}}`}, 400, "guard.sandbox"},
 	}
 	for _, b := range bad {

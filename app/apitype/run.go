@@ -43,6 +43,10 @@ type RunRecord struct {
 	// because it only warns in a sandbox (guard.sandbox warn): one line
 	// a match, "group: why: part".
 	Guard []string `json:"guard,omitempty"`
+	// Policy says what the project's policy file (.senclaw/policy.json)
+	// ignored because it would have widened the owner's policy, and what
+	// of the request it took down: one line each.
+	Policy []string `json:"policy,omitempty"`
 	// Network is true when the run could reach other hosts (the network
 	// on, or connect ports); listen and loopback ports alone leave it
 	// false.

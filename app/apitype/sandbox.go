@@ -29,17 +29,20 @@ type Sandbox struct {
 	Workspace string `json:"workspace"`
 	// OwnWorkspace is true when Workspace is ours (under the data dir's
 	// workspaces/), the only case where a purge may remove it.
-	OwnWorkspace bool               `json:"ownWorkspace"`
-	FsMode       backends.FsMode    `json:"fsMode"`
-	Mounts       []backends.Mount   `json:"mounts"`
-	Network      bool               `json:"network"`
-	Ports        backends.PortRules `json:"ports"`
-	CPUs         float64            `json:"cpus"`
-	MemoryMB     int                `json:"memoryMb"`
-	Pids         int                `json:"pids"`
-	DiskMB       int                `json:"diskMb"`
-	TimeoutMs    int                `json:"timeoutMs"`
-	Env          map[string]string  `json:"env"`
+	OwnWorkspace bool            `json:"ownWorkspace"`
+	FsMode       backends.FsMode `json:"fsMode"`
+	// Allowlist, when set, are the folders its allowlist mode reads
+	// instead of the settings' (a project's policy file narrowed them).
+	Allowlist []string           `json:"allowlist,omitempty"`
+	Mounts    []backends.Mount   `json:"mounts"`
+	Network   bool               `json:"network"`
+	Ports     backends.PortRules `json:"ports"`
+	CPUs      float64            `json:"cpus"`
+	MemoryMB  int                `json:"memoryMb"`
+	Pids      int                `json:"pids"`
+	DiskMB    int                `json:"diskMb"`
+	TimeoutMs int                `json:"timeoutMs"`
+	Env       map[string]string  `json:"env"`
 	// Secrets are the engine's secrets its runs get placeholders of:
 	// names only, never values.
 	Secrets []string `json:"secrets,omitempty"`

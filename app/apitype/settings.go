@@ -182,3 +182,94 @@ type EngineSettings struct {
 	Cert    string `json:"cert,omitempty"`
 	Key     string `json:"key,omitempty"`
 }
+
+// PolicyCheckRequest asks what the layered policy says of a command in
+// a project, running nothing (senclaw policy check).
+type PolicyCheckRequest struct {
+	// ProjectDir is the project whose .senclaw/policy.json narrows the
+	// owner's; "" for the owner's policy alone.
+	ProjectDir string `json:"projectDir,omitempty"`
+	// AgentShell judges the command as the agent shell would run it in
+	// the project; else as senclaw run --here would.
+	AgentShell bool `json:"agentShell,omitempty"`
+	// Command (a shell line) or Argv; neither: the policy alone.
+	Command string   `json:"command,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
+}
+
+// PolicyCheck is the answer of a policy check: the effective policy with
+// the source of every value, and whether the run would be refused.
+type PolicyCheck struct {
+	// Owner and Project are the files of the two layers ("" for a
+	// project without one).
+	Owner   string `json:"owner"`
+	Project string `json:"project,omitempty"`
+	// Values is the effective policy, key by key.
+	Values []PolicyValue `json:"values"`
+	// Notes name the project's keys that were ignored (they would have
+	// widened the owner's policy) and what the policy takes down.
+	Notes []string `json:"notes"`
+	// Allowed says the run would start; Refusal says why not. Isolation
+	// is what it would get.
+	Allowed   bool   `json:"allowed"`
+	Refusal   string `json:"refusal,omitempty"`
+	Isolation string `json:"isolation,omitempty"`
+	// BrokenFile is a policy file that cannot be read as a policy: the
+	// run would be refused with it.
+	BrokenFile *PolicyFileProblem `json:"brokenFile,omitempty"`
+}
+
+// PolicyValue is one key of the effective policy and the file that
+// decided it.
+type PolicyValue struct {
+	Key    string `json:"key"`
+	Value  any    `json:"value"`
+	Source string `json:"source"`
+}
+
+// PolicyFileProblem is where a policy file is broken.
+type PolicyFileProblem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+// PolicyLearnRequest runs a command once, traced, in the widest sandbox
+// the owner's policy allows its project, and proposes the narrowest
+// project policy under which it would have run (senclaw run --learn).
+type PolicyLearnRequest struct {
+	ProjectDir string   `json:"projectDir"`
+	Command    string   `json:"command,omitempty"`
+	Argv       []string `json:"argv,omitempty"`
+	TimeoutMs  int      `json:"timeoutMs,omitempty"`
+	// Backend is the backend of the learn run ("": the best available).
+	Backend string `json:"backend,omitempty"`
+	// Write saves the proposal as the project's .senclaw/policy.json.
+	Write bool `json:"write,omitempty"`
+}
+
+// PolicyLearn is what a learn run did and the policy it proposes.
+type PolicyLearn struct {
+	Run    RunRecord `json:"run"`
+	Stdout string    `json:"stdout"`
+	Stderr string    `json:"stderr"`
+	// File is the project's policy file; Proposal its proposed text.
+	File     string `json:"file"`
+	Proposal string `json:"proposal"`
+	// Diff is the proposal against the file as it is, one key a line:
+	// "- key: old" and "+ key: new".
+	Diff []string `json:"diff"`
+	// Notes say what the proposal could not propose (it would need the
+	// owner to allow it) and what it did not measure.
+	Notes []string `json:"notes"`
+	// Written says that the proposal was saved into File.
+	Written bool `json:"written"`
+}
+
+// PolicyApplyRequest saves a policy (a learn run's proposal) as a
+// project's .senclaw/policy.json.
+type PolicyApplyRequest struct {
+	ProjectDir string `json:"projectDir"`
+	Policy     string `json:"policy"`
+}

@@ -5,7 +5,8 @@
 // project, a `senclaw run --here` folder, a read-write mount, a Space App's
 // own folder) for the agents' settings and hooks (Claude Code's .claude,
 // Gemini CLI's .gemini, Codex's .codex, Cursor's .cursor), editors'
-// workspace settings (.vscode, .idea), direnv's .envrc, an MCP server list
+// workspace settings (.vscode, .idea), senclaw's own project policy
+// (.senclaw/policy.json, which a sandbox must not loosen), direnv's .envrc, an MCP server list
 // (.mcp.json), and git's repository configuration and hooks (.git/config,
 // .git/hooks, a .git file's gitdir, the hooks directory core.hooksPath
 // names, the files a config includes and the programs it names by path). A
@@ -45,8 +46,8 @@ import (
 )
 
 // Dirs are the directories a folder's programs read settings and hooks
-// from; a missing one stands as an empty, read-only directory for a run.
-var Dirs = []string{".claude", ".gemini", ".codex", ".cursor", ".vscode", ".idea", ".git"}
+// from (.git last, which Find walks on its own); a missing one stands as an empty, read-only directory for a run.
+var Dirs = []string{".claude", ".gemini", ".codex", ".cursor", ".vscode", ".idea", ".senclaw", ".git"}
 
 // Files are the single files; a missing one is not made (direnv and the
 // agents ask before they use a new one).

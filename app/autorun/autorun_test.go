@@ -64,7 +64,7 @@ func find(t *testing.T, root string) ([]string, []string, error) {
 }
 
 // missingTop are the entries of a folder that holds none of the names.
-var missingTop = []string{".claude/ (missing)", ".codex/ (missing)", ".cursor/ (missing)", ".gemini/ (missing)", ".git/ (missing)", ".idea/ (missing)", ".vscode/ (missing)"}
+var missingTop = []string{".claude/ (missing)", ".codex/ (missing)", ".cursor/ (missing)", ".gemini/ (missing)", ".git/ (missing)", ".idea/ (missing)", ".senclaw/ (missing)", ".vscode/ (missing)"}
 
 func TestFind(t *testing.T) {
 	t.Parallel()

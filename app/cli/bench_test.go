@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/internal/benchtest"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // TestBenchCLI measures `senclaw run -- true` as people run it, a whole
@@ -31,6 +34,23 @@ func TestBenchCLI(t *testing.T) {
 		}
 		return err
 	}
+	// A project with a policy file of its own, for the --here case: the
+	// files are read and merged on each of its runs.
+	project := testutil.SandboxDir(t, "senclaw-bench-here-")
+	os.Chmod(project, 0o777)
+	if err := os.MkdirAll(filepath.Join(project, ".senclaw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".senclaw", "policy.json"), []byte(`{"fsMode": "strict", "limits": {"pids": 128}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	here := func() error {
+		res, err := d.Client.RunOnce(ctx, client.RunOnceBody{RunBody: client.RunBody{Argv: []string{"true"}}, Sandbox: apitype.SandboxConfig{ProjectDir: &project}}, nil)
+		if err == nil && !res.OK {
+			err = fmt.Errorf("run failed: %+v", res.Run)
+		}
+		return err
+	}
 	cases := []struct {
 		name string
 		f    func() error
@@ -41,6 +61,7 @@ func TestBenchCLI(t *testing.T) {
 		{name: "one-shot through the socket", f: socket},
 		{name: "senclaw ls", f: func() error { return d.CLI("ls") }},
 		{name: "senclaw run --sandbox -- true", f: func() error { return d.CLI("run", "--sandbox", "bench", "--", "true") }},
+		{name: "--here through the socket", f: here},
 	}
 	if err := d.CLI("create", "--name", "bench"); err != nil {
 		t.Fatalf("creating the persistent sandbox: %v", err)

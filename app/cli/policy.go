@@ -40,6 +40,7 @@ func policyCommand(x *invocation) *cobra.Command {
 		c.JSON = *jsonOut
 		return policy(x.ctx, cl, *c, x.io)
 	})
+	cmd.AddCommand(policyCheckCommand(x), policySchemaCommand(x))
 	return cmd
 }
 
@@ -125,6 +126,7 @@ func policy(ctx context.Context, cl *client.Client, c policyChanges, io streams)
 	row(tw, "run node", onOff(p.RunNode), "off: every Node code run is refused")
 	row(tw, "code network", onOff(p.CodeNetwork), "network for one-shot code runs")
 	tw.Flush()
+	policyFileHint(io)
 	printIntegrations(io, integrations, ierr)
 	return 0
 }

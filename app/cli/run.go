@@ -23,6 +23,7 @@ func runCommand(x *invocation) *cobra.Command {
 			"Without --sandbox the run gets a throwaway sandbox, removed afterwards; its record stays (senclaw runs).",
 		Example: examples(
 			"senclaw run -- python3 -c 'print(6*7)'",
+			"senclaw run --learn --write -- python3 fetch.py",
 			"senclaw run --fs open --network --timeout 2m -- sh -c 'curl -sI https://example.org'",
 			"senclaw run --sandbox 3f9c2a --background -- python3 -m http.server 8000",
 		),
@@ -112,6 +113,8 @@ func sandboxFlags(name string, c *cobra.Command) *runOptions {
 		fs.Var(durationFlag{&o.TTL, time.Second}, "ttl", "a --background run's deadline, `DURATION` (1s to 720h; default none)")
 		fs.Var(durationFlag{&o.IdleTTL, time.Second}, "idle-ttl", "kill a --background run after this `DURATION` without CPU use or output")
 		fs.BoolVar(&o.Trace, "trace", false, "record what the run reads, writes, starts and connects to (senclaw events RUN)")
+		fs.BoolVar(&o.Learn, "learn", false, "run it once, traced, in the widest sandbox the owner's policy allows the current folder, and propose the narrowest .senclaw/policy.json for it (as a diff)")
+		fs.BoolVar(&o.Write, "write", false, "with --learn, save the proposal as the current folder's .senclaw/policy.json")
 	} else {
 		fs.StringVar(&o.Name, "name", "", "the sandbox's `NAME`")
 	}
@@ -195,6 +198,9 @@ type runOptions struct {
 	JSON                      bool
 	// Here makes Dir the sandbox's writable project dir (--here).
 	Here bool
+	// Learn proposes a policy for Dir from a traced run (--learn);
+	// Write saves it (--write).
+	Learn, Write bool
 	// AtTerminal: a person runs it at a terminal, so a foreground run
 	// without --timeout gets TerminalTimeout.
 	AtTerminal bool
@@ -383,6 +389,9 @@ func run(ctx context.Context, c *client.Client, o *runOptions, io streams) int {
 		say(io.Err, "senclaw run: no command given; usage: senclaw run [flags] -- CMD ARGS...")
 		return ExitUsage
 	}
+	if o.Learn || o.Write {
+		return learn(ctx, c, o, io)
+	}
 	body := client.RunBody{Source: apitype.SourceCLI, Argv: o.Argv, Background: o.Background, Trace: o.Trace,
 		TTLMs: int(o.TTL / time.Millisecond), IdleTTLMs: int(o.IdleTTL / time.Millisecond)}
 	if (o.Set["ttl"] || o.Set["idle-ttl"]) && !o.Background {
@@ -463,6 +472,10 @@ func finishRun(res *apitype.RunReply, err error, o *runOptions, io streams) int 
 	}
 	if !o.JSON {
 		sayNotes(io, res.Notes)
+		for _, line := range rec.Policy {
+			// What the project's policy file ignored or took down.
+			say(io.Err, "senclaw: policy: %s", line)
+		}
 	}
 	switch {
 	case o.Background:
@@ -530,4 +543,60 @@ func runErrorExit(err error) int {
 		return ExitRefused
 	}
 	return exitFor(err)
+}
+
+// learn executes senclaw run --learn: one traced run in the current
+// folder, then the proposed policy as a diff, saved with --write.
+func learn(ctx context.Context, c *client.Client, o *runOptions, io streams) int {
+	if !o.Learn {
+		say(io.Err, "senclaw run: --write saves what --learn proposes; give both")
+		return ExitUsage
+	}
+	for flag := range o.Set {
+		switch flag {
+		case "learn", "write", "here", "timeout", "json", "backend":
+		default:
+			say(io.Err, "senclaw run: --%s cannot be used with --learn: the learn run gets the widest sandbox the owner's policy allows, and the proposal says what it needs", flag)
+			return ExitUsage
+		}
+	}
+	if o.Dir == "" {
+		say(io.Err, "senclaw run --learn: the current directory is not known")
+		return ExitUsage
+	}
+	req := apitype.PolicyLearnRequest{ProjectDir: o.Dir, Argv: o.Argv, Write: o.Write, Backend: o.Backend}
+	if o.Set["timeout"] {
+		req.TimeoutMs = int(o.Timeout / time.Millisecond)
+	}
+	rep, err := c.PolicyLearn(ctx, req)
+	if err != nil {
+		say(io.Err, "senclaw: %v", err)
+		return runErrorExit(err)
+	}
+	if o.JSON {
+		writeJSON(io.Out, rep)
+	} else {
+		fmt.Fprint(io.Out, rep.Stdout)
+		fmt.Fprint(io.Err, rep.Stderr)
+		say(io.Err, "senclaw: learned from run %s (traced; senclaw events %s); proposed for %s:", rep.Run.ID, rep.Run.ID, rep.File)
+		if len(rep.Diff) == 0 {
+			say(io.Err, "senclaw:   (the file says it already)")
+		}
+		for _, line := range rep.Diff {
+			say(io.Err, "senclaw:   %s", line)
+		}
+		for _, n := range rep.Notes {
+			say(io.Err, "senclaw: note: %s", n)
+		}
+		switch {
+		case rep.Written:
+			say(io.Err, "senclaw: written; check it with senclaw policy check -- CMD, run under it with senclaw run --here -- CMD")
+		case !o.Write:
+			say(io.Err, "senclaw: not written; save it with senclaw run --learn --write -- CMD")
+		}
+	}
+	if rep.Run.ExitCode == nil {
+		return ExitFailure
+	}
+	return *rep.Run.ExitCode
 }

@@ -423,3 +423,17 @@ func (c *Client) ClearCaches(ctx context.Context, id string) error {
 	}
 	return c.Do(ctx, http.MethodDelete, path, nil, nil, nil)
 }
+
+// PolicyCheck asks what the layered policy files make of a command in a
+// project, running nothing.
+func (c *Client) PolicyCheck(ctx context.Context, req apitype.PolicyCheckRequest) (*apitype.PolicyCheck, error) {
+	var out apitype.PolicyCheck
+	return &out, c.Do(ctx, http.MethodPost, "/policy/check", nil, req, &out)
+}
+
+// PolicyLearn runs a command once in its project, traced, and answers
+// the policy it proposes (senclaw run --learn).
+func (c *Client) PolicyLearn(ctx context.Context, req apitype.PolicyLearnRequest) (*apitype.PolicyLearn, error) {
+	var out apitype.PolicyLearn
+	return &out, c.Do(ctx, http.MethodPost, "/policy/learn", nil, req, &out)
+}

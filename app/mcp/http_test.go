@@ -166,10 +166,10 @@ func TestHTTPServesTheSameTools(t *testing.T) {
 		return out
 	}
 	// The owner's token over HTTP, the owner's socket for stdio: the 22
-	// tools and the owner's own, sbx_security_events.
+	// tools and the owner's own, sbx_security_events and sbx_policy_check.
 	viaHTTP, viaStdio := over(connectHTTP(t, d, nil)), over(connect(t, d.socket))
-	if len(viaHTTP) != 23 || len(viaStdio) != 23 {
-		t.Fatalf("%d tools over HTTP and %d over stdio, want 23", len(viaHTTP), len(viaStdio))
+	if len(viaHTTP) != 24 || len(viaStdio) != 24 {
+		t.Fatalf("%d tools over HTTP and %d over stdio, want 24", len(viaHTTP), len(viaStdio))
 	}
 	for name, def := range viaStdio {
 		if viaHTTP[name] != def {

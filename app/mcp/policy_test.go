@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/tenants"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 func listed(t *testing.T, cs *sdk.ClientSession) []string {
@@ -63,8 +65,17 @@ func TestTheToolPolicyOverMCP(t *testing.T) {
 	if r := callTool(t, cs, "sbx_runs", nil); !r.isErr {
 		t.Fatalf("sbx_runs, out of the policy now: %q", r.text)
 	}
-	owner := listed(t, connectHTTP(t, d, nil))
-	if len(owner) != len(toolNames)+1 || !slices.Contains(owner, "sbx_security_events") {
+	ocs := connectHTTP(t, d, nil)
+	owner := listed(t, ocs)
+	if r := callTool(t, ocs, "sbx_policy_check", map[string]any{"command": "true"}); r.isErr || !strings.Contains(r.text, `"values"`) || !strings.Contains(r.text, `"fsMode"`) {
+		t.Fatalf("the owner's sbx_policy_check: %q", r.text)
+	}
+	project := testutil.SandboxDir(t, "senclaw-learn-")
+	os.Chmod(project, 0o777)
+	if r := callTool(t, ocs, "sbx_run", map[string]any{"learn": true, "projectDir": project, "command": "echo learned"}); r.isErr || !strings.Contains(r.text, "proposed for "+project) || !strings.Contains(r.text, `+ fsMode: "strict"`) {
+		t.Fatalf("the owner's sbx_run learn: %q", r.text)
+	}
+	if len(owner) != len(toolNames)+2 || !slices.Contains(owner, "sbx_security_events") || !slices.Contains(owner, "sbx_policy_check") {
 		t.Fatalf("the owner's tools: %v", owner)
 	}
 	// The stdio server's way: a client of the socket with the token.
@@ -93,7 +104,7 @@ func TestAgentsAndTenantsChangeNothingOverMCP(t *testing.T) {
 	for who, tok := range map[string]string{"agent": agent.Secret, "tenant": added.Token.Secret} {
 		cs := connectHTTPAs(t, d, tok, nil)
 		names := listed(t, cs)
-		if slices.Contains(names, "sbx_security_events") || len(names) != len(toolNames) {
+		if slices.Contains(names, "sbx_security_events") || slices.Contains(names, "sbx_policy_check") || len(names) != len(toolNames) {
 			t.Errorf("%s is offered %v", who, names)
 		}
 		if r := callTool(t, cs, "sbx_settings", nil); r.isErr {
@@ -106,6 +117,12 @@ func TestAgentsAndTenantsChangeNothingOverMCP(t *testing.T) {
 		}
 		if r := callTool(t, cs, "sbx_security_events", nil); !r.isErr || !strings.Contains(r.text, "security:read") {
 			t.Errorf("%s: sbx_security_events: %q", who, r.text)
+		}
+		if r := callTool(t, cs, "sbx_policy_check", map[string]any{"command": "true"}); !r.isErr || !strings.Contains(r.text, "policy:write") {
+			t.Errorf("%s: sbx_policy_check: %q", who, r.text)
+		}
+		if r := callTool(t, cs, "sbx_run", map[string]any{"learn": true, "projectDir": "/tmp", "command": "true"}); !r.isErr || !strings.Contains(r.text, "policy:write") {
+			t.Errorf("%s: sbx_run learn: %q", who, r.text)
 		}
 	}
 	after := d.engine.Settings()

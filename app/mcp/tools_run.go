@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,11 +22,25 @@ type runArgs struct {
 	Env       map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for this run only, NAME: value"`
 	Secrets   []string          `json:"secrets,omitempty" jsonschema:"names of the engine's secrets this run may use (sbx_capabilities lists them): it gets a placeholder in the variable NAME in upper case (gh: GH), which the proxy replaces with the value on requests to the secret's hosts only (send it as it is, e.g. Authorization: Bearer $GH); needs network"`
 	AllowHTTP []httpRuleArg     `json:"allowHttp,omitempty" jsonschema:"HTTP rules for this run: for each rule's host, only the requests whose method and path a rule allows get through"`
+	// Learn mode: the owner's (it needs policy:write).
+	Learn      bool   `json:"learn,omitempty" jsonschema:"learn mode, the owner's only: run the command once in projectDir, traced, in the widest sandbox of the backend asked for that the owner's policy allows it, and answer the narrowest .senclaw/policy.json under which it would have run, as a diff (learned); the other sandbox arguments do not apply"`
+	ProjectDir string `json:"projectDir,omitempty" jsonschema:"with learn: the project folder the command runs in and the proposal is for"`
+	Write      bool   `json:"write,omitempty" jsonschema:"with learn: save the proposal as the project's .senclaw/policy.json (after a run that succeeded)"`
 }
 
 type runResult struct {
 	Backend string     `json:"backend" jsonschema:"the backend the throwaway sandbox used"`
 	Run     RunSummary `json:"run"`
+	// Learned is learn mode's proposal.
+	Learned *learnedPolicy `json:"learned,omitempty" jsonschema:"with learn: the proposed policy"`
+}
+
+type learnedPolicy struct {
+	File     string   `json:"file" jsonschema:"the project's policy file"`
+	Proposal string   `json:"proposal" jsonschema:"the proposed file, as it would be written"`
+	Diff     []string `json:"diff" jsonschema:"the proposal against the file as it is: - key: old, + key: new"`
+	Notes    []string `json:"notes" jsonschema:"what it could not propose (the owner would have to allow it) and what it did not measure"`
+	Written  bool     `json:"written" jsonschema:"the proposal was saved"`
 }
 
 type runInArgs struct {
@@ -63,6 +78,9 @@ func (s *server) addRunTools(srv *sdk.Server) {
 			"Network is off unless network is true. Returns {backend, run: RunSummary}; read run.note for anything the backend could not enforce.",
 		runsCode, inputSchema[runArgs](withDefault("timeoutMs", 60000)),
 		func(ctx context.Context, req *sdk.CallToolRequest, in runArgs) (*sdk.CallToolResult, runResult, error) {
+			if in.Learn {
+				return s.learn(ctx, in)
+			}
 			body := client.RunOnceBody{RunBody: client.RunBody{Source: app.SourceMCP, Command: in.Command, Language: in.Language, Code: in.Code, TimeoutMs: in.TimeoutMs, Env: in.Env}}
 			body.Sandbox.Network = in.Network
 			body.Sandbox.Secrets, body.Sandbox.AllowHTTP = in.Secrets, httpRulesOf(in.AllowHTTP)
@@ -141,4 +159,21 @@ func (s *server) exec(ctx context.Context, req *sdk.CallToolRequest, id string, 
 	pr.fill(rep)
 	sum := summary(rep)
 	return textResult(sum.text()), sum, nil
+}
+
+// learn is sbx_run with learn: true, learn mode (POST /policy/learn).
+func (s *server) learn(ctx context.Context, in runArgs) (*sdk.CallToolResult, runResult, error) {
+	l, err := call(ctx, s, func(c *client.Client) (*apitype.PolicyLearn, error) {
+		return c.PolicyLearn(ctx, apitype.PolicyLearnRequest{ProjectDir: in.ProjectDir, Command: in.Command, TimeoutMs: in.TimeoutMs, Write: in.Write, Backend: in.Backend})
+	})
+	if err != nil {
+		return nil, runResult{}, err
+	}
+	rep := &apitype.RunReply{Run: l.Run, OK: l.Run.OK(), Stdout: l.Stdout, Stderr: l.Stderr}
+	out := runResult{Backend: l.Run.Backend, Run: summary(rep), Learned: &learnedPolicy{File: l.File, Proposal: l.Proposal, Diff: l.Diff, Notes: l.Notes, Written: l.Written}}
+	text := "backend " + out.Backend + "\n" + out.Run.text() + "\nproposed for " + l.File + ":\n" + strings.Join(l.Diff, "\n")
+	for _, n := range l.Notes {
+		text += "\nnote: " + n
+	}
+	return textResult(text), out, nil
 }

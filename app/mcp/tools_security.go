@@ -6,6 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/client"
 	"github.com/senclaw/sandbox/app/secevents"
 )
@@ -16,13 +17,21 @@ type securityArgs struct {
 	Kind      string `json:"kind,omitempty" jsonschema:"only events of this kind or prefix: security.scope_denied, security.tool_policy_denied, security.cross_tenant_denied, security.token_rejected, security.lan_"`
 }
 
+type policyCheckArgs struct {
+	ProjectDir string   `json:"projectDir,omitempty" jsonschema:"the project whose .senclaw/policy.json narrows the owner's policy; absent: the owner's policy alone"`
+	AgentShell bool     `json:"agentShell,omitempty" jsonschema:"judge the command as the agent shell would run it in the project; else as senclaw run --here would"`
+	Command    string   `json:"command,omitempty" jsonschema:"a shell command line to judge; absent (with argv): the policy alone"`
+	Argv       []string `json:"argv,omitempty" jsonschema:"an exact argument vector, in place of command"`
+}
+
 type securityResult struct {
 	Events []secevents.Event `json:"events" jsonschema:"newest first"`
 	More   bool              `json:"more" jsonschema:"older events match too"`
 }
 
-// addSecurityTools adds the owner's tool: the security events. Agents
-// and tenants never see it listed (it needs security:read).
+// addSecurityTools adds the owner's tools: the security events and the
+// policy check. Agents and tenants never see them listed (they need
+// security:read and policy:write, which only the owner holds).
 func (s *server) addSecurityTools(srv *sdk.Server) {
 	addTool(srv, "sbx_security_events", "What the engine refused, and to whom",
 		"List the security events, newest first (the owner's tool: agents and tenants do not have it): each refusal of a request (a scope its principal "+
@@ -40,5 +49,19 @@ func (s *server) addSecurityTools(srv *sdk.Server) {
 				return nil, securityResult{}, err
 			}
 			return nil, securityResult{Events: page.Events, More: page.More}, nil
+		})
+	addTool(srv, "sbx_policy_check", "What the policy files make of a command, running nothing",
+		"The owner's tool: say, running nothing, what the layered policy files make of a command in a project: the effective policy with the file that decided "+
+			"each value (the owner's ~/.config/senclaw/policy.json, or the project's .senclaw/policy.json, which can only narrow it), the project's keys that were "+
+			"ignored because they would widen the owner's, and whether the run would be refused and why (brokenFile: a policy file that cannot be read, with its line and column).",
+		readOnly, inputSchema[policyCheckArgs](),
+		func(ctx context.Context, _ *sdk.CallToolRequest, in policyCheckArgs) (*sdk.CallToolResult, apitype.PolicyCheck, error) {
+			rep, err := call(ctx, s, func(c *client.Client) (*apitype.PolicyCheck, error) {
+				return c.PolicyCheck(ctx, apitype.PolicyCheckRequest{ProjectDir: in.ProjectDir, AgentShell: in.AgentShell, Command: in.Command, Argv: in.Argv})
+			})
+			if err != nil {
+				return nil, apitype.PolicyCheck{}, err
+			}
+			return nil, *rep, nil
 		})
 }

@@ -72,6 +72,10 @@ type Options struct {
 	LocalNets func() []netip.Prefix
 	// OnRefused is told about each refusal (optional).
 	OnRefused func(sandboxID string, r Refusal)
+	// OnAllowed is told about each connection the rules let through
+	// (optional): the name or address asked for, the port, and whether
+	// it is this machine's (a loopback rule's). Learn mode reads it.
+	OnAllowed func(sandboxID, host string, port int, loopback bool)
 	// CA signs the certificates of the hosts the proxy looks into (those
 	// of a secret or an HTTP rule); nil looks into none.
 	CA interface {
@@ -220,6 +224,9 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 		switch {
 		case local == "" && egressPort:
 			p.recordAllowed(id)
+			if p.opts.OnAllowed != nil {
+				p.opts.OnAllowed(id, host, port, false)
+			}
 			return ap, nil
 		case local == "":
 			why, allow = p.egressRule(r, port), egressAllow(r, port)
@@ -230,6 +237,9 @@ func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.Ad
 			}
 		case hostLoopback(a) && inLoopback:
 			p.recordAllowed(id)
+			if p.opts.OnAllowed != nil {
+				p.opts.OnAllowed(id, host, port, true)
+			}
 			return ap, nil
 		case hostLoopback(a) && p.opts.Protected(port):
 			why, allow = "port "+strconv.Itoa(port)+" is the engine's own API, never reachable from a sandbox", ""

@@ -643,6 +643,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sandbox/policy/learn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Learn mode (senclaw run --learn): run a command once in its project, traced, in the widest sandbox the owner's policy allows it, and answer the narrowest project policy under which it would have run (fs mode and allowlist from its reads, the names and ports the proxy let it reach, a time limit with headroom) as a diff against the project's file; with write, save it as the project's .senclaw/policy.json. It never proposes what the owner's policy forbids: that is a note. The owner's alone. */
+        post: operations["learnPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/policy/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Save a policy (a learn run's proposal: the dashboard's Apply) as the project's .senclaw/policy.json, checked first as a run would read it (a broken one is a 400 naming its line and column, and changes nothing); the answer is the policy check after. The owner's alone. */
+        post: operations["applyPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/policy/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What the layered policy files make of a command in a project, running nothing (senclaw policy check): the effective policy with the file that decided each value, the project file's keys that were ignored because they would widen the owner's, and whether the run would be refused and why. A broken policy file is an answer (brokenFile, with its line and column), not an error. The owner's alone. */
+        post: operations["checkPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sandbox/integrations": {
         parameters: {
             query?: never;
@@ -1673,6 +1724,8 @@ export interface components {
             ownWorkspace: boolean;
             /** @enum {string} */
             fsMode: "strict" | "allowlist" | "open";
+            /** @description the folders its allowlist mode reads instead of the settings' allowlist, when a project's policy file narrowed them */
+            allowlist?: string[];
             mounts: components["schemas"]["Mount"][];
             /** @description the network switch: outbound through the engine's proxy */
             network: boolean;
@@ -1781,6 +1834,8 @@ export interface components {
             missing?: string[];
             /** @description what the shell guard matched in a run it let go on because it only warns in a sandbox (guard.sandbox warn): group: why: part */
             guard?: string[];
+            /** @description what the project's policy file (.senclaw/policy.json) ignored because it would have widened the owner's policy, and what of the request it took down, one line each */
+            policy?: string[];
             /** @description the run could reach other hosts (the network on, or connect ports); listen and loopback ports alone leave it false */
             network: boolean;
             background?: boolean;
@@ -2184,6 +2239,80 @@ export interface components {
             findings: components["schemas"]["GuardFinding"][];
             /** @description the groups switched off, which were not checked */
             off: ("pipeToInterpreter" | "forkBomb" | "reverseShell" | "decodeAndRun" | "envDump" | "protectedPaths" | "unreadable")[];
+        };
+        PolicyApplyRequest: {
+            /** @description the project whose .senclaw/policy.json is written */
+            projectDir: string;
+            /** @description the policy file's text (JSON) */
+            policy: string;
+        };
+        PolicyLearnRequest: {
+            /** @description the project the command runs in and whose .senclaw/policy.json the proposal is for */
+            projectDir: string;
+            /** @description a shell command line */
+            command?: string;
+            /** @description an exact argument vector, in place of command */
+            argv?: string[];
+            /** @description kill the learn run after this many milliseconds */
+            timeoutMs?: number;
+            /** @description the backend of the learn run; absent: the best available */
+            backend?: string;
+            /** @description save the proposal as the project's policy file (only after a run that succeeded) */
+            write?: boolean;
+        };
+        PolicyLearn: {
+            run: components["schemas"]["RunRecord"];
+            stdout: string;
+            stderr: string;
+            /** @description the project's policy file */
+            file: string;
+            /** @description the proposed file, as it would be written */
+            proposal: string;
+            /** @description the proposal against the file as it is, one key a line: - key: old, + key: new */
+            diff: string[];
+            /** @description what it could not propose (it would need the owner to allow it) and what it did not measure */
+            notes: string[];
+            /** @description the proposal was saved into file */
+            written: boolean;
+        };
+        PolicyCheckRequest: {
+            /** @description the project whose .senclaw/policy.json narrows the owner's policy; absent: the owner's alone */
+            projectDir?: string;
+            /** @description judge the command as the agent shell would run it in the project; else as senclaw run --here would */
+            agentShell?: boolean;
+            /** @description a shell command line */
+            command?: string;
+            /** @description an exact argument vector, in place of command */
+            argv?: string[];
+        };
+        PolicyCheck: {
+            /** @description the owner's policy file */
+            owner: string;
+            /** @description the project's policy file; absent: it has none */
+            project?: string;
+            /** @description the effective policy, key by key, each with the file that decided it */
+            values: {
+                key: string;
+                /** @description the value: a string, number, boolean or list; null for env and secrets when any name may be given */
+                value: unknown;
+                /** @description the file that decided it */
+                source: string;
+            }[];
+            /** @description the project's keys that were ignored (they would widen the owner's policy) and what the policy takes down of the run */
+            notes: string[];
+            /** @description the run would start */
+            allowed: boolean;
+            /** @description why it would be refused */
+            refusal?: string;
+            /** @description what it would get: bwrap, landlock, docker, none */
+            isolation?: string;
+            /** @description a policy file that cannot be read as a policy; the run would be refused with it */
+            brokenFile?: {
+                file: string;
+                line: number;
+                column: number;
+                message: string;
+            };
         };
         GuardCheckBody: {
             /** @description a shell command line, as /bin/sh -c would get it */
@@ -2999,6 +3128,11 @@ export type KillRunReply = components['schemas']['KillRunReply'];
 export type AgentShellCheck = components['schemas']['AgentShellCheck'];
 export type GuardFinding = components['schemas']['GuardFinding'];
 export type GuardReport = components['schemas']['GuardReport'];
+export type PolicyApplyRequest = components['schemas']['PolicyApplyRequest'];
+export type PolicyLearnRequest = components['schemas']['PolicyLearnRequest'];
+export type PolicyLearn = components['schemas']['PolicyLearn'];
+export type PolicyCheckRequest = components['schemas']['PolicyCheckRequest'];
+export type PolicyCheck = components['schemas']['PolicyCheck'];
 export type GuardCheckBody = components['schemas']['GuardCheckBody'];
 export type GuardSettings = components['schemas']['GuardSettings'];
 export type Integration = components['schemas']['Integration'];
@@ -4577,6 +4711,93 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GuardReport"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    learnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyLearnRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyLearn"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    applyPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyApplyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyCheck"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    checkPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PolicyCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyCheck"];
                 };
             };
             400: components["responses"]["Error"];

@@ -52,6 +52,10 @@ export type TenantView = wire.TenantView;
 /** SecurityEvent is one refusal (or degraded guarantee) the engine recorded. */
 export type SecurityEvent = wire.SecurityEvent;
 export type Status = wire.Status;
+/** PolicyCheck is the effective policy of a project's runs, each value with its file. */
+export type PolicyCheck = wire.PolicyCheck;
+/** PolicyLearn is a learn run and the policy it proposes, as a diff. */
+export type PolicyLearn = wire.PolicyLearn;
 
 /** FsMode is what a sandbox may read. */
 export type FsMode = Sandbox['fsMode'];
@@ -244,6 +248,12 @@ export const api = {
   /** addSecret stores a secret; its value is never answered. */
   addSecret: (body: SecretBody) => send<SecretInfo>('POST', '/secrets', body),
   removeSecret: (name: string) => send<wire.SecretRemoved>('DELETE', `/secrets/${id(name)}`),
+  /** policyCheck says what the policy files make of a project's runs, running nothing. */
+  policyCheck: (body: wire.PolicyCheckRequest) => send<PolicyCheck>('POST', '/policy/check', body),
+  /** policyLearn runs a command once in a project, traced, and answers the policy it proposes. */
+  policyLearn: (body: wire.PolicyLearnRequest) => send<PolicyLearn>('POST', '/policy/learn', body),
+  /** policyApply saves a proposal as the project's .senclaw/policy.json. */
+  policyApply: (body: wire.PolicyApplyRequest) => send<PolicyCheck>('POST', '/policy/apply', body),
 };
 
 /** Start at login: the owner's XDG autostart entry, as it is on disk. */

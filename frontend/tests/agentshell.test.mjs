@@ -6,7 +6,7 @@
 // Run through scripts/test-browser.sh.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, openDashboard, requireSetup, screenshot, startDaemon, tempDir, waitFor } from './helpers.mjs';
@@ -91,5 +91,45 @@ test('the enforcement card shows the shell guard, and a group switched off there
   await guard.locator('#guard-sandbox').selectOption('deny');
   await waitFor(async () => (await engine.api('GET', '/settings')).guard.sandbox === 'deny', 'guard.sandbox deny');
   await screenshot(page, 'shell-guard');
+  assert.deepEqual(problems, [], 'the page logged errors');
+});
+
+test("an agent sandbox's row shows its project's effective policy, each value with its file", async (t) => {
+  if (!daemon) return t.skip('no setup');
+  const { engine } = daemon;
+  const project = tempDir('senclaw-policy-');
+  mkdirSync(join(project, '.senclaw'));
+  // Asks to read the whole disk (the owner's agent shell reads less: ignored)
+  // and for fewer processes (kept).
+  writeFileSync(join(project, '.senclaw', 'policy.json'), JSON.stringify({ fsMode: 'open', limits: { pids: 64 } }));
+  await engine.api('PUT', '/exec-policy', { execShell: true, execFsMode: 'strict' });
+  const res = await engine.api('POST', '/agent-shell', { projectDir: project, command: 'true', agent: 'claude-code' });
+  assert.equal(res.run.isolation, 'bwrap');
+  const { page, context, problems } = await openDashboard(browser, engine);
+  t.after(() => context.close());
+  const row = page.locator('tr.sb-row', { hasText: 'agent:senclaw-policy-' });
+  await row.locator('button.expander').click();
+  const box = page.getByTestId('effective-policy');
+  await box.locator('tr[data-key=fsMode]').waitFor({ timeout: 10_000 });
+  assert.match(await box.locator('tr[data-key=fsMode]').innerText(), /strict\s+owner/);
+  assert.match(await box.locator('tr[data-key="limits.pids"]').innerText(), /64\s+project/);
+  assert.match(await box.getByTestId('policy-notes').innerText(), /fsMode "open" ignored/);
+
+  // Propose a policy: a learn run of a command that only writes the
+  // project proposes strict reads and no network, as a diff; Apply saves
+  // it and the table shows the project's values.
+  chmodSync(project, 0o777); // a traced run of a root engine binds no idmapped mount
+  const propose = box.getByTestId('propose-policy');
+  await propose.locator('summary').click();
+  await propose.locator('input').fill('echo learned > learned.txt');
+  await propose.getByRole('button', { name: 'Learn' }).click();
+  const diff = propose.getByTestId('proposal-diff');
+  await diff.waitFor({ timeout: 30_000 });
+  assert.match(await diff.innerText(), /- fsMode: "open"\s+\+ fsMode: "strict"/);
+  await propose.getByRole('button', { name: 'Apply' }).click();
+  await propose.getByTestId('proposal-applied').waitFor({ timeout: 10_000 });
+  assert.match(readFileSync(join(project, '.senclaw', 'policy.json'), 'utf8'), /"fsMode": "strict"/);
+  await waitFor(async () => /strict\s+project/.test(await box.locator('tr[data-key=fsMode]').innerText()), 'fsMode from the project after Apply');
+  await screenshot(page, 'effective-policy');
   assert.deepEqual(problems, [], 'the page logged errors');
 });

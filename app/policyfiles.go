@@ -1,0 +1,249 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/senclaw/sandbox/app/jailfs"
+	"github.com/senclaw/sandbox/app/policyfile"
+	"github.com/senclaw/sandbox/backends"
+)
+
+// The policy files (app/policyfile): the owner's in the engine's config
+// dir, which the engine reads and writes and the settings and exec
+// policy mirror, and a project's, which may only narrow it and applies
+// to the runs whose writable folder is that project (the agent shell's
+// project sandbox, senclaw run --here).
+const (
+	OwnerPolicyFile   = "policy.json"
+	ProjectPolicyFile = ".senclaw/policy.json"
+)
+
+// ownerPolicyState caches the owner's file by its modification time
+// and size, so that a run costs one stat of it.
+type ownerPolicyState struct {
+	mu    sync.Mutex
+	mtime time.Time
+	size  int64
+	extra policyfile.File // the keys no setting holds
+	known bool
+}
+
+func (e *Engine) ownerPolicyPath() string {
+	if e.opts.ConfigDir == "" {
+		return ""
+	}
+	return filepath.Join(e.opts.ConfigDir, OwnerPolicyFile)
+}
+
+// ownerPolicyFile is the owner's policy as the file holds it: the
+// settings and the exec policy, with the keys only the file holds.
+func ownerPolicyFile(s Settings, p ExecPolicy, extra policyfile.File) policyfile.File {
+	f := extra
+	f.Schema = ""
+	f.FsMode = string(s.DefaultFsMode)
+	f.Allowlist = slices.Clone(s.Allowlist)
+	f.Network = &s.DefaultNetwork
+	f.Limits = &policyfile.Limits{CPUs: &s.DefaultCPUs, MemoryMB: &s.DefaultMemoryMB, Pids: &s.DefaultPids, TimeoutMs: &s.DefaultTimeoutMs, DiskMB: &s.DefaultDiskMB}
+	f.MountAllow = slices.Clone(s.MountAllow)
+	f.AllowDirect = &s.AllowDirect
+	f.AllowedSockets = slices.Clone(s.AllowedSockets)
+	f.AgentShell = &policyfile.AgentShell{Sandboxed: &p.ExecShell, FsMode: string(p.ExecFsMode), Network: &p.ExecNetwork, Loopback: slices.Clone(p.ExecLoopback)}
+	return f
+}
+
+// saveOwnerPolicy writes the owner's policy file after a change of the
+// settings or the exec policy, which are saved already: a file that
+// cannot be written is logged, and written at the next change.
+func (e *Engine) saveOwnerPolicy() {
+	if err := e.writeOwnerPolicy(); err != nil {
+		e.log.Warn("The owner's policy file could not be written.", "err", err)
+	}
+}
+
+// writeOwnerPolicy writes the owner's file from the settings and exec
+// policy now (owner-only, renamed into place). Nothing without a config
+// dir.
+func (e *Engine) writeOwnerPolicy() error {
+	path := e.ownerPolicyPath()
+	if path == "" {
+		return nil
+	}
+	st := &e.ownerPolicy
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return e.writeOwnerPolicyLocked(path)
+}
+
+func (e *Engine) writeOwnerPolicyLocked(path string) error {
+	st := &e.ownerPolicy
+	data := policyfile.Marshal(ownerPolicyFile(e.Settings(), e.Policy(), st.extra))
+	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("writing the owner's policy file: %w", err)
+	}
+	tmp := path + ".senclaw-tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("writing the owner's policy file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing the owner's policy file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		st.mtime, st.size, st.known = fi.ModTime(), fi.Size(), true
+	}
+	return nil
+}
+
+// OwnerPolicy reads the owner's policy file when it changed since the
+// engine last read or wrote it, applies what it says to the settings and
+// the exec policy, and returns the owner's layer. A broken file is a
+// *policyfile.Error; a missing one is written.
+func (e *Engine) OwnerPolicy() (policyfile.Layer, error) {
+	path := e.ownerPolicyPath()
+	st := &e.ownerPolicy
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.ownerPolicyFreshLocked(path); err != nil {
+		return policyfile.Layer{}, err
+	}
+	if path == "" {
+		path = "the settings"
+	}
+	return policyfile.Layer{Path: path, File: ownerPolicyFile(e.Settings(), e.Policy(), st.extra)}, nil
+}
+
+// ownerPolicyFresh is OwnerPolicy for a run that needs only the
+// settings to say what the file says: one stat when nothing changed.
+func (e *Engine) ownerPolicyFresh() (extra bool, err error) {
+	st := &e.ownerPolicy
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	err = e.ownerPolicyFreshLocked(e.ownerPolicyPath())
+	x := st.extra
+	return len(x.AllowedDomains) > 0 || len(x.HTTPRules) > 0 || x.Ports != nil || x.Env != nil || x.Secrets != nil, err
+}
+
+func (e *Engine) ownerPolicyFreshLocked(path string) error {
+	st := &e.ownerPolicy
+	if path == "" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// None yet: the settings hold, and are written out as the file.
+		if err := e.writeOwnerPolicyLocked(path); err != nil {
+			e.log.Warn("The owner's policy file could not be written.", "err", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the owner's policy file: %w", err)
+	case !st.known || !fi.ModTime().Equal(st.mtime) || fi.Size() != st.size:
+		return e.syncOwnerPolicy(path)
+	}
+	return nil
+}
+
+// syncOwnerPolicy reads the owner's file and makes the settings and the
+// exec policy say what it says (through SetSettings and SetPolicy, with
+// their checks); the keys it leaves out keep their values.
+func (e *Engine) syncOwnerPolicy(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading the owner's policy file: %w", err)
+	}
+	f, err := policyfile.Parse(path, data)
+	if err != nil {
+		return err // a *policyfile.Error
+	}
+	s, p := e.Settings(), e.Policy()
+	if f.FsMode != "" {
+		s.DefaultFsMode = backends.FsMode(f.FsMode)
+	}
+	if f.Allowlist != nil {
+		s.Allowlist = f.Allowlist
+	}
+	if f.Network != nil {
+		s.DefaultNetwork = *f.Network
+	}
+	if l := f.Limits; l != nil {
+		setIf(&s.DefaultCPUs, l.CPUs)
+		setIf(&s.DefaultMemoryMB, l.MemoryMB)
+		setIf(&s.DefaultPids, l.Pids)
+		setIf(&s.DefaultTimeoutMs, l.TimeoutMs)
+		setIf(&s.DefaultDiskMB, l.DiskMB)
+	}
+	if f.MountAllow != nil {
+		s.MountAllow = f.MountAllow
+	}
+	setIf(&s.AllowDirect, f.AllowDirect)
+	if f.AllowedSockets != nil {
+		s.AllowedSockets = f.AllowedSockets
+	}
+	if a := f.AgentShell; a != nil {
+		setIf(&p.ExecShell, a.Sandboxed)
+		setIf(&p.ExecNetwork, a.Network)
+		if a.FsMode != "" {
+			p.ExecFsMode = backends.FsMode(a.FsMode)
+		}
+		if a.Loopback != nil {
+			p.ExecLoopback = a.Loopback
+		}
+	}
+	e.ownerPolicy.extra = policyfile.File{AllowedDomains: f.AllowedDomains, HTTPRules: f.HTTPRules, Ports: f.Ports, Env: f.Env, Secrets: f.Secrets}
+	if _, err := e.setSettings(s, false); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := e.setPolicy(p, false); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return e.writeOwnerPolicyLocked(path)
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// projectLayer reads dir's policy file through dir (no link followed
+// below it: whatever writes the project could have planted one); nil
+// when there is none.
+func projectLayer(dir string) (*policyfile.Layer, error) {
+	path := filepath.Join(dir, ProjectPolicyFile)
+	d, err := jailfs.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the project %s: %w", dir, err)
+	}
+	defer d.Close()
+	f, err := d.OpenRegular(ProjectPolicyFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, jailfs.ErrLink):
+		return nil, refused("%s is, or lies in a folder that is, a symbolic link: senclaw reads a project's policy only inside the project and follows no link there; replace the link with the file it leads to", path)
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, policyfile.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	pf, err := policyfile.Parse(path, data)
+	if err != nil {
+		return nil, err // a *policyfile.Error
+	}
+	return &policyfile.Layer{Path: path, File: pf}, nil
+}
