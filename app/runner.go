@@ -278,6 +278,9 @@ const MaxTTLMs = 30 * 24 * 3600 * 1000
 // isolation the run really got, refusals included. (A one-shot the engine
 // has a sandbox ready for passes the same checks in runAhead.)
 func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
+	if res, err, ok := e.runReady(ctx, p); ok {
+		return res, err
+	}
 	rec := e.newRecord(ctx, p)
 	release := p.admitted
 	if release == nil {
@@ -580,7 +583,11 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	}
 	if !p.req.Background {
 		defer release()
-		return finish()
+		res := finish()
+		// Once the run is over, not while it goes: the sandbox's next
+		// run is started ahead (ready.go).
+		e.readyAfter(p)
+		return res
 	}
 	rec.State = "running"
 	e.records.save(rec, nil)

@@ -66,6 +66,7 @@ var settingHelp = map[string]string{
 	"notifications":           "desktop notifications",
 	"mcpSessionIdleMinutes":   "an MCP-over-HTTP session is closed after this many idle minutes",
 	"mcpMaxSessions":          "how many MCP-over-HTTP sessions one token may hold at once",
+	"readyIdleMinutes":        "a persistent sandbox stays ready (its next run started ahead) for this many minutes after its last run (0 to 1440; 0: none)",
 	"lanListen":               "IP:PORT of the LAN listener the desktop app and serve open at their start (TLS; agent and tenant tokens only); empty: none",
 	"landlockListen":          "allow listen ports in landlock sandboxes (they bind in this machine's network)",
 	"allowedSockets":          "host Unix sockets every sandbox may connect to (comma-separated absolute paths)",
