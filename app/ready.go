@@ -98,10 +98,23 @@ func (e *Engine) readyIdle() time.Duration {
 	return time.Duration(e.Settings().ReadyIdleMinutes) * time.Minute
 }
 
-// readyAfter starts sandbox sb's next run ahead, after a run of p, unless
-// one is there or being started.
-func (e *Engine) readyAfter(p *plan) {
+// readyIdent names a ready start before it is made: its entry's id in
+// the store and the run id its cgroups carry.
+type readyIdent struct{ key, run string }
+
+// newReadyIdent names the next ready start of sandbox id, and returns its
+// entry for the store.
+func (e *Engine) newReadyIdent(id string) (readyIdent, store.AheadEdit) {
+	ri := readyIdent{key: randomHex(6), run: e.newRunID()}
+	return ri, store.AheadEdit{ID: ri.key, Value: aheadEntry{RunID: ri.run, Made: e.now().UTC(), Sandbox: id}}
+}
+
+// readyAfter starts the next run of p's sandbox ahead, unless one is there
+// or being started; reserved, when set, is its entry, on disk already
+// (runReady puts it in the commit of the run before).
+func (e *Engine) readyAfter(p *plan, reserved *readyIdent) {
 	if !readyRequest(p) || e.readyIdle() <= 0 {
+		e.dropReadyIdent(reserved)
 		return
 	}
 	id := p.sb.ID
@@ -109,6 +122,7 @@ func (e *Engine) readyAfter(p *plan) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed || a.making[id] != nil || a.starts[id] != nil {
+		e.dropReadyIdent(reserved)
 		return
 	}
 	if a.making == nil {
@@ -120,7 +134,7 @@ func (e *Engine) readyAfter(p *plan) {
 	go func(gen uint64) {
 		defer a.wg.Done()
 		defer close(done)
-		rs, err := e.makeReady(id)
+		rs, err := e.makeReady(id, reserved)
 		a.mu.Lock()
 		delete(a.making, id)
 		delete(a.claimed, id)
@@ -141,28 +155,41 @@ func (e *Engine) readyAfter(p *plan) {
 	}(a.gen)
 }
 
+// dropReadyIdent forgets the entry of a ready start that is not made.
+func (e *Engine) dropReadyIdent(ri *readyIdent) {
+	if ri != nil {
+		go func() { _ = e.store.DeleteAhead(ri.key) }()
+	}
+}
+
 // makeReady starts sandbox id's next run ahead, as run() would start it
-// but for the command.
-func (e *Engine) makeReady(id string) (*readyStart, error) {
+// but for the command: under reserved's names when given (its entry is on
+// disk), else under new ones recorded now.
+func (e *Engine) makeReady(id string, reserved *readyIdent) (*readyStart, error) {
 	sb, err := e.Get(id)
+	if err == nil && reserved == nil {
+		ri, ed := e.newReadyIdent(id)
+		if err = e.store.PutAhead(ed.ID, ed.Value); err != nil {
+			return nil, fmt.Errorf("recording a ready start: %w", err)
+		}
+		reserved = &ri
+	}
 	if err != nil {
+		e.dropReadyIdent(reserved)
+		return nil, err
+	}
+	rs := &readyStart{key: reserved.key}
+	rs.sb, rs.id = *sb, reserved.run
+	fail := func(err error) (*readyStart, error) {
+		e.giveUpReady(rs)
 		return nil, err
 	}
 	p, err := e.planFor(sb, RunRequest{Argv: []string{"true"}})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if !readyRequest(p) {
-		return nil, errors.New("the sandbox is not one whose runs are started ahead")
-	}
-	rs := &readyStart{key: randomHex(6)}
-	rs.sb, rs.id = *sb, e.newRunID()
-	if err := e.store.PutAhead(rs.key, aheadEntry{RunID: rs.id, Made: e.now().UTC(), Sandbox: sb.ID}); err != nil {
-		return nil, fmt.Errorf("recording a ready start: %w", err)
-	}
-	fail := func(err error) (*readyStart, error) {
-		e.giveUpReady(rs)
-		return nil, err
+		return fail(errors.New("the sandbox is not one whose runs are started ahead"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
 	defer cancel()
@@ -423,15 +450,16 @@ func (e *Engine) runReady(ctx context.Context, p *plan) (res *RunResult, err err
 		return nil, nil, false
 	}
 	rec.AheadID = rs.id
-	if err := e.recordRunning(rec, store.AheadEdit{ID: rs.key}); err != nil {
+	// The record answers for the start from here; the entry of the one
+	// to follow it is in the same commit.
+	next, nextEntry := e.newReadyIdent(p.sb.ID)
+	if err := e.recordRunning(rec, store.AheadEdit{ID: rs.key}, nextEntry); err != nil {
 		r.abandon()
 		release()
 		e.putBackReady(rs)
 		res, err := e.refuse(&rec, err)
 		return res, err, true
 	}
-	// The record answers for the start from here (its entry went with
-	// that commit).
 	rs.key = ""
 	// The run's output is what the start writes; what the start held of
 	// its own (its refusals' watch, its placeholders) goes, the run's
@@ -463,9 +491,14 @@ func (e *Engine) runReady(ctx context.Context, p *plan) (res *RunResult, err err
 		if errors.Is(err, syscall.EPIPE) {
 			err = errors.New("the sandbox's ready start ended just before it got its command (was it killed?); nothing ran: run it again")
 		}
+		e.readyAfter(p, &next)
 		res, err := e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 		return res, err, true
 	}
-	// The next is made once this run is over, not while it goes.
-	return e.started(ctx, p, rec, r, rs.proc, start, release), nil, true
+	res = e.started(ctx, p, rec, r, rs.proc, start, release)
+	// The next is started once this run is over: started while it goes,
+	// it would take the run's time (measured: a third more for `true`).
+	// A run that comes while it is being made waits for it.
+	e.readyAfter(p, &next)
+	return res, nil, true
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/backends/direct"
 )
 
 // waitReadyStart waits until sandbox id has its next run started ahead,
@@ -357,4 +358,41 @@ func sandboxPids(t *testing.T, id string) int {
 		n = max(n, v)
 	}
 	return n
+}
+
+// A start forgets the ready starts an engine that died left (their
+// processes died with it), and keeps their sandboxes and workspaces.
+func TestAStartRemovesReadyStartsThatAreLeft(t *testing.T) {
+	root := testDir(t)
+	opts := Options{DataDir: filepath.Join(root, "data"), Backends: []backends.Backend{direct.New()}, EUID: os.Geteuid()}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := e.Create(context.Background(), SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sb.Workspace, "kept"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ed := e.newReadyIdent(sb.ID)
+	if err := e.store.PutAhead(ed.ID, ed.Value); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e, err = New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if left := readyEntries(e); len(left) > 0 {
+		t.Errorf("still recorded: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(sb.Workspace, "kept")); err != nil {
+		t.Errorf("the sandbox's workspace went with its ready start: %v", err)
+	}
+	if _, err := e.Get(sb.ID); err != nil {
+		t.Errorf("the sandbox went with its ready start: %v", err)
+	}
 }

@@ -340,7 +340,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	owned = false
-	return e.started(ctx, p, rec, r, proc, start, release), nil
+	res := e.started(ctx, p, rec, r, proc, start, release)
+	e.readyAfter(p, nil) // its next run is started ahead (ready.go)
+	return res, nil
 }
 
 // newRecord is the record of p's run, before it starts, for the
@@ -583,11 +585,7 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	}
 	if !p.req.Background {
 		defer release()
-		res := finish()
-		// Once the run is over, not while it goes: the sandbox's next
-		// run is started ahead (ready.go).
-		e.readyAfter(p)
-		return res
+		return finish()
 	}
 	rec.State = "running"
 	e.records.save(rec, nil)
