@@ -88,7 +88,26 @@ func TestAPersistentSandboxRunTakesItsReadyStart(t *testing.T) {
 		t.Fatalf("the first run: %+v %v", first, err)
 	}
 	const cmd = `cat note.txt; echo "$GREETING"; pwd; id -u; echo out >&2; exit 4`
-	waitReadyStart(t, e, sb.ID)
+	rs := waitReadyStart(t, e, sb.ID)
+	// What waits is in the sandbox's cgroups, whose limits hold for all
+	// its runs together: the ready start is counted in them.
+	if os.Geteuid() == 0 {
+		inside := rs.proc.Pids()
+		if len(inside) == 0 {
+			t.Fatal("the ready start has no process")
+		}
+		for _, pid := range inside {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if (strings.Contains(line, "pids") || strings.Contains(line, "memory")) && !strings.Contains(line, "/sb-"+sb.ID+"/") {
+					t.Errorf("process %d of the ready start is outside the sandbox's cgroup: %s", pid, line)
+				}
+			}
+		}
+	}
 	ready, err := e.Exec(ctx, sb.ID, RunRequest{Command: cmd})
 	if err != nil {
 		t.Fatal(err)
