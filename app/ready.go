@@ -75,14 +75,18 @@ type readyState struct {
 
 // readyRequest reports whether p's run may take a ready start, and be
 // followed by one: a plain foreground command or argv in a persistent
-// sandbox of this machine that is not traced, has no network plumbing
-// and no secrets, on the documented sandboxed path.
+// sandbox of this machine that is not traced, has no listen ports (a
+// waiting start would take their connections with no command to answer
+// them) and no secrets, on the documented sandboxed path. A sandbox with
+// network or connect and loopback rules may: its start holds the proxy
+// and the forwarder as a run does, and the proxy reads its rules at each
+// connection.
 func readyRequest(p *plan) bool {
 	sb, req := p.sb, p.req
 	switch {
 	case sb.Kind != "" && sb.Kind != "agent", sb.Engine != "", remoteSandbox(sb):
 		return false
-	case sb.TraceEnabled, wantsNetwork(sb), len(sb.Secrets) > 0, sb.APIAccess:
+	case sb.TraceEnabled, len(sb.Ports.Listen) > 0, len(sb.Secrets) > 0, sb.APIAccess:
 		return false
 	case p.offPath, p.launch != nil, p.admitted != nil, p.newWorkspace, p.code != "", p.refusal != nil, p.by != nil:
 		return false
@@ -378,6 +382,13 @@ func sameSpec(want, got *backends.Spec) bool {
 		s.Stdin, s.Stdout, s.Stderr = nil, nil, nil
 		s.Terminal, s.TerminalFDs = nil, nil
 		s.Trace, s.Refused = nil, nil
+		if s.Net != nil {
+			// Its callbacks are the sandbox's (the proxy's refusals by
+			// sandbox id), made anew with each spec.
+			n := *s.Net
+			n.Refused, n.Serve = nil, nil
+			s.Net = &n
+		}
 	}
 	return reflect.DeepEqual(w, g)
 }

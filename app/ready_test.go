@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -413,5 +414,31 @@ func TestAStartRemovesReadyStartsThatAreLeft(t *testing.T) {
 	}
 	if _, err := e.Get(sb.ID); err != nil {
 		t.Errorf("the sandbox went with its ready start: %v", err)
+	}
+}
+
+// A sandbox with network rules is kept ready too, and its rules hold in
+// the run that takes the ready start: a connect port is reached through
+// the proxy, a port outside the rules is not.
+func TestAReadyStartKeepsTheNetworkRules(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed (apt-get install -y curl)")
+	}
+	f := newNetFixture(t)
+	sb := f.create(t, SandboxConfig{Backend: ptr("bwrap"), Connect: []int{f.remote}})
+	script := curl(fmt.Sprintf("http://example.test:%d/a", f.remote), false) + "\n" + curl(fmt.Sprintf("http://other.test:%d/b", f.remote2), false)
+	cold := f.sh(t, sb.ID, script)
+	waitReadyStart(t, f.e, sb.ID)
+	res, err := f.e.Exec(context.Background(), sb.ID, RunRequest{Argv: []string{"/bin/sh", "-c", script}, TimeoutMs: 60000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.AheadID == "" {
+		t.Fatalf("the run did not take the ready start: %+v", res.Record)
+	}
+	wantLines(t, res.Stdout, "remote-ok /a 200 ")
+	if strings.Contains(res.Stdout, "remote2-ok") || res.Stdout != cold {
+		t.Errorf("ready: %q; as usual: %q", res.Stdout, cold)
 	}
 }

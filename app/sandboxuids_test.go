@@ -127,7 +127,8 @@ func TestEachSandboxRunsAsAUidOfItsOwn(t *testing.T) {
 	// While a run of the persistent sandbox goes on, only its processes
 	// (and those of the sandbox's next run, started ahead: ready.go) run
 	// as its uid; none runs as the finished one-shots' uids.
-	next := waitReadyStart(t, e, sb.ID).proc.Pids()
+	rs := waitReadyStart(t, e, sb.ID)
+	next := append(rs.proc.Pids(), rs.proc.Pid())
 	bg, err := e.Exec(ctx, sb.ID, RunRequest{Command: "sleep 30", Background: true})
 	if err != nil {
 		t.Fatal(err)
