@@ -170,7 +170,28 @@ func (e *Engine) dropReadyIdent(ri *readyIdent) {
 // but for the command: under reserved's names when given (its entry is on
 // disk), else under new ones recorded now.
 func (e *Engine) makeReady(id string, reserved *readyIdent) (*readyStart, error) {
+	// What the sandbox gets is looked at first: a sandbox whose backend
+	// starts nothing ahead (Docker, Landlock) costs its runs no commit.
 	sb, err := e.Get(id)
+	var p *plan
+	if err == nil {
+		p, err = e.planFor(sb, RunRequest{Argv: []string{"true"}})
+	}
+	if err == nil && !readyRequest(p) {
+		err = errors.New("the sandbox is not one whose runs are started ahead")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
+	defer cancel()
+	var backend backends.Backend
+	var isolation string
+	if err == nil {
+		backend, isolation, err = e.choose(ctx, p)
+	}
+	pre, ok := backend.(backends.AheadStarter)
+	if err == nil && !ok {
+		err = fmt.Errorf("the %s backend starts no sandbox ahead of its command", backend.Name())
+	}
+	// Its entry is on disk before anything of it exists.
 	if err == nil && reserved == nil {
 		ri, ed := e.newReadyIdent(id)
 		if err = e.store.PutAhead(ed.ID, ed.Value); err != nil {
@@ -187,23 +208,6 @@ func (e *Engine) makeReady(id string, reserved *readyIdent) (*readyStart, error)
 	fail := func(err error) (*readyStart, error) {
 		e.giveUpReady(rs)
 		return nil, err
-	}
-	p, err := e.planFor(sb, RunRequest{Argv: []string{"true"}})
-	if err != nil {
-		return fail(err)
-	}
-	if !readyRequest(p) {
-		return fail(errors.New("the sandbox is not one whose runs are started ahead"))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
-	defer cancel()
-	backend, isolation, err := e.choose(ctx, p)
-	if err != nil {
-		return fail(err)
-	}
-	pre, ok := backend.(backends.AheadStarter)
-	if !ok {
-		return fail(fmt.Errorf("the %s backend starts no sandbox ahead of its command", backend.Name()))
 	}
 	rec := RunRecord{ID: rs.id, SandboxID: sb.ID, Backend: backend.Name(), Isolation: isolation}
 	r, err := e.prepare(p, &rec, backend, isolation)

@@ -442,3 +442,28 @@ func TestAReadyStartKeepsTheNetworkRules(t *testing.T) {
 		t.Errorf("ready: %q; as usual: %q", res.Stdout, cold)
 	}
 }
+
+// A sandbox whose backend starts nothing ahead (Landlock) is not kept
+// ready, and its runs leave no entry for one.
+func TestALandlockSandboxIsNotKeptReady(t *testing.T) {
+	t.Parallel()
+	e := landlockEngine(t)
+	ctx := context.Background()
+	sb, err := e.Create(ctx, SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		res, err := e.Exec(ctx, sb.ID, RunRequest{Argv: []string{"true"}})
+		if err != nil || !res.Record.OK() || res.Record.AheadID != "" {
+			t.Fatalf("run %d: %+v %v", i, res, err)
+		}
+	}
+	e.ready.wg.Wait()
+	e.ready.mu.Lock()
+	n := len(e.ready.starts)
+	e.ready.mu.Unlock()
+	if n > 0 || len(readyEntries(e)) > 0 {
+		t.Errorf("a landlock sandbox has %d ready starts, entries %v", n, readyEntries(e))
+	}
+}
