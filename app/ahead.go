@@ -61,6 +61,10 @@ type aheadEntry struct {
 	Made  time.Time `json:"made"`
 	// UID is the sandbox's own uid under a root engine (Sandbox.UID).
 	UID uint32 `json:"uid,omitempty"`
+	// Sandbox, set for a persistent sandbox's ready start (ready.go),
+	// is that sandbox's id: the entry's own id names no sandbox, and
+	// nothing of the sandbox but the start's run goes with it.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // aheadIdent names a sandbox to be made ahead: its id, the id its
@@ -329,6 +333,7 @@ func (e *Engine) aheadChanged() {
 	for _, ro := range stale {
 		go e.giveUpAhead(ro)
 	}
+	e.readyChanged("") // the persistent sandboxes' ready starts too
 	e.fillAhead()
 }
 
@@ -375,17 +380,33 @@ func (e *Engine) aheadSandboxes() map[string]bool {
 // reapAhead runs at engine start: it removes what an earlier engine left
 // of the sandboxes it made ahead (their processes died with it).
 func (e *Engine) reapAhead() {
-	runs := map[string]string{} // made-ahead id -> sandbox id
+	runs := map[string]string{}  // made-ahead id -> sandbox id
+	ready := map[string]string{} // a ready start's run id -> sandbox id
+	var readyKeys []string
 	var unreadable []string
 	_ = e.store.EachAhead(func(id string, data []byte) error {
 		var ent aheadEntry
-		if json.Unmarshal(data, &ent) == nil && ent.RunID != "" {
+		read := json.Unmarshal(data, &ent) == nil && ent.RunID != ""
+		switch {
+		case read && ent.Sandbox != "":
+			ready[ent.RunID] = ent.Sandbox
+			readyKeys = append(readyKeys, id)
+		case read:
 			runs[ent.RunID] = id
-		} else {
+		default:
 			unreadable = append(unreadable, id)
 		}
 		return nil
 	})
+	if len(ready) > 0 {
+		// A persistent sandbox's ready start: its run is reaped, the
+		// sandbox and its workspace stay.
+		e.reapRuns(ready)
+		for _, id := range readyKeys {
+			_ = e.store.DeleteAhead(id)
+		}
+		e.log.Info("Ready starts of persistent sandboxes an earlier engine left were removed.", "count", len(ready))
+	}
 	if len(runs)+len(unreadable) == 0 {
 		return
 	}

@@ -130,6 +130,8 @@ type Engine struct {
 	now   func() time.Time
 	// ahead are the one-shot sandboxes made ahead of their runs.
 	ahead aheadState
+	// ready are the persistent sandboxes' next runs, started ahead.
+	ready readyState
 	// hostRun are the Space Apps that run in place with no sandbox, by
 	// id: their folders (mountguard.go).
 	hostRun hostRunApps
@@ -338,6 +340,7 @@ func (e *Engine) Close() error {
 			e.stopBackground()
 		}
 		e.closeAhead()
+		e.closeReady()
 		e.live.killAll()
 		e.live.wait(5 * time.Second)
 		e.purgeMu.Lock()

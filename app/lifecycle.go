@@ -25,6 +25,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	e.readyChanged(id)
 	n := e.live.killSandbox(id, "stopped")
 	defer e.forgetStatus(id)
 	if p := e.persistent(sb); p != nil {
@@ -38,6 +39,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (int, error) {
 
 // StopAll stops every sandbox's processes and containers.
 func (e *Engine) StopAll(ctx context.Context) int {
+	e.readyChanged("")
 	n := e.live.killAll()
 	all, _ := e.List()
 	for i := range all {

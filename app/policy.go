@@ -89,6 +89,9 @@ func (e *Engine) setSettings(s Settings, writeFile bool) (Settings, error) {
 	if s.McpSessionIdleMinutes < 1 || s.McpSessionIdleMinutes > 1440 {
 		return Settings{}, badField("mcpSessionIdleMinutes", s.McpSessionIdleMinutes, "must be from 1 to 1440 minutes (a day)")
 	}
+	if err := checkRange("readyIdleMinutes", s.ReadyIdleMinutes, 0, 1440, " minutes (0: no sandbox is kept ready)"); err != nil {
+		return Settings{}, err
+	}
 	if s.McpMaxSessions < 1 || s.McpMaxSessions > 1000 {
 		return Settings{}, badField("mcpMaxSessions", s.McpMaxSessions, "must be from 1 to 1000 sessions per token")
 	}

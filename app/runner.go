@@ -307,6 +307,9 @@ const MaxTTLMs = 30 * 24 * 3600 * 1000
 // isolation the run really got, refusals included. (A one-shot the engine
 // has a sandbox ready for passes the same checks in runAhead.)
 func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
+	if res, err, ok := e.runReady(ctx, p); ok {
+		return res, err
+	}
 	rec := e.newRecord(ctx, p)
 	release := p.admitted
 	if release == nil {
@@ -366,7 +369,9 @@ func (e *Engine) run(ctx context.Context, p *plan) (*RunResult, error) {
 		return e.refuse(&rec, fmt.Errorf("%s could not start the sandbox: %w", backend.Name(), err))
 	}
 	owned = false
-	return e.started(ctx, p, rec, r, proc, start, release), nil
+	res := e.started(ctx, p, rec, r, proc, start, release)
+	e.readyAfter(p, nil) // its next run is started ahead (ready.go)
+	return res, nil
 }
 
 // newRecord is the record of p's run, before it starts, for the

@@ -452,6 +452,7 @@ func (e *Engine) Update(id string, cfg SandboxConfig) (*Sandbox, error) {
 		return nil, fmt.Errorf("saving sandbox: %w", err)
 	}
 	e.forgetStatus(id)
+	e.readyChanged(id) // its next run starts from what was saved
 	e.withLiveState(&next)
 	return &next, nil
 }
@@ -497,6 +498,7 @@ func ownedByApp(sb *Sandbox, why string) error {
 
 func (e *Engine) deleteSandbox(ctx context.Context, sb *Sandbox, purge bool) (bool, error) {
 	id := sb.ID
+	e.readyChanged(id)
 	e.live.killSandbox(id, "sandbox deleted")
 	e.live.waitSandbox(id)
 	var de *docker.DaemonError

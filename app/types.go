@@ -47,6 +47,7 @@ func DefaultSettings() Settings {
 		Notifications:         true,
 		McpSessionIdleMinutes: 30,
 		McpMaxSessions:        16,
+		ReadyIdleMinutes:      5,
 		DockerPoolSize:        2,
 	}
 	s.MaxSandboxes, s.MaxRunsPerSandbox = 500, 32

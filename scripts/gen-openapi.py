@@ -349,6 +349,7 @@ schemas = {
    "landlockListen":D("permit listen ports in landlock sandboxes (they bind in this machine's network)", B),
    "defaultImage":D("the container image of container backends"),"notifications":D("desktop notifications", B),
    "mcpSessionIdleMinutes":{"type":"integer","minimum":1,"maximum":1440},"mcpMaxSessions":{"type":"integer","minimum":1,"maximum":1000},
+   "readyIdleMinutes":D("how long a persistent sandbox stays ready after its last run (its next run's bwrap started ahead, so that the run starts as fast as a one-shot), in minutes (0: none is kept ready)", {"type":"integer","minimum":0,"maximum":1440}),
    "lanListen":D("IP:PORT of the LAN listener the desktop app and senclaw serve open at their start (as --lan): the API and /mcp over TLS to agent and tenant tokens only; empty: none; only the owner may change it, and it takes effect at the next start"),
    "mountAllow":D("host folders the owner lets sandboxes mount although the mount guard refuses them by default", strs),
    "maxSandboxes":{"type":"integer","minimum":1,"maximum":100000},

@@ -49,6 +49,10 @@ type Settings struct {
 	// hold at once (1 to 1000); the next closes the least recently used
 	// idle one, and is answered 429 only when every one is busy.
 	McpMaxSessions int `json:"mcpMaxSessions"`
+	// ReadyIdleMinutes is how long a persistent sandbox stays ready
+	// after its last run (its next run started ahead, so that it starts
+	// as fast as a one-shot): 0 to 1440 minutes, 0 keeping none ready.
+	ReadyIdleMinutes int `json:"readyIdleMinutes"`
 	// LANListen is the address (IP:PORT) of the LAN listener that the
 	// desktop app and senclaw serve open at their start, as serve --lan
 	// does: the API and /mcp over TLS to agent and tenant tokens only.

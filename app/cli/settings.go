@@ -70,6 +70,7 @@ var settingHelp = map[string]string{
 	"landlockListen":            "allow listen ports in landlock sandboxes (they bind in this machine's network)",
 	"allowedSockets":            "host Unix sockets every sandbox may connect to (comma-separated absolute paths)",
 	"mountAllow":                "host folders sandboxes may mount although the mount guard refuses them (comma-separated)",
+	"readyIdleMinutes":          "a persistent sandbox stays ready (its next run started ahead) for this many minutes after its last run (0 to 1440; 0: none)",
 	"dockerPoolSize":            "idle Docker containers kept ready per one-shot configuration (0 to 16; 0: none)",
 	"engines":                   "the Docker engines on other machines sandboxes may be made on (senclaw engines add, rm)",
 	"maxSandboxes":              "the most sandboxes the engine holds; more are refused",

@@ -16,10 +16,12 @@ import (
 	"github.com/senclaw/sandbox/internal/testutil"
 )
 
-// The one-shot sandboxes a daemon keeps made ahead die with it: after a
-// SIGKILL none of their processes is left, and the next start removes
-// their workspaces (tmpfs ones included), cgroups and entries; a daemon
-// stopped as usual leaves none of those it had ready.
+// The one-shot sandboxes a daemon keeps made ahead, and the ready start of
+// a persistent sandbox in use, die with it: after a SIGKILL none of their
+// processes is left, and the next start removes their cgroups and
+// entries, and the one-shots' workspaces (tmpfs ones included) but not
+// the persistent sandbox's; a daemon stopped as usual leaves none of
+// those it had ready.
 func TestSandboxesMadeAheadDieWithTheDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a real daemon SIGKILLed with sandboxes made ahead (about 7 s); make test-go runs it")
@@ -29,7 +31,17 @@ func TestSandboxesMadeAheadDieWithTheDaemon(t *testing.T) {
 	d := buildDaemon(t)
 	d.env = append(d.env, "SENCLAW_AHEAD_ONESHOTS=2")
 	d.start()
-	ready := waitMadeAhead(t, d, 2)
+	waitMadeAhead(t, d, 2)
+	code, out := d.cli("create", "--name", "kept-ready")
+	if code != 0 {
+		t.Fatalf("senclaw create: %d %s", code, out)
+	}
+	persistent := strings.Fields(out)[0]
+	if code, out := d.cli("run", "--sandbox", persistent, "--", "true"); code != 0 {
+		t.Fatalf("a run in the persistent sandbox: %d %s", code, out)
+	}
+	// Two one-shots made ahead and the persistent sandbox's ready start.
+	ready := waitMadeAhead(t, d, 3)
 	// Each process of theirs, held by a pidfd (no pid reused meanwhile
 	// is ever looked at).
 	var held []int
@@ -59,10 +71,13 @@ func TestSandboxesMadeAheadDieWithTheDaemon(t *testing.T) {
 		}
 	}
 	left := aheadEntries(t, d)
-	if len(left) != 2 {
-		t.Fatalf("the store names %d sandboxes made ahead, want the 2 there were: %v", len(left), left)
+	if len(left) != 3 {
+		t.Fatalf("the store names %d sandboxes made ahead, want the 3 there were: %v", len(left), left)
 	}
 	d.start()
+	if _, err := os.Stat(filepath.Join(d.data, "workspaces", persistent)); err != nil {
+		t.Errorf("the persistent sandbox's workspace went with its ready start: %v", err)
+	}
 	for id, runID := range left {
 		ws := filepath.Join(d.data, "workspaces", id)
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -92,8 +107,8 @@ func TestSandboxesMadeAheadDieWithTheDaemon(t *testing.T) {
 	if left := aheadEntries(t, d); len(left) > 0 {
 		t.Errorf("a stopped daemon left sandboxes made ahead on record: %v", left)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(d.data, "workspaces")); len(entries) > 0 {
-		t.Errorf("a stopped daemon left %d workspaces", len(entries))
+	if entries, _ := os.ReadDir(filepath.Join(d.data, "workspaces")); len(entries) != 1 {
+		t.Errorf("a stopped daemon left %d workspaces, want only the persistent sandbox's", len(entries))
 	}
 	if m := d.mounts(); len(m) > 0 {
 		t.Errorf("a stopped daemon left mounts: %v", m)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -30,8 +31,9 @@ const crashLoopRuns = 200
 // (one-shot, persistent, background, traced, Docker), four at a time.
 // After each kill the store opens and passes tx.Check; after the restart
 // every run is finished or marked killed, and nothing of this engine is
-// left: no process, no run cgroup, no container from before, no one-shot
-// workspace or mount. The next runs work. Only this test's engine's
+// left: no process, no run cgroup (those of the persistent sandbox's
+// ready starts the kills left included), no container from before, no
+// one-shot workspace or mount. The next runs work. Only this test's engine's
 // things are looked at (its data dir, its run ids, its Docker owner
 // label): other engines run on this machine.
 func TestSIGKILLLeavesNothingBehind(t *testing.T) {
@@ -54,6 +56,8 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 
 	var persistent string
+	var readyLeft []string // the run ids of the ready starts the last kill left
+	readyKilled := 0
 	replied := map[string]bool{} // run ids whose caller got the end of the run
 	var mu sync.Mutex
 	kills := 0
@@ -70,6 +74,11 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 			persistent = sb.Sandbox.ID
 		} else {
 			checkNothingLeft(t, d, c, began, restarted, persistent, marker)
+			for _, id := range readyLeft {
+				if left := runCgroups(id); len(left) > 0 {
+					t.Errorf("the persistent sandbox's ready start %s, left by the kill, left cgroups: %v", id, left)
+				}
+			}
 		}
 		end := min(next+20+rng.Intn(30), crashLoopRuns)
 		kill := end < crashLoopRuns
@@ -116,6 +125,8 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 		if kill {
 			d.stopped()
 			checkStoreFile(t, d.data)
+			readyLeft = readyStartsOf(t, d)
+			readyKilled += len(readyLeft)
 		} else {
 			checkNothingLeftAtTheEnd(t, d, c, persistent, replied)
 		}
@@ -123,6 +134,9 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 	}
 	if kills < 3 {
 		t.Fatalf("the loop killed the engine only %d times", kills)
+	}
+	if readyKilled == 0 {
+		t.Error("no kill came while the persistent sandbox had a ready start")
 	}
 	t.Logf("%d runs, %d SIGKILLs, %d replies", crashLoopRuns, kills, len(replied))
 }
@@ -284,6 +298,9 @@ func checkNothingLeftAtTheEnd(t *testing.T, d *daemonProcess, c *client.Client, 
 	}
 	d.stopped()
 	checkStoreFile(t, d.data)
+	if left := aheadEntries(t, d); len(left) > 0 {
+		t.Errorf("sandboxes made ahead or ready starts on record after the stop: %v", left)
+	}
 	if left := d.containers(""); len(left) > 0 {
 		t.Errorf("containers left after the stop: %v", left)
 	}
@@ -291,6 +308,35 @@ func checkNothingLeftAtTheEnd(t *testing.T, d *daemonProcess, c *client.Client, 
 	if len(entries) != 1 {
 		t.Errorf("workspaces left after the stop: %d, want only the persistent sandbox's", len(entries))
 	}
+}
+
+// readyStartsOf reads, from the store of a daemon that is not running,
+// the run ids of the persistent sandboxes' ready starts it had.
+func readyStartsOf(t *testing.T, d *daemonProcess) []string {
+	t.Helper()
+	s, err := store.Open(filepath.Join(d.data, "senclaw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out []string
+	err = s.EachAhead(func(_ string, data []byte) error {
+		var ent struct {
+			RunID   string `json:"runId"`
+			Sandbox string `json:"sandbox"`
+		}
+		if err := json.Unmarshal(data, &ent); err != nil {
+			return err
+		}
+		if ent.Sandbox != "" {
+			out = append(out, ent.RunID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // runCgroups finds the cgroups of run id, under every place the engine's

@@ -90,6 +90,32 @@ type aheadProcess struct {
 	argv  *os.File // nil once handed
 }
 
+// What the process started does beyond backends.Process, it does
+// started ahead too: the embedded interface alone would hide it.
+var (
+	_ backends.Signaler   = (*aheadProcess)(nil)
+	_ backends.Terminator = (*aheadProcess)(nil)
+)
+
+// Signal passes sig to the sandbox's command, as a process Start
+// started does (an attached run's caller's signals).
+func (p *aheadProcess) Signal(sig syscall.Signal) error {
+	s, ok := p.Process.(backends.Signaler)
+	if !ok {
+		return errors.New("this sandbox passes no signal")
+	}
+	return s.Signal(sig)
+}
+
+// Terminate stops the sandbox gracefully, as a process Start started
+// is stopped.
+func (p *aheadProcess) Terminate() error {
+	if t, ok := p.Process.(backends.Terminator); ok {
+		return t.Terminate()
+	}
+	return p.Kill()
+}
+
 // argvTimeout bounds the handing over of a command: the forwarder reads
 // it as it comes, so only a sandbox that is stuck takes longer.
 const argvTimeout = setupTimeout

@@ -2119,6 +2119,8 @@ export interface components {
             notifications: boolean;
             mcpSessionIdleMinutes: number;
             mcpMaxSessions: number;
+            /** @description how long a persistent sandbox stays ready after its last run (its next run's bwrap started ahead, so that the run starts as fast as a one-shot), in minutes (0: none is kept ready) */
+            readyIdleMinutes: number;
             /** @description IP:PORT of the LAN listener the desktop app and senclaw serve open at their start (as --lan): the API and /mcp over TLS to agent and tenant tokens only; empty: none; only the owner may change it, and it takes effect at the next start */
             lanListen: string;
             /** @description host folders the owner lets sandboxes mount although the mount guard refuses them by default */
