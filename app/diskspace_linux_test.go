@@ -90,6 +90,11 @@ func TestSavedMaxRunsBecomesMaxBackgroundRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	// An engine of that version wrote no policy file, whose values would
+	// be read back over the store's.
+	if err := os.Remove(e.ownerPolicyPath()); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	e2, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
