@@ -361,3 +361,65 @@ func TestCredentialedCLIsAreRefusedUnderDeny(t *testing.T) {
 		t.Errorf("senclaw settings does not show exec.credentialedCommands: %s", out)
 	}
 }
+
+// TestATenantsHostExecReachesNeitherTheSocketNorRootsFiles: a confined
+// host exec runs as the engine's own user. The API's socket takes that
+// user, with no token, for the owner (SO_PEERCRED), and Landlock before
+// ABI 9 does not stop a connect to a pathname Unix socket: the seccomp
+// filter must keep the tenant's command from the engine's api.sock and
+// any abstract socket. A root engine's host exec is uid 0 with no
+// capability, which file modes still let read root's own files in the
+// system roots it reads (/etc/shadow, private keys): those must stay out
+// of reach too.
+func TestATenantsHostExecReachesNeitherTheSocketNorRootsFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	secret := ""
+	if os.Geteuid() == 0 {
+		f, err := os.CreateTemp("/etc", "senclaw-hostexec-secret-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret = f.Name()
+		t.Cleanup(func() { os.Remove(secret) })
+		f.WriteString("SECRET\n")
+		f.Close()
+		if err := os.Chmod(secret, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := startDaemon(t)
+	aEnv, aProject := d.tenantToken(t, "a")
+	d.setAgentShell(t, false)
+	for _, kv := range []string{"guard.protectedPaths=false", "exec.tenantHostPolicy=warn"} {
+		if code, out, errOut := d.cli(t, nil, "settings", "set", kv); code != 0 {
+			t.Fatalf("settings set %s: %d %s %s", kv, code, out, errOut)
+		}
+	}
+	sock := apitype.SocketPath(filepath.Join(d.root, "run", "senclaw"))
+	script := strings.Join([]string{
+		`curl -s -o /dev/null -w 'STATUS:%{http_code}\n' --unix-socket ` + sock + ` http://senclaw/api/sandbox/settings`,
+		`socat -u OPEN:/dev/null ABSTRACT-CONNECT:senclaw 2>&1 | grep -q 'socket(1' && echo NO:abstract`,
+		`cat /etc/ssl/private/* /etc/gshadow 2>/dev/null | grep -q . && echo LEAK:etc`,
+		`if [ -n "` + secret + `" ]; then cat "` + secret + `" 2>/dev/null && echo LEAK:root-file; fi`,
+		`cat /usr/bin/env >/dev/null && echo CAN:system-roots`,
+		`echo done`,
+	}, "\n")
+	code, stdout, errOut := d.agentShell(t, aEnv, aProject, script)
+	if code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("the tenant's host command: %d %q %s", code, stdout, errOut)
+	}
+	if strings.Contains(stdout, "STATUS:2") {
+		t.Errorf("the tenant's confined host exec was answered by the engine's socket, as the owner: %s", stdout)
+	}
+	if !strings.Contains(stdout, "NO:abstract") || !strings.Contains(stdout, "CAN:system-roots") {
+		t.Errorf("want no Unix socket made and the system roots read: %s %s", stdout, errOut)
+	}
+	if strings.Contains(stdout, "LEAK:") {
+		t.Errorf("the confined host exec read root's own files: %s", stdout)
+	}
+	if r := d.lastRun(t); r.Isolation != "landlock (host exec)" {
+		t.Errorf("the record says %q, want landlock (host exec)", r.Isolation)
+	}
+}
