@@ -423,3 +423,57 @@ func TestATenantsHostExecReachesNeitherTheSocketNorRootsFiles(t *testing.T) {
 		t.Errorf("the record says %q, want landlock (host exec)", r.Isolation)
 	}
 }
+
+// TestAHostExecMakesNoSetuidFile: an agent's confined host exec runs as
+// the engine's user, uid 0 for a root engine, and writes its project,
+// which has no nosuid mount around it as a sandbox's has: a setuid or
+// setgid copy of a program made there would run as root for any local
+// user who reaches the project. chmod, open and mknod with those bits
+// must fail, and another local user must not gain root from what the
+// command left.
+func TestAHostExecMakesNoSetuidFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	other := testutil.SecondUser(t)
+	d := startDaemon(t)
+	code, secret, _ := d.cli(t, nil, "tokens", "add", "--tools", "all", "bot")
+	if code != 0 {
+		t.Fatal("tokens add")
+	}
+	bot := []string{"SENCLAW_TOKEN=" + strings.TrimSpace(secret)}
+	d.setAgentShell(t, false)
+	if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.tenantHostPolicy=warn"); code != 0 {
+		t.Fatalf("settings set: %d %s %s", code, out, errOut)
+	}
+	project := d.dir(t, "suid-project")
+	if err := os.Chmod(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := strings.Join([]string{
+		`cp /usr/bin/id suid-id; chmod 4755 suid-id 2>/dev/null; chmod 2755 sgid-id 2>/dev/null`,
+		`cp /usr/bin/id sgid-id; chmod g+s sgid-id 2>/dev/null`,
+		`stat -c '%n %a' suid-id sgid-id`,
+		`echo done`,
+	}, "\n")
+	code, stdout, errOut := d.agentShell(t, bot, project, script)
+	if code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("the agent's host command: %d %q %s", code, stdout, errOut)
+	}
+	if r := d.lastRun(t); r.Isolation != "landlock (host exec)" {
+		t.Fatalf("the record says %q, want landlock (host exec)", r.Isolation)
+	}
+	for _, name := range []string{"suid-id", "sgid-id"} {
+		fi, err := os.Stat(filepath.Join(project, name))
+		if err != nil {
+			t.Fatalf("%s: %v (%s %s)", name, err, stdout, errOut)
+		}
+		if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("the host exec made %s %v, owned by uid %d", name, fi.Mode(), fi.Sys().(*syscall.Stat_t).Uid)
+		}
+	}
+	out, _ := other.Command(filepath.Join(project, "suid-id"), "-u").CombinedOutput()
+	if os.Geteuid() == 0 && strings.TrimSpace(string(out)) == "0" {
+		t.Errorf("another local user ran the host exec's file as root: %s", out)
+	}
+}
