@@ -403,6 +403,7 @@ func TestATenantsHostExecReachesNeitherTheSocketNorRootsFiles(t *testing.T) {
 		`socat -u OPEN:/dev/null ABSTRACT-CONNECT:senclaw 2>&1 | grep -q 'socket(1' && echo NO:abstract`,
 		`cat /etc/ssl/private/* /etc/gshadow 2>/dev/null | grep -q . && echo LEAK:etc`,
 		`if [ -n "` + secret + `" ]; then cat "` + secret + `" 2>/dev/null && echo LEAK:root-file; fi`,
+		`ln /etc/gshadow hl 2>/dev/null; cat hl 2>/dev/null | grep -q . && echo LEAK:hard-link`,
 		`cat /usr/bin/env >/dev/null && echo CAN:system-roots`,
 		`echo done`,
 	}, "\n")
