@@ -478,3 +478,45 @@ func TestAHostExecMakesNoSetuidFile(t *testing.T) {
 		t.Errorf("another local user ran the host exec's file as root: %s", out)
 	}
 }
+
+// TestAHandEditOfTheOwnersPolicyHoldsForTheNextAgentShellRun: the owner
+// switches the Agent shell back on by editing policy.json by hand; the
+// very next command of an agent through the agent shell runs in a
+// sandbox, not on the host as the switch said before the edit.
+func TestAHandEditOfTheOwnersPolicyHoldsForTheNextAgentShellRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	d := startDaemon(t)
+	code, secret, _ := d.cli(t, nil, "tokens", "add", "--tools", "all", "bot")
+	if code != 0 {
+		t.Fatal("tokens add")
+	}
+	bot := []string{"SENCLAW_TOKEN=" + strings.TrimSpace(secret)}
+	d.setAgentShell(t, false)
+	project := d.dir(t, "hand-edit")
+	if code, out, errOut := d.agentShell(t, bot, project, "true"); code != 0 {
+		t.Fatalf("the agent's command: %d %s %s", code, out, errOut)
+	}
+	if r := d.lastRun(t); r.Isolation != "landlock (host exec)" {
+		t.Fatalf("with the switch off the record says %q, want landlock (host exec)", r.Isolation)
+	}
+	path := filepath.Join(d.root, "config", "senclaw", "policy.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`("sandboxed":\s*)false`).ReplaceAll(data, []byte("${1}true"))
+	if string(edited) == string(data) {
+		t.Fatalf("no agentShell.sandboxed false in %s", data)
+	}
+	if err := os.WriteFile(path, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := d.agentShell(t, bot, project, "true"); code != 0 {
+		t.Fatalf("the agent's command after the edit: %d %s %s", code, out, errOut)
+	}
+	if r := d.lastRun(t); r.Isolation == "landlock (host exec)" || r.Isolation == "none" {
+		t.Errorf("after the owner's hand edit switched the Agent shell on, the agent's command ran on the host (%q)", r.Isolation)
+	}
+}
