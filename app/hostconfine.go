@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/senclaw/sandbox/app/guard"
@@ -96,6 +97,41 @@ func (e *Engine) confineHostSpec(p *plan, spec *backends.Spec) {
 	if t := p.sb.Tenant; t != "" {
 		spec.WritePaths = []string{canonical(e.TenantDir(t))}
 	}
+	spec.Masked = append(spec.Masked, notForOthers(hostSecretsRoot)...)
+}
+
+// hostSecretsRoot is the system root that holds the host's own secrets
+// (shadow, private keys, services' credentials).
+const hostSecretsRoot = "/etc"
+
+// notForOthers lists what under dir other users may not read: files
+// without o+r, folders without o+rx (not walked into). A host exec runs
+// as the engine's user, uid 0 with no capability for a root engine,
+// which the file modes still let read root's own files (/etc/shadow,
+// /etc/ssl/private) and its groups' (ssl-cert); Landlock, which reads
+// the system roots, keeps these out as masked paths. Read at each run
+// (a few milliseconds), so that a file made since is out too.
+func notForOthers(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		perm := fi.Mode().Perm()
+		switch {
+		case d.IsDir() && perm&0o005 != 0o005:
+			out = append(out, p)
+			return fs.SkipDir
+		case !d.IsDir() && perm&0o004 == 0:
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
 }
 
 // refuseTenantDirs refuses an unconfined host exec of who (Landlock is

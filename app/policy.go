@@ -272,6 +272,11 @@ var agentNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // available, it is refused. Whether a principal other than the owner
 // may take the off path is the tenant host policy's (hostpolicy.go).
 func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunResult, error) {
+	// The owner's hand edit of its policy file holds from this run on
+	// (the Agent shell switch is in it).
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	pol := e.Policy()
 	if req.Agent != "" && !agentNameRE().MatchString(req.Agent) {
 		return nil, badField("agent", req.Agent, "names an agent in lowercase letters, digits and dashes (claude-code, gemini-cli, shell), at most 32")
@@ -358,6 +363,9 @@ func startDir(project, dir string) (string, error) {
 // it before they hand a command to the agent shell, so that a refusal
 // reaches the agent as a denial rather than as a failed command.
 func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string, error) {
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return "", asRefusal(err)
+	}
 	pol := e.Policy()
 	tenant := principal.Of(ctx).Tenant
 	dir, err := e.checkTenantDir("projectDir", projectDir, tenant, true)

@@ -129,6 +129,10 @@ type plan struct {
 
 // Exec runs req in the persistent sandbox id.
 func (e *Engine) Exec(ctx context.Context, id string, req RunRequest) (*RunResult, error) {
+	// The owner's hand edit of its policy file holds from this run on.
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	sb, err := e.Get(id)
 	if err != nil {
 		return nil, err

@@ -84,6 +84,9 @@ func (e *Engine) SchedulerScript(ctx context.Context, r ScheduledRun) (*RunResul
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	if !r.ByOwner() {
 		// The firing is its maker's, whose record it is.
 		ctx = principal.With(ctx, principal.FromLabel(r.By, r.Tenant))

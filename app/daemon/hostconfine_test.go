@@ -361,3 +361,162 @@ func TestCredentialedCLIsAreRefusedUnderDeny(t *testing.T) {
 		t.Errorf("senclaw settings does not show exec.credentialedCommands: %s", out)
 	}
 }
+
+// TestATenantsHostExecReachesNeitherTheSocketNorRootsFiles: a confined
+// host exec runs as the engine's own user. The API's socket takes that
+// user, with no token, for the owner (SO_PEERCRED), and Landlock before
+// ABI 9 does not stop a connect to a pathname Unix socket: the seccomp
+// filter must keep the tenant's command from the engine's api.sock and
+// any abstract socket. A root engine's host exec is uid 0 with no
+// capability, which file modes still let read root's own files in the
+// system roots it reads (/etc/shadow, private keys): those must stay out
+// of reach too.
+func TestATenantsHostExecReachesNeitherTheSocketNorRootsFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	secret := ""
+	if os.Geteuid() == 0 {
+		f, err := os.CreateTemp("/etc", "senclaw-hostexec-secret-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret = f.Name()
+		t.Cleanup(func() { os.Remove(secret) })
+		f.WriteString("SECRET\n")
+		f.Close()
+		if err := os.Chmod(secret, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := startDaemon(t)
+	aEnv, aProject := d.tenantToken(t, "a")
+	d.setAgentShell(t, false)
+	for _, kv := range []string{"guard.protectedPaths=false", "exec.tenantHostPolicy=warn"} {
+		if code, out, errOut := d.cli(t, nil, "settings", "set", kv); code != 0 {
+			t.Fatalf("settings set %s: %d %s %s", kv, code, out, errOut)
+		}
+	}
+	sock := apitype.SocketPath(filepath.Join(d.root, "run", "senclaw"))
+	script := strings.Join([]string{
+		`curl -s -o /dev/null -w 'STATUS:%{http_code}\n' --unix-socket ` + sock + ` http://senclaw/api/sandbox/settings`,
+		`socat -u OPEN:/dev/null ABSTRACT-CONNECT:senclaw 2>&1 | grep -q 'socket(1' && echo NO:abstract`,
+		`cat /etc/ssl/private/* /etc/gshadow 2>/dev/null | grep -q . && echo LEAK:etc`,
+		`if [ -n "` + secret + `" ]; then cat "` + secret + `" 2>/dev/null && echo LEAK:root-file; fi`,
+		`ln /etc/gshadow hl 2>/dev/null; cat hl 2>/dev/null | grep -q . && echo LEAK:hard-link`,
+		`cat /usr/bin/env >/dev/null && echo CAN:system-roots`,
+		`echo done`,
+	}, "\n")
+	code, stdout, errOut := d.agentShell(t, aEnv, aProject, script)
+	if code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("the tenant's host command: %d %q %s", code, stdout, errOut)
+	}
+	if strings.Contains(stdout, "STATUS:2") {
+		t.Errorf("the tenant's confined host exec was answered by the engine's socket, as the owner: %s", stdout)
+	}
+	if !strings.Contains(stdout, "NO:abstract") || !strings.Contains(stdout, "CAN:system-roots") {
+		t.Errorf("want no Unix socket made and the system roots read: %s %s", stdout, errOut)
+	}
+	if strings.Contains(stdout, "LEAK:") {
+		t.Errorf("the confined host exec read root's own files: %s", stdout)
+	}
+	if r := d.lastRun(t); r.Isolation != "landlock (host exec)" {
+		t.Errorf("the record says %q, want landlock (host exec)", r.Isolation)
+	}
+}
+
+// TestAHostExecMakesNoSetuidFile: an agent's confined host exec runs as
+// the engine's user, uid 0 for a root engine, and writes its project,
+// which has no nosuid mount around it as a sandbox's has: a setuid or
+// setgid copy of a program made there would run as root for any local
+// user who reaches the project. chmod, open and mknod with those bits
+// must fail, and another local user must not gain root from what the
+// command left.
+func TestAHostExecMakesNoSetuidFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	other := testutil.SecondUser(t)
+	d := startDaemon(t)
+	code, secret, _ := d.cli(t, nil, "tokens", "add", "--tools", "all", "bot")
+	if code != 0 {
+		t.Fatal("tokens add")
+	}
+	bot := []string{"SENCLAW_TOKEN=" + strings.TrimSpace(secret)}
+	d.setAgentShell(t, false)
+	if code, out, errOut := d.cli(t, nil, "settings", "set", "exec.tenantHostPolicy=warn"); code != 0 {
+		t.Fatalf("settings set: %d %s %s", code, out, errOut)
+	}
+	project := d.dir(t, "suid-project")
+	if err := os.Chmod(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := strings.Join([]string{
+		`cp /usr/bin/id suid-id; chmod 4755 suid-id 2>/dev/null; chmod 2755 sgid-id 2>/dev/null`,
+		`cp /usr/bin/id sgid-id; chmod g+s sgid-id 2>/dev/null`,
+		`stat -c '%n %a' suid-id sgid-id`,
+		`echo done`,
+	}, "\n")
+	code, stdout, errOut := d.agentShell(t, bot, project, script)
+	if code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("the agent's host command: %d %q %s", code, stdout, errOut)
+	}
+	if r := d.lastRun(t); r.Isolation != "landlock (host exec)" {
+		t.Fatalf("the record says %q, want landlock (host exec)", r.Isolation)
+	}
+	for _, name := range []string{"suid-id", "sgid-id"} {
+		fi, err := os.Stat(filepath.Join(project, name))
+		if err != nil {
+			t.Fatalf("%s: %v (%s %s)", name, err, stdout, errOut)
+		}
+		if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("the host exec made %s %v, owned by uid %d", name, fi.Mode(), fi.Sys().(*syscall.Stat_t).Uid)
+		}
+	}
+	out, _ := other.Command(filepath.Join(project, "suid-id"), "-u").CombinedOutput()
+	if os.Geteuid() == 0 && strings.TrimSpace(string(out)) == "0" {
+		t.Errorf("another local user ran the host exec's file as root: %s", out)
+	}
+}
+
+// TestAHandEditOfTheOwnersPolicyHoldsForTheNextAgentShellRun: the owner
+// switches the Agent shell back on by editing policy.json by hand; the
+// very next command of an agent through the agent shell runs in a
+// sandbox, not on the host as the switch said before the edit.
+func TestAHandEditOfTheOwnersPolicyHoldsForTheNextAgentShellRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds senclaw")
+	}
+	d := startDaemon(t)
+	code, secret, _ := d.cli(t, nil, "tokens", "add", "--tools", "all", "bot")
+	if code != 0 {
+		t.Fatal("tokens add")
+	}
+	bot := []string{"SENCLAW_TOKEN=" + strings.TrimSpace(secret)}
+	d.setAgentShell(t, false)
+	project := d.dir(t, "hand-edit")
+	if code, out, errOut := d.agentShell(t, bot, project, "true"); code != 0 {
+		t.Fatalf("the agent's command: %d %s %s", code, out, errOut)
+	}
+	if r := d.lastRun(t); r.Isolation != "landlock (host exec)" {
+		t.Fatalf("with the switch off the record says %q, want landlock (host exec)", r.Isolation)
+	}
+	path := filepath.Join(d.root, "config", "senclaw", "policy.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`("sandboxed":\s*)false`).ReplaceAll(data, []byte("${1}true"))
+	if string(edited) == string(data) {
+		t.Fatalf("no agentShell.sandboxed false in %s", data)
+	}
+	if err := os.WriteFile(path, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := d.agentShell(t, bot, project, "true"); code != 0 {
+		t.Fatalf("the agent's command after the edit: %d %s %s", code, out, errOut)
+	}
+	if r := d.lastRun(t); r.Isolation == "landlock (host exec)" || r.Isolation == "none" {
+		t.Errorf("after the owner's hand edit switched the Agent shell on, the agent's command ran on the host (%q)", r.Isolation)
+	}
+}

@@ -121,9 +121,6 @@ func confine(s *setup) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	if err := loadSeccomp(s.Seccomp); err != nil {
-		return err
-	}
 	if err := restrict(s); err != nil {
 		return err
 	}
@@ -139,6 +136,12 @@ func confine(s *setup) error {
 	}
 	if err := unix.Chdir(s.Dir); err != nil {
 		return fmt.Errorf("entering the workspace %s: %w", s.Dir, err)
+	}
+	// After the helper's own opens: the filter refuses openat2, whose
+	// mode it cannot see (no setuid file), and restrict opens each grant
+	// with it, following no link.
+	if err := loadSeccomp(s.Seccomp); err != nil {
+		return err
 	}
 	if s.Guard > 0 {
 		// Last: the engine answers the command's connects from here on.

@@ -157,7 +157,10 @@ func (b *Backend) prepare(spec *backends.Spec) (*prepared, error) {
 	}
 	r := &prepared{}
 	env := privateTmp(spec.Env, ws)
-	o := seccompfilter.Options{InetStreamOnly: true, NoSockets: spec.Net == nil, NoListen: true, OwnProcessOnly: true, NoHostIPC: true}
+	// No setuid or setgid file either: no nosuid mount is around what a
+	// Landlock run writes, and a host exec's files are the engine's
+	// user's, root's for a root engine.
+	o := seccompfilter.Options{InetStreamOnly: true, NoSockets: spec.Net == nil, NoListen: true, OwnProcessOnly: true, NoHostIPC: true, NoSetID: true}
 	if n := spec.Net; n != nil {
 		if abi < 4 {
 			return nil, &RefusedError{Reason: fmt.Sprintf("this run needs network, and Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7); use bwrap or docker, or turn the network off", abi)}
