@@ -152,15 +152,7 @@ func (e *Engine) refuseTenantDirs(ctx context.Context, p *plan, who principal.Pr
 			in.Off = append(in.Off, g.Group)
 		}
 	}
-	var res guard.Result
-	switch {
-	case p.req.Command != "":
-		res = guard.Check(p.req.Command, in)
-	case p.req.Language == "bash":
-		res = guard.Check(p.code, in)
-	case len(p.req.Argv) > 0:
-		res = guard.CheckArgv(p.req.Argv, in)
-	}
+	res := guardPlan(p, in)
 	if !res.Denied() {
 		return nil
 	}

@@ -30,16 +30,7 @@ func (e *Engine) guardShell(ctx context.Context, p *plan) error {
 	if mode == guard.ModeOff {
 		return nil
 	}
-	var res guard.Result
-	in := e.guardInput(p, gs)
-	switch {
-	case p.req.Command != "":
-		res = guard.Check(p.req.Command, in)
-	case p.req.Language == "bash":
-		res = guard.Check(p.code, in)
-	case len(p.req.Argv) > 0:
-		res = guard.CheckArgv(p.req.Argv, in)
-	}
+	res := guardPlan(p, e.guardInput(p, gs))
 	if !res.Denied() {
 		return nil
 	}
@@ -211,4 +202,18 @@ func (e *Engine) GuardCheck(command string, argv []string, path, cwd string) (gu
 	}
 	in := guard.Input{Off: guardOff(gs), Home: e.opts.HomeDir, Cwd: cwd, Protected: e.guardProtected(), Allowed: e.guardAllowed()}
 	return guard.NewReport(command, argv, in, path, guard.Mode(gs.Sandbox)), nil
+}
+
+// guardPlan reads what p runs as shell text (its command line, its bash
+// code or its argv) with in; a run of other code has none to read.
+func guardPlan(p *plan, in guard.Input) guard.Result {
+	switch {
+	case p.req.Command != "":
+		return guard.Check(p.req.Command, in)
+	case p.req.Language == "bash":
+		return guard.Check(p.code, in)
+	case len(p.req.Argv) > 0:
+		return guard.CheckArgv(p.req.Argv, in)
+	}
+	return guard.Result{}
 }
