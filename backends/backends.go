@@ -270,6 +270,12 @@ type NetPlumbing struct {
 	// sandbox opens to the engine's proxy, carried over the backend's own
 	// link; the engine's proxy answers it as one from Dir's socket.
 	Serve func(net.Conn)
+	// CABundle, for a sandbox on another machine (no Dir to put it in),
+	// is the bundle of trusted roots and the engine's proxy CA that the
+	// backend writes at netfwd.MountDir/netfwd.CABundle in the sandbox,
+	// as the sandbox user, before the run: the engine's CA variables
+	// point there as they do for a local sandbox.
+	CABundle []byte
 }
 
 // UnixGuard is what a backend needs for the Unix socket guard.

@@ -1,7 +1,10 @@
 package docker
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +14,10 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/netfwd/mux"
+	"github.com/senclaw/sandbox/backends/netfwd/remotefs"
 )
 
 // A container on a daemon elsewhere has no network and nothing of this
@@ -23,7 +28,9 @@ import (
 // 127.0.0.1:P on this machine goes to the run's listen socket inside.
 // Egress so still leaves only through the engine's proxy and its rules:
 // the remote machine's network is never the sandbox's. One relay serves
-// a container while runs with network go in it.
+// a container while runs with network go in it; the engine's CA bundle
+// (NetPlumbing.CABundle), which no bind can bring there, is written into
+// the plumbing folder for its runs.
 
 // relayReadyTimeout bounds the wait for a new relay's hello.
 const relayReadyTimeout = 15 * time.Second
@@ -42,12 +49,17 @@ type relay struct {
 	sess  *mux.Session
 	hj    *hijacked
 	alive bool
+	// bundle is the digest of the CA bundle written for the runs of this
+	// relay ("" until one is): a run joining it with the same bundle
+	// writes nothing, so that no file a run going reads is rewritten.
+	bundle string
 }
 
 // acquireRelay makes sure ref's container has a live relay whose proxy
-// streams go to serve, and counts a run on it; release ends the relay
-// after the last run.
-func (b *Backend) acquireRelay(ctx context.Context, cli *apiClient, ref *ctrRef, sandboxID, user string, serve func(net.Conn)) (release func(), err error) {
+// streams go to plumb.Serve, with plumb.CABundle in its place, and counts
+// a run on it; release ends the relay after the last run.
+func (b *Backend) acquireRelay(ctx context.Context, cli *apiClient, ref *ctrRef, sandboxID, user string, plumb *backends.NetPlumbing) (release func(), err error) {
+	serve := plumb.Serve
 	if serve == nil {
 		return nil, errors.New("the engine gave no proxy for the sandbox's network")
 	}
@@ -67,6 +79,12 @@ func (b *Backend) acquireRelay(ctx context.Context, cli *apiClient, ref *ctrRef,
 	defer r.mu.Unlock()
 	if r.sess != nil && !r.alive {
 		r.sess, r.hj = nil, nil
+	}
+	if r.sess == nil {
+		r.bundle = "" // written again for a new relay: the sandbox may have changed it
+	}
+	if err := b.writeBundle(ctx, cli, ref, user, r, plumb.CABundle); err != nil {
+		return nil, err
 	}
 	if r.sess == nil {
 		if err := b.startRelay(ctx, cli, ref, user, r, serve); err != nil {
@@ -98,6 +116,38 @@ func (b *Backend) acquireRelay(ctx context.Context, cli *apiClient, ref *ctrRef,
 			rs.mu.Unlock()
 		})
 	}, nil
+}
+
+// writeBundle writes bundle at netfwd.MountDir/netfwd.CABundle in ref's
+// container, through the file helper as the sandbox user (the directory
+// is the sandbox's: the engine acts there with its rights only), unless
+// r's runs have it already. r.mu is held.
+func (b *Backend) writeBundle(ctx context.Context, cli *apiClient, ref *ctrRef, user string, r *relay, bundle []byte) error {
+	if len(bundle) == 0 {
+		return nil
+	}
+	sum := sha256.Sum256(bundle)
+	digest := hex.EncodeToString(sum[:])
+	if r.bundle == digest {
+		return nil
+	}
+	fs := &remotefs.Client{Binary: netfwd.BinaryPath, Root: netfwd.MountDir, Exec: func(ctx context.Context, argv []string, stdin io.Reader, stdout io.Writer) (string, int, error) {
+		return b.execHelper(ctx, cli, ref, user, argv, stdin, stdout)
+	}}
+	_, err := fs.Write(ctx, netfwd.CABundle, bytes.NewReader(bundle))
+	if err != nil {
+		// The sandbox may have put something else there (a link, a
+		// folder: the folder is its own): that goes, never followed,
+		// and the bundle is made anew.
+		if err = fs.Remove(ctx, netfwd.CABundle); err == nil {
+			_, err = fs.Write(ctx, netfwd.CABundle, bytes.NewReader(bundle))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("writing the engine's CA bundle into the sandbox on %s: %w", b.where(), err)
+	}
+	r.bundle = digest
+	return nil
 }
 
 // startRelay starts r's exec and waits until it answers.

@@ -521,7 +521,7 @@ func (b *Backend) remoteBefore(ctx context.Context, cli *apiClient, ref *ctrRef,
 		}
 	}
 	if spec.Net != nil {
-		return b.acquireRelay(ctx, cli, ref, spec.SandboxID, s.User, spec.Net.Serve)
+		return b.acquireRelay(ctx, cli, ref, spec.SandboxID, s.User, spec.Net)
 	}
 	return release, nil
 }

@@ -196,6 +196,57 @@ func TestRemoteRelayCarriesProxyAndListen(t *testing.T) {
 	}
 }
 
+// A run with network elsewhere finds the engine's CA bundle in its
+// plumbing folder, written as the sandbox user; a run that joins a going
+// relay with the same bundle rewrites nothing a going run reads (here
+// the sandbox's own change stays), one with another bundle writes it,
+// and a link the sandbox planted there is replaced, never followed.
+func TestRemoteRunsGetTheCABundle(t *testing.T) {
+	t.Parallel()
+	b, _ := newRemoteBackend(t)
+	spec := newRemoteSpec(t, b)
+	withBundle := func(bundle string) *backends.Spec {
+		s := *spec
+		s.Net = &backends.NetPlumbing{Forwarder: netfwdtest.Path(t), Serve: func(c net.Conn) { c.Close() }, CABundle: []byte(bundle)}
+		return &s
+	}
+	const file = "/run/senclaw/ca-bundle.pem"
+	// A run that goes on while the others come.
+	going := *withBundle("bundle-1\n")
+	going.Argv = []string{"/bin/sh", "-c", "stat -c '%u %a' " + file + "; cat " + file + "; echo changed >" + file + "; touch /work/started; while [ ! -e /work/go ]; do sleep 0.1; done"}
+	var out testutil.SyncBuffer
+	going.Stdout, going.Stderr = &out, &out
+	p, err := b.Start(context.Background(), &going)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 30*time.Second, "the first run to start", func() bool { return strings.Contains(out.String(), "bundle-1") })
+	if !strings.HasPrefix(out.String(), "65534 644\nbundle-1\n") {
+		t.Fatalf("the first run's bundle: %q", out.String())
+	}
+	if res := run(t, b, spec, "/bin/sh", "-c", "while [ ! -e /work/started ]; do sleep 0.1; done"); res.status.Code != 0 {
+		t.Fatalf("waiting for the first run: %+v %q", res.status, res.stderr)
+	}
+	if res := run(t, b, withBundle("bundle-1\n"), "cat", file); res.stdout != "changed\n" {
+		t.Errorf("a run with the same bundle rewrote it under the going one: %q %q", res.stdout, res.stderr)
+	}
+	if res := run(t, b, withBundle("bundle-2\n"), "cat", file); res.stdout != "bundle-2\n" {
+		t.Errorf("a run with another bundle reads %q %q", res.stdout, res.stderr)
+	}
+	run(t, b, spec, "touch", "/work/go")
+	if st, err := p.Wait(); err != nil || st.Code != 0 {
+		t.Fatalf("the first run: %+v %v: %s", st, err, out.String())
+	}
+	// With no relay going, the sandbox plants a link in its folder.
+	if res := run(t, b, spec, "/bin/sh", "-c", "echo kept >/work/target; rm -f "+file+"; ln -s /work/target "+file); res.status.Code != 0 {
+		t.Fatalf("planting the link: %+v %q", res.status, res.stderr)
+	}
+	res := run(t, b, withBundle("bundle-1\n"), "/bin/sh", "-c", "[ -L "+file+" ] && echo link; cat "+file+" /work/target")
+	if res.stdout != "bundle-1\nkept\n" {
+		t.Fatalf("after a planted link the run reads %q %q", res.stdout, res.stderr)
+	}
+}
+
 // A run elsewhere ends with its whole tree, and a one-shot run there
 // gets the files the engine gives it on a tmpfs workspace.
 func TestRemoteRunEndsItsTreeAndOneShotsTakeFiles(t *testing.T) {
