@@ -116,13 +116,17 @@ func (f *egressFixture) run(t *testing.T, id, script string) *RunResult {
 	return res
 }
 
-// coreOf waits for the sandboxed process whose command line holds mark
-// to say it is ready (a file "ready" in the workspace), and returns a core
-// dump of it taken from the host with gdb's gcore.
-func coreOf(t *testing.T, workspace, mark string) []byte {
+// holdAndDump waits for the process of sandbox id whose command line
+// holds mark to say it is ready (a file "ready" in the workspace, read
+// through the file API, so that it works for a sandbox on any engine),
+// takes a core dump of it from the host with gdb's gcore, lists the
+// processes of this machine whose environment or command line holds the
+// secret's value while it waits, and tells it to go on (a file
+// "dumped").
+func holdAndDump(t *testing.T, e *Engine, id, mark string) (core []byte, procs []string) {
 	t.Helper()
 	testutil.WaitFor(t, 60*time.Second, "the sandboxed process to be ready", func() bool {
-		_, err := os.Stat(filepath.Join(workspace, "ready"))
+		_, err := e.ReadFile(id, "ready", 0, false)
 		return err == nil
 	})
 	pids := testutil.PidsWith(mark)
@@ -133,11 +137,143 @@ func coreOf(t *testing.T, workspace, mark string) []byte {
 	if out, err := exec.Command("gcore", "-o", filepath.Join(dir, "core"), pids[0]).CombinedOutput(); err != nil {
 		t.Fatalf("gcore %s: %v\n%s", pids[0], err, out)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "core."+pids[0]))
+	core, err := os.ReadFile(filepath.Join(dir, "core."+pids[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	entries, _ := os.ReadDir("/proc")
+	for _, en := range entries {
+		for _, part := range []string{"environ", "cmdline"} {
+			if b, err := os.ReadFile(filepath.Join("/proc", en.Name(), part)); err == nil && bytes.Contains(b, []byte(secretValue)) {
+				procs = append(procs, en.Name()+"/"+part)
+			}
+		}
+	}
+	if _, err := e.WriteFile(id, "dumped", nil); err != nil {
+		t.Fatal(err)
+	}
+	return core, procs
+}
+
+// secretEvidence is what a test gathered of one run that used secret gh
+// (its placeholder sent to the secret's host, and three times where it
+// does not go: plain HTTP, a header and a body to a host the proxy looks
+// into), for checkValueNowhere.
+type secretEvidence struct {
+	res *RunResult
+	// core and procs are holdAndDump's.
+	core  []byte
+	procs []string
+	// dirs are directories of this machine that hold the sandbox's
+	// files (its workspace, its plumbing; a Docker daemon's data root),
+	// walked for the value.
+	dirs []string
+	// blobs are more of its places by name: a container's exported
+	// filesystem, its configuration.
+	blobs map[string][]byte
+	// deniedBefore is the sandbox's denials before the run; sent is how
+	// many of the run's requests to the secret's host went through (the
+	// servers see the value that many times).
+	deniedBefore, sent int
+}
+
+// fileHolds reports whether the file at p holds s, read a piece at a
+// time (a daemon's data root may hold large files).
+func fileHolds(p, s string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	keep := 0 // the tail of the last piece, for a match across two
+	for {
+		n, err := f.Read(buf[keep:])
+		if bytes.Contains(buf[:keep+n], []byte(s)) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		tail := min(len(s)-1, keep+n)
+		copy(buf, buf[keep+n-tail:keep+n])
+		keep = tail
+	}
+}
+
+// checkValueNowhere checks what every test of a sandbox given secret gh
+// asks, whatever its backend or engine: its environment held the
+// placeholder (the run printed "env:$GH" and GH's line of
+// /proc/self/environ as "environ:..."), the value is in no output, no
+// core dump of the process that sent the placeholder, no process's
+// environment or command line, no file of ev.dirs and none of ev.blobs;
+// the servers saw the value only from the requests that went through and
+// never a placeholder; the placeholders sent elsewhere were counted and
+// are in the run's refusals.
+func (f *egressFixture) checkValueNowhere(t *testing.T, sandboxID string, ev secretEvidence) {
+	t.Helper()
+	out := ev.res.Stdout
+	if !strings.Contains(out, "env:<senclaw-secret:gh:") || !strings.Contains(out, "environ:GH=<senclaw-secret:gh:") {
+		t.Errorf("GH holds no placeholder:\n%s", out)
+	}
+	if strings.Contains(out+ev.res.Stderr, secretValue) {
+		t.Fatalf("the sandbox saw the value:\n%s", out)
+	}
+	// A core dump of the process that sent the placeholder holds the
+	// placeholder (it is a dump of that process) and not the value.
+	if !bytes.Contains(ev.core, []byte("senclaw-secret:gh:")) {
+		t.Fatalf("the core dump (%d bytes) does not hold the placeholder the process sent: it is not the right process", len(ev.core))
+	}
+	if bytes.Contains(ev.core, []byte(secretValue)) {
+		t.Fatal("the core dump of the sandboxed process holds the value")
+	}
+	if len(ev.procs) > 0 {
+		t.Errorf("processes of this machine hold the value in their environment or command line: %v", ev.procs)
+	}
+	files := 0
+	for _, dir := range ev.dirs {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			files++
+			if fileHolds(p, secretValue) {
+				t.Errorf("%s holds the value", p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("walking %s: %v", dir, err)
+		}
+	}
+	if len(ev.dirs) > 0 && files == 0 {
+		t.Errorf("no file in %v: the walk looked nowhere", ev.dirs)
+	}
+	for name, b := range ev.blobs {
+		if len(b) == 0 {
+			t.Errorf("%s is empty: nothing was looked into", name)
+		}
+		if bytes.Contains(b, []byte(secretValue)) {
+			t.Errorf("%s holds the value", name)
+		}
+	}
+	f.mu.Lock()
+	if f.sawValue != ev.sent || f.sawPlaceholder != 0 {
+		t.Errorf("the servers saw the value %d times (want %d: the requests to api.test that went through) and a placeholder %d times (want 0)", f.sawValue, ev.sent, f.sawPlaceholder)
+	}
+	f.mu.Unlock()
+	if n, _ := f.e.NetworkDenials(sandboxID); n < ev.deniedBefore+3 {
+		t.Errorf("denials %d -> %d, want the three placeholders counted", ev.deniedBefore, n)
+	}
+	secretRefusals := 0
+	for _, r := range ev.res.Record.Refusals {
+		if r.Kind == RefusedSecret && strings.Contains(r.Rule, "gh") && r.Allow != "" {
+			secretRefusals++
+		}
+	}
+	if secretRefusals < 3 {
+		t.Errorf("the run's refusals %+v: want the three placeholders sent elsewhere", ev.res.Record.Refusals)
+	}
 }
 
 func needTools(t *testing.T, tools ...string) {
@@ -186,56 +322,15 @@ echo "body:$(curl -s -m 10 -o /dev/null -w '%%{http_code}' --data-binary "token=
 	before, _ := f.e.NetworkDenials(sb.ID)
 	done := make(chan *RunResult, 1)
 	go func() { done <- f.run(t, sb.ID, script) }()
-	core := coreOf(t, sb.Workspace, "python3\x00-\x00senclaw-core-marker\x00")
-	os.WriteFile(filepath.Join(sb.Workspace, "dumped"), nil, 0o644)
+	core, procs := holdAndDump(t, f.e, sb.ID, "python3\x00-\x00senclaw-core-marker\x00")
 	res := <-done
-	out := res.Stdout
 	for _, want := range []string{"curl:auth=match", "python:auth=match", "plain:403", "other:403", "body:403"} {
-		if !strings.Contains(out, want+"\n") {
-			t.Errorf("want %q in:\n%s\nstderr: %s", want, out, res.Stderr)
+		if !strings.Contains(res.Stdout, want+"\n") {
+			t.Errorf("want %q in:\n%s\nstderr: %s", want, res.Stdout, res.Stderr)
 		}
 	}
-	if !strings.Contains(out, "env:<senclaw-secret:gh:") || !strings.Contains(out, "environ:GH=<senclaw-secret:gh:") {
-		t.Errorf("GH holds no placeholder:\n%s", out)
-	}
-	if strings.Contains(out+res.Stderr, secretValue) {
-		t.Fatalf("the sandbox saw the value:\n%s", out)
-	}
-	// A core dump of the process that sent the placeholder holds the
-	// placeholder (it is a dump of that process) and not the value.
-	if !bytes.Contains(core, []byte("senclaw-secret:gh:")) {
-		t.Fatalf("the core dump (%d bytes) does not hold the placeholder the process sent: it is not the right process", len(core))
-	}
-	if bytes.Contains(core, []byte(secretValue)) {
-		t.Fatal("the core dump of the sandboxed process holds the value")
-	}
-	// Its files: nothing in the workspace holds it.
-	filepath.Walk(sb.Workspace, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil
-		}
-		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(secretValue)) {
-			t.Errorf("%s in the sandbox's workspace holds the value", p)
-		}
-		return nil
-	})
-	f.mu.Lock()
-	if f.sawValue != 2 || f.sawPlaceholder != 0 {
-		t.Errorf("the servers saw the value %d times (want 2: curl and python to api.test) and a placeholder %d times (want 0)", f.sawValue, f.sawPlaceholder)
-	}
-	f.mu.Unlock()
-	if n, _ := f.e.NetworkDenials(sb.ID); n < before+3 {
-		t.Errorf("denials %d -> %d, want the three placeholders counted", before, n)
-	}
-	secretRefusals := 0
-	for _, r := range res.Record.Refusals {
-		if r.Kind == RefusedSecret && strings.Contains(r.Rule, "gh") && r.Allow != "" {
-			secretRefusals++
-		}
-	}
-	if secretRefusals < 3 {
-		t.Errorf("the run's refusals %+v: want the three placeholders sent elsewhere", res.Record.Refusals)
-	}
+	f.checkValueNowhere(t, sb.ID, secretEvidence{res: res, core: core, procs: procs,
+		dirs: []string{sb.Workspace, f.e.netDir(sb.ID)}, deniedBefore: before, sent: 2})
 }
 
 // TestTheSandboxTrustsTheEnginesCA: curl, Python urllib (requests if
