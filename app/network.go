@@ -161,20 +161,15 @@ func (e *Engine) plumbNetwork(p *plan, b backends.Backend, spec *backends.Spec) 
 	if err := netproxy.PrepareDir(dir, uid, gid); err != nil {
 		return nil, err
 	}
-	// The sandbox trusts the engine's CA by default, so that the hosts of
-	// its HTTP rules and secrets (which may change while it runs) work
-	// without flags; a CA that cannot be made refuses only the runs that
-	// need it.
-	trustCA := false
-	if bundle, err := e.ca.Bundle(); err != nil {
-		if len(sb.Ports.AllowHTTP) > 0 || len(sb.Secrets) > 0 {
-			return nil, refused("the sandbox's HTTP rules or secrets need the proxy to look into TLS with the engine's CA, which could not be made: %v", err)
-		}
-		e.log.Warn("The proxy's CA could not be made; sandboxes get no CA bundle.", "err", err)
-	} else if err := netproxy.WriteCABundle(dir, bundle); err != nil {
+	bundle, err := e.caBundle(sb)
+	if err != nil {
 		return nil, err
-	} else {
-		trustCA = true
+	}
+	trustCA := bundle != nil
+	if trustCA {
+		if err := netproxy.WriteCABundle(dir, bundle); err != nil {
+			return nil, err
+		}
 	}
 	if sb.Kind == "oneshot" {
 		e.net.mu.Lock()
@@ -225,19 +220,21 @@ func (e *Engine) plumbRelay(p *plan, b *docker.Backend, spec *backends.Spec) (fu
 	if e.opts.Forwarder == "" {
 		return nil, refused("%s", noForwarder)
 	}
-	// The hosts of HTTP rules and secrets are looked into with the
-	// engine's CA, whose bundle is bound in from this machine: a
-	// container elsewhere cannot be given it, so it would see the
-	// proxy's certificates as forged.
-	if len(sb.Ports.AllowHTTP) > 0 || len(sb.Secrets) > 0 {
-		return nil, refused("the sandbox's HTTP rules or secrets need the engine's CA bound into it, which cannot be done on another machine's Docker engine; run it on this machine's engine, or drop allowHttp and secrets")
+	// Nothing of this machine is bound there: the backend writes the CA
+	// bundle into the container before the run, and its traffic comes
+	// back over the relay to the same proxy, which looks into the hosts
+	// of the sandbox's HTTP rules and secrets as it does for a local
+	// one. The secrets' values never leave this machine.
+	bundle, err := e.caBundle(sb)
+	if err != nil {
+		return nil, err
 	}
 	if sb.Kind == "oneshot" {
 		e.net.mu.Lock()
 		if e.net.oneShots == nil {
 			e.net.oneShots = map[string]netproxy.Rules{}
 		}
-		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports}
+		e.net.oneShots[sb.ID] = netproxy.Rules{Network: sb.Network, Ports: sb.Ports, Tenant: sb.Tenant}
 		e.net.mu.Unlock()
 	}
 	serve, release, err := e.proxy.AcquireRelay(sb.ID, sb.Ports.Listen, func(port int) (net.Conn, error) {
@@ -259,8 +256,8 @@ func (e *Engine) plumbRelay(p *plan, b *docker.Backend, spec *backends.Spec) (fu
 			loop = append(loop, q)
 		}
 	}
-	spec.Net = &backends.NetPlumbing{Forwarder: e.opts.Forwarder, Listen: sb.Ports.Listen, Loopback: loop, Serve: serve}
-	spec.Env = netEnv(spec.Env, userSets(p, "NODE_OPTIONS"), false)
+	spec.Net = &backends.NetPlumbing{Forwarder: e.opts.Forwarder, Listen: sb.Ports.Listen, Loopback: loop, Serve: serve, CABundle: bundle}
+	spec.Env = netEnv(spec.Env, userSets(p, "NODE_OPTIONS"), bundle != nil)
 	return func() {
 		release()
 		e.forgetOneShot(sb)
@@ -268,6 +265,22 @@ func (e *Engine) plumbRelay(p *plan, b *docker.Backend, spec *backends.Spec) (fu
 			e.proxy.Forget(sb.ID)
 		}
 	}, nil
+}
+
+// caBundle is the CA bundle sb's runs trust (this machine's roots and
+// the engine's proxy CA), so that the hosts of its HTTP rules and secrets
+// (which may change while it runs) work without flags. A CA that cannot
+// be made refuses only the runs that need it: the others get nil.
+func (e *Engine) caBundle(sb *Sandbox) ([]byte, error) {
+	bundle, err := e.ca.Bundle()
+	if err == nil {
+		return bundle, nil
+	}
+	if len(sb.Ports.AllowHTTP) > 0 || len(sb.Secrets) > 0 {
+		return nil, refused("the sandbox's HTTP rules or secrets need the proxy to look into TLS with the engine's CA, which could not be made: %v", err)
+	}
+	e.log.Warn("The proxy's CA could not be made; sandboxes get no CA bundle.", "err", err)
+	return nil, nil
 }
 
 func (e *Engine) forgetOneShot(sb *Sandbox) {

@@ -449,32 +449,3 @@ func TestRemoteEngineReadoptionKeepsLiveRuns(t *testing.T) {
 		t.Fatalf("the background run after a reconcile: %+v %v", run, err)
 	}
 }
-
-// TestRemoteEngineRefusesHTTPRulesAndSecrets: a sandbox on another
-// machine's engine cannot be given the engine's CA, so a run of one with
-// HTTP rules or a secret is refused with the reason, not run with TLS
-// the sandbox would take for forged.
-func TestRemoteEngineRefusesHTTPRulesAndSecrets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: containers on a second Docker daemon; make test-go runs it")
-	}
-	t.Parallel()
-	r := testutil.Remote(t)
-	e := remoteEngine(t, r)
-	if _, err := e.AddSecret(SecretSpec{Name: "gh", Hosts: []string{"api.github.com"}}, []byte("a-value-never-sent-there")); err != nil {
-		t.Fatal(err)
-	}
-	for name, cfg := range map[string]SandboxConfig{
-		"http_rules": {Network: ptr(true), AllowHTTP: []backends.HTTPRule{{Host: "api.github.com", Methods: []string{"GET"}}}},
-		"secrets":    {Network: ptr(true), Secrets: []string{"gh"}},
-	} {
-		sb := newRemoteSandbox(t, e, cfg)
-		_, err := e.Exec(context.Background(), sb.ID, RunRequest{Argv: []string{"true"}, TimeoutMs: 60000})
-		if err == nil || !strings.Contains(err.Error(), "another machine's Docker engine") {
-			t.Errorf("%s: a run was not refused with the reason: %v", name, err)
-		}
-	}
-	// Without them the sandbox's network works there.
-	sb := newRemoteSandbox(t, e, SandboxConfig{Network: ptr(true)})
-	remoteSh(t, e, sb.ID, "true")
-}

@@ -127,3 +127,13 @@ func (r RemoteDocker) answers() bool {
 	c.Close()
 	return true
 }
+
+// Docker is the docker command line against the daemon, with its TLS
+// material.
+func (r RemoteDocker) Docker(args ...string) *exec.Cmd {
+	return exec.Command("docker", append([]string{"-H", r.Host, "--tlsverify", "--tlscacert", r.CACert, "--tlscert", r.Cert, "--tlskey", r.Key}, args...)...)
+}
+
+// DataRoot is the daemon's data root on this machine: its containers'
+// configurations and filesystems, its volumes.
+func (r RemoteDocker) DataRoot() string { return filepath.Join(r.state, "data") }
