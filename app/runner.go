@@ -125,6 +125,8 @@ type plan struct {
 	// reached (PolicyLearn).
 	learn   bool
 	reached *runRefusals
+	// usage samples a learn run's process tree (learnusage.go).
+	usage *learnUsage
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -597,11 +599,15 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	}
 	e.live.add(lr)
 	r.at.started(proc, rec)
+	if p.learn {
+		p.usage = watchUsage(proc)
+	}
 	if p.sb.Kind != "oneshot" {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr, e.watchDisk(p, disk, lr))
+		p.usage.end()
 		e.linkLost(p.sb, waitErr)
 		r.at.finish() // the terminal's last output, before the record
 		rec.Refusals = r.refusals.result()

@@ -328,7 +328,7 @@ schemas = {
  "FsModeReply":always({"ok":B,"sandbox":A("Sandbox"),"fsMode":fsmode,"label":S,**notes}),
  "PortsResult":always({"sandbox":A("Sandbox"),"ports":A("PortRules"),"reachableAt":D("127.0.0.1:PORT for each listen port", strs),**notes}),
  "TraceReply":always({"ok":B,"sandbox":D("the id"),"tracing":{"type":"string","enum":["ON","OFF"]},"note":S}),
- "StoredEvent":always({"runId":S,"tsMs":I,"pid":I,"kind":D("file.read, file.write, proc.spawn, net.connect, net.dns, denied or trace.truncated"),
+ "StoredEvent":always({"runId":S,"tsMs":I,"pid":I,"kind":D("file.read, file.write, proc.spawn, net.connect, net.listen, net.dns, denied or trace.truncated"),
    "target":S,"detail":S,"source":D("who observed it: strace, in-sandbox (can be tampered with), in-container hooks (can be tampered with) (a remote engine's), diff or proxy")},"detail"),
  "EventsResult":always({"traceEnabled":B,"events":arr(A("StoredEvent")),"note":D("why the answer is empty, and what to do")},"note"),
  "EventsCleared":always({"ok":B,"deleted":D("events deleted", I)}),
