@@ -92,6 +92,9 @@ open("out.txt", "w").write(d + " " + r)
 	if out, _ := os.ReadFile(filepath.Join(project, "out.txt")); !again.Record.OK() || string(out) != "input one" {
 		t.Fatalf("under the proposal: %+v %q %q", again.Record, out, again.Stderr)
 	}
+	if again.Record.ProjectDir != project {
+		t.Errorf("the record's project %q, want %q (Recent runs proposes from it)", again.Record.ProjectDir, project)
+	}
 	other, err := e.RunOnce(context.Background(), SandboxConfig{ProjectDir: &project}, RunRequest{Argv: script(two)})
 	if err != nil {
 		t.Fatal(err)

@@ -127,6 +127,9 @@ type plan struct {
 	reached *runRefusals
 	// usage samples a learn run's process tree (learnusage.go).
 	usage *learnUsage
+	// project is the folder whose policy file bounded the run (its
+	// record's ProjectDir).
+	project string
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -189,6 +192,9 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 		return nil, err
 	}
 	p.policyNotes = policyNotes
+	if cfg.ProjectDir != nil {
+		p.project = sb.Workspace
+	}
 	if policyErr != nil {
 		p.refusal = asRefusal(policyErr) // recorded as the run's refusal
 	}
@@ -403,6 +409,7 @@ func (e *Engine) newRecord(ctx context.Context, p *plan) RunRecord {
 		State:       "done",
 		ScheduleID:  p.req.ScheduleID,
 		Policy:      p.policyNotes,
+		ProjectDir:  p.project,
 	}
 	if rec.Source == "" {
 		rec.Source = SourceCLI
