@@ -265,7 +265,7 @@ func New(opts Options) (*Engine, error) {
 	e.proxy = netproxy.New(netproxy.Options{
 		Rules: e.netRules, Protected: e.protectedPort, ListenTenant: e.listenTenant, CrossTenant: e.crossTenantPort, ProtectedAddr: e.protectedAddr,
 		Resolve: opts.NetResolve, TreatAsRemote: opts.NetTreatAsRemote, Logger: opts.Logger,
-		OnRefused: e.proxyRefused, OnAllowed: e.proxyAllowed, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
+		OnRefused: e.proxyRefused, OnAllowed: e.proxyAllowed, OnRequest: e.proxyRequested, CA: e.ca, UpstreamRoots: e.pinnedRoots, SecretValue: e.secretValue,
 	})
 	e.records = newRecordWriter(e)
 	e.security = secevents.New(secevents.Options{Store: st, Logger: opts.Logger, Now: opts.Now})

@@ -33,6 +33,10 @@ var packageRE = sync.OnceValue(func() *regexp.Regexp {
 // through the same gate as every run. It needs network permission; apt is
 // refused because the system folders are read-only in every sandbox.
 func (e *Engine) Install(ctx context.Context, id string, req InstallRequest) (*RunResult, error) {
+	// The owner's hand edit of its policy file holds from this run on.
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	sb, err := e.Get(id)
 	if err != nil {
 		return nil, err

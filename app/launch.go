@@ -45,6 +45,10 @@ func (e *Engine) Launch(ctx context.Context, id string, req RunRequest, opts Lau
 	if opts.Output == nil {
 		return nil, errors.New("launch: no output writer given")
 	}
+	// The owner's hand edit of its policy file holds from this run on.
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	sb, err := e.Get(id)
 	if err != nil {
 		return nil, err

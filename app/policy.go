@@ -316,6 +316,9 @@ func (e *Engine) AgentShell(ctx context.Context, req AgentShellRequest) (*RunRes
 		return nil, err
 	}
 	p.policyNotes = policyNotes
+	if !offPath {
+		p.project = sb.Workspace
+	}
 	if policyErr != nil {
 		p.refusal = asRefusal(policyErr)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,9 +69,23 @@ func TestOwnerPolicyFileIsTheSettings(t *testing.T) {
 	if f := read(); f.AllowDirect == nil || !slices.Equal(f.AllowedDomains, []string{"api.example.org"}) {
 		t.Fatalf("the file was not written whole again: %+v", f)
 	}
+	sb, err := e.Create(context.Background(), directConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	writePolicy(t, path, "{\n  \"fsMode\": strict\n}")
 	if _, err := e.RunOnce(context.Background(), directConfig(), RunRequest{Command: "true"}); err == nil || !strings.Contains(err.Error(), path+":2:13:") {
 		t.Fatalf("a run with the owner's file broken: %v", err)
+	}
+	// Every way in to a run reads the file as it is: a hand edit holds for
+	// an install, a supervised server and a new sandbox as for a run.
+	_, errInstall := e.Install(context.Background(), sb.ID, InstallRequest{Manager: "pip", Packages: []string{"six"}})
+	_, errLaunch := e.Launch(context.Background(), sb.ID, RunRequest{Command: "sleep 1"}, LaunchOptions{Output: io.Discard})
+	_, errCreate := e.Create(context.Background(), directConfig())
+	for what, err := range map[string]error{"an install": errInstall, "a launch": errLaunch, "a new sandbox": errCreate} {
+		if err == nil || !strings.Contains(err.Error(), path+":2:13:") {
+			t.Errorf("%s with the owner's file broken: %v", what, err)
+		}
 	}
 }
 

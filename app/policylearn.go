@@ -8,13 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/senclaw/sandbox/app/apitype"
 	"github.com/senclaw/sandbox/app/jailfs"
 	"github.com/senclaw/sandbox/app/policyfile"
 	"github.com/senclaw/sandbox/app/principal"
@@ -32,9 +35,11 @@ import (
 
 // reachedKind marks, in a learn run's reached list, a connection the
 // proxy let through to this machine (a loopback rule) or elsewhere.
+// reachedRequest an HTTP request the proxy looked into and sent on.
 const (
 	reachedLoopback = "loopback"
 	reachedRemote   = "remote"
+	reachedRequest  = "request"
 )
 
 // proxyAllowed is the proxy's OnAllowed: the connection goes to the
@@ -45,6 +50,12 @@ func (e *Engine) proxyAllowed(id, host string, port int, loopback bool) {
 		kind = reachedLoopback
 	}
 	e.reached.add(id, Refusal{Kind: kind, Host: host, Port: port})
+}
+
+// proxyRequested is the proxy's OnRequest: the request goes to the
+// sandbox's learn runs.
+func (e *Engine) proxyRequested(id, host string, port int, method, path string) {
+	e.reached.add(id, Refusal{Kind: reachedRequest, Host: host, Port: port, Method: method, Path: path})
 }
 
 // PolicyLearn runs req's command once in its project, traced, and
@@ -76,6 +87,14 @@ func (e *Engine) PolicyLearn(ctx context.Context, req PolicyLearnRequest) (*Poli
 	if o.Ports != nil {
 		cfg.Listen, cfg.Connect, cfg.Loopback = o.Ports.Listen, o.Ports.Connect, o.Ports.Loopback
 	}
+	// The owner's HTTP rules and secrets: the proxy looks into their
+	// hosts, so the requests sent there are seen (and proposed).
+	if len(o.HTTPRules) > 0 {
+		cfg.AllowHTTP = o.HTTPRules
+	}
+	if o.Secrets != nil {
+		cfg.Secrets = o.Secrets
+	}
 	sb, err := e.newSandboxFor(tenant, cfg)
 	if err != nil {
 		return nil, err
@@ -103,7 +122,7 @@ func (e *Engine) PolicyLearn(ctx context.Context, req PolicyLearnRequest) (*Poli
 	if err != nil {
 		return nil, err
 	}
-	prop, notes := propose(owner.File, dir, sb.Workspace, &res.Record, events.Events, p.reached.result())
+	prop, notes := propose(owner.File, dir, sb.Workspace, &res.Record, events.Events, p.reached.result(), p.usage.peak())
 	out := &PolicyLearn{Run: res.Record, Stdout: res.Stdout, Stderr: res.Stderr, File: filepath.Join(dir, ProjectPolicyFile),
 		Proposal: string(policyfile.Marshal(prop)), Notes: notes}
 	var was policyfile.File
@@ -125,7 +144,7 @@ func (e *Engine) PolicyLearn(ctx context.Context, req PolicyLearnRequest) (*Poli
 
 // propose is the narrowest project policy under which the run would have
 // done what it did: reads, reached names and ports, its time.
-func propose(owner policyfile.File, project, workspace string, rec *RunRecord, events []StoredEvent, reached []Refusal) (policyfile.File, []string) {
+func propose(owner policyfile.File, project, workspace string, rec *RunRecord, events []StoredEvent, reached []Refusal, used learnPeak) (policyfile.File, []string) {
 	var notes []string
 	f := policyfile.File{}
 	// Reads: strict covers the project, the system roots and what lives
@@ -195,12 +214,16 @@ func propose(owner policyfile.File, project, workspace string, rec *RunRecord, e
 	if remote && len(domains) > 0 {
 		f.AllowedDomains = domains
 	}
-	f.Ports = &policyfile.Ports{Loopback: loopback, Connect: connect, Listen: []int{}}
+	f.HTTPRules, notes = proposeHTTP(reached, notes)
+	var listen []int
+	listen, notes = proposeListen(owner, events, notes)
+	f.Ports = &policyfile.Ports{Loopback: loopback, Connect: connect, Listen: listen}
 	if !remote {
 		f.Ports.Connect = nil
 	}
+	notes = noteSockets(owner, events, notes)
 	for _, r := range rec.Refusals {
-		if r.Kind == RefusedConnect || r.Kind == RefusedHTTP {
+		if r.Kind == RefusedConnect || r.Kind == RefusedHTTP || r.Kind == RefusedUnix {
 			how := r.Allow
 			if how == "" {
 				how = r.Rule
@@ -215,11 +238,185 @@ func propose(owner policyfile.File, project, workspace string, rec *RunRecord, e
 		t = *owner.Limits.TimeoutMs
 	}
 	f.Limits = &policyfile.Limits{TimeoutMs: &t}
-	notes = append(notes, "memory, CPU and processes are not measured by a learn run: the owner's limits hold")
+	f.Limits.MemoryMB, notes = proposeMemory(owner, used, notes)
+	if used.Tasks > 0 {
+		notes = append(notes, fmt.Sprintf("processes: it ran at most %d processes and threads at once; no pids limit is proposed (without a cgroup one counts every process of the user's), so the owner's holds", used.Tasks))
+	}
+	notes = append(notes, "CPU: no limit is proposed (one slows a run rather than stops it): the owner's holds")
 	if rec.TimedOut || !rec.OK() {
 		notes = append(notes, "the learn run did not succeed: what the rest of the command would need is not in the proposal")
 	}
 	return f, notes
+}
+
+// maxProposedPaths is how many paths a proposed HTTP rule names before
+// they are folded into their folders.
+const maxProposedPaths = 8
+
+// proposeHTTP is an HTTP rule per host the proxy looked into: the
+// methods and paths the run sent (folded into their folders when there
+// are many). A host's rules in a project's file narrow the owner's for
+// it only when they are within them, which what passed the owner's
+// rules is.
+func proposeHTTP(reached []Refusal, notes []string) ([]backends.HTTPRule, []string) {
+	type seen struct{ methods, paths []string }
+	byHost := map[string]*seen{}
+	var hosts []string
+	cut := false
+	for _, r := range reached {
+		if r.Kind == apitype.RefusedMore {
+			cut = true
+		}
+		if r.Kind != reachedRequest {
+			continue
+		}
+		host := r.Host
+		if r.Port != 443 && r.Port != 80 {
+			host = net.JoinHostPort(strings.Trim(r.Host, "[]"), strconv.Itoa(r.Port))
+		}
+		s := byHost[host]
+		if s == nil {
+			s = &seen{}
+			byHost[host] = s
+			hosts = append(hosts, host)
+		}
+		if !slices.Contains(s.methods, r.Method) {
+			s.methods = append(s.methods, r.Method)
+		}
+		if !slices.Contains(s.paths, r.Path) {
+			s.paths = append(s.paths, r.Path)
+		}
+	}
+	slices.Sort(hosts)
+	var rules []backends.HTTPRule
+	for _, h := range hosts {
+		s := byHost[h]
+		slices.Sort(s.methods)
+		paths := foldPaths(s.paths)
+		if cut {
+			// Not every request was kept: any path of the methods seen.
+			paths = nil
+			notes = append(notes, fmt.Sprintf("%s: more requests were sent than learn mode keeps, so its rule names the methods seen and any path", h))
+		}
+		rules = append(rules, backends.HTTPRule{Host: h, Methods: s.methods, Paths: paths})
+	}
+	return rules, notes
+}
+
+// foldPaths keeps up to maxProposedPaths paths; more are folded into
+// their parent folders ("/v1/items/1", "/v1/items/2" into "/v1/items/")
+// until they fit, or none (any path) is left.
+func foldPaths(paths []string) []string {
+	out := slices.Clone(paths)
+	for len(out) > maxProposedPaths {
+		var next []string
+		for _, p := range out {
+			dir := p
+			if i := strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/'); i >= 0 {
+				dir = p[:i+1]
+			}
+			if !slices.Contains(next, dir) {
+				next = append(next, dir)
+			}
+		}
+		if slices.Equal(next, out) || slices.Contains(next, "/") {
+			return nil
+		}
+		out = next
+	}
+	// A path below another is already allowed by it.
+	slices.Sort(out)
+	keep := out[:0]
+	for _, p := range out {
+		if len(keep) == 0 || !strings.HasPrefix(p, keep[len(keep)-1]) || !strings.HasSuffix(keep[len(keep)-1], "/") {
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// proposeListen is the ports the run listened on that the owner's
+// policy lets a sandbox listen on; a port it does not is said, not
+// proposed (the server was reachable only inside its sandbox, or its
+// bind was refused).
+func proposeListen(owner policyfile.File, events []StoredEvent, notes []string) ([]int, []string) {
+	var allowed []int
+	if owner.Ports != nil {
+		allowed = owner.Ports.Listen
+	}
+	listen := []int{}
+	var outside []string
+	for _, ev := range events {
+		bound := ev.Kind == tracer.KindListen
+		refused := ev.Kind == tracer.KindDenied && strings.HasPrefix(ev.Detail, "bind:")
+		if !bound && !refused {
+			continue
+		}
+		_, ps, err := net.SplitHostPort(ev.Target)
+		port, perr := strconv.Atoi(ps)
+		if err != nil || perr != nil || port <= 0 {
+			continue
+		}
+		switch {
+		case slices.Contains(allowed, port) && !slices.Contains(listen, port):
+			listen = append(listen, port)
+		case !slices.Contains(allowed, port) && !slices.Contains(outside, ps):
+			outside = append(outside, ps)
+		}
+	}
+	slices.Sort(listen)
+	if len(outside) > 0 {
+		notes = append(notes, fmt.Sprintf("it listened on port %s, which the owner's policy does not list as a listen port: reachable only inside its sandbox (or refused); to reach it from this machine that would need the owner to allow it (ports.listen)", strings.Join(outside, ", ")))
+	}
+	return listen, notes
+}
+
+// noteSockets says which Unix sockets the run connected to: a project's
+// file cannot name sockets (allowedSockets is the owner's alone), so a
+// socket is a note: allowed by the owner's policy, or would need it.
+func noteSockets(owner policyfile.File, events []StoredEvent, notes []string) []string {
+	var ok, refused []string
+	for _, ev := range events {
+		name, isUnix := strings.CutPrefix(ev.Target, "unix:")
+		if !isUnix || ev.Kind != tracer.KindConnect && ev.Kind != tracer.KindDenied {
+			continue
+		}
+		list := &ok
+		if ev.Kind == tracer.KindDenied {
+			list = &refused
+		}
+		if !slices.Contains(*list, name) {
+			*list = append(*list, name)
+		}
+	}
+	if len(ok) > 0 {
+		notes = append(notes, "it connected to the Unix sockets "+strings.Join(ok, ", ")+"; sockets are the owner's to allow (allowedSockets), not a project's")
+	}
+	if len(refused) > 0 {
+		notes = append(notes, "it was refused the Unix sockets "+strings.Join(refused, ", ")+": that would need the owner to allow them (allowedSockets)")
+	}
+	return notes
+}
+
+// proposeMemory is a memory limit with headroom over what the run used:
+// twice the most its processes held resident at once, or a quarter more
+// than the most data one of them had (what RLIMIT_DATA bounds where no
+// cgroup can be made), in 64 MB steps, at least 128 MB, at most the
+// owner's. Nil when the samples saw nothing (a run too short for one).
+func proposeMemory(owner policyfile.File, used learnPeak, notes []string) (*int, []string) {
+	const mb = 1 << 20
+	resident := max(used.TreeRSS, used.OneHWM)
+	if resident == 0 {
+		return nil, append(notes, "memory: the run ended before it could be measured, so no limit is proposed: the owner's holds")
+	}
+	step := func(n uint64) int { return int((n + 64*mb - 1) / (64 * mb) * 64) }
+	m := max(128, step(2*resident), step(used.OneData+used.OneData/4))
+	line := fmt.Sprintf("memory: %d MB proposed; at most %d MB was resident at once (%d samples), %d MB of data in one process", m, (resident+mb-1)/mb, used.Samples, (used.OneData+mb-1)/mb)
+	if owner.Limits != nil && owner.Limits.MemoryMB != nil && *owner.Limits.MemoryMB > 0 && m > *owner.Limits.MemoryMB {
+		m = *owner.Limits.MemoryMB
+		line += fmt.Sprintf("; the owner's most, %d MB, is what it gets", m)
+	}
+	return &m, append(notes, line)
 }
 
 // strictReadable reports whether the strict mode reads p: the system

@@ -125,6 +125,11 @@ type plan struct {
 	// reached (PolicyLearn).
 	learn   bool
 	reached *runRefusals
+	// usage samples a learn run's process tree (learnusage.go).
+	usage *learnUsage
+	// project is the folder whose policy file bounded the run (its
+	// record's ProjectDir).
+	project string
 }
 
 // Exec runs req in the persistent sandbox id.
@@ -187,6 +192,9 @@ func (e *Engine) oneShot(ctx context.Context, cfg SandboxConfig, req RunRequest,
 		return nil, err
 	}
 	p.policyNotes = policyNotes
+	if cfg.ProjectDir != nil {
+		p.project = sb.Workspace
+	}
 	if policyErr != nil {
 		p.refusal = asRefusal(policyErr) // recorded as the run's refusal
 	}
@@ -401,6 +409,7 @@ func (e *Engine) newRecord(ctx context.Context, p *plan) RunRecord {
 		State:       "done",
 		ScheduleID:  p.req.ScheduleID,
 		Policy:      p.policyNotes,
+		ProjectDir:  p.project,
 	}
 	if rec.Source == "" {
 		rec.Source = SourceCLI
@@ -597,11 +606,15 @@ func (e *Engine) started(ctx context.Context, p *plan, rec RunRecord, r *prepare
 	}
 	e.live.add(lr)
 	r.at.started(proc, rec)
+	if p.learn {
+		p.usage = watchUsage(proc)
+	}
 	if p.sb.Kind != "oneshot" {
 		e.records.touch(p.sb.ID, e.now().UTC())
 	}
 	finish := func() *RunResult {
 		status, waitErr := e.supervise(ctx, p, lr, e.watchDisk(p, disk, lr))
+		p.usage.end()
 		e.linkLost(p.sb, waitErr)
 		r.at.finish() // the terminal's last output, before the record
 		rec.Refusals = r.refusals.result()

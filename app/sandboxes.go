@@ -275,6 +275,10 @@ func (e *Engine) defaultSandbox() Sandbox {
 // Create validates cfg, makes the sandbox's workspace and stores it.
 // Nothing is stored when any field is invalid.
 func (e *Engine) Create(ctx context.Context, cfg SandboxConfig) (*Sandbox, error) {
+	// A new sandbox takes its defaults from the owner's file as it is now.
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		return nil, asRefusal(err)
+	}
 	sb, err := e.newSandboxFor(principal.Of(ctx).Tenant, cfg)
 	if err != nil {
 		return nil, err

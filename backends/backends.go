@@ -293,7 +293,7 @@ type UnixGuard struct {
 type TraceEvent struct {
 	TimeMs int64 `json:"tsMs"`
 	Pid    int   `json:"pid"`
-	// Kind is file.read, file.write, proc.spawn, net.connect, net.dns,
+	// Kind is file.read, file.write, proc.spawn, net.connect, net.listen, net.dns,
 	// denied or trace.truncated.
 	Kind   string `json:"kind"`
 	Target string `json:"target"`

@@ -7,7 +7,9 @@
 #      engine it starts is /usr/lib/senclaw/senclaw-engine, shown as
 #      senclaw), a sandboxed run (bwrap) and a networked one (the forwarder
 #      from /usr/lib/senclaw), the man page, the bash completion; that
-#      senclaw is static and CGO-free, and its speed (TestBenchInstalledCLI),
+#      senclaw is static and CGO-free, an ordinary user's engine from the
+#      package (the second user: every feature without a cgroup, learn
+#      mode), and its speed (TestBenchInstalledCLI),
 #   4. start the installed desktop app under Xvfb in a private D-Bus
 #      session and see its window (/usr/lib/senclaw/senclaw-window),
 #   5. Start at login on and off through the CLI, checking the file,
@@ -114,6 +116,15 @@ got=$(bash --norc -c 'source /usr/share/bash-completion/bash_completion; source 
 	COMP_WORDS=(senclaw cap); COMP_CWORD=1; COMP_LINE="senclaw cap"; COMP_POINT=11; __start_senclaw 2>/dev/null; echo "${COMPREPLY[*]}"')
 [ "$got" = caps ] || fail "bash completion of 'senclaw cap' gave '$got'"
 echo "ok: man senclaw and the bash completion"
+
+echo "== an ordinary user's engine, from the package"
+# The second user (a real one), its engine without a writable cgroup:
+# Node, the network plumbing, a listen port, a trace, a Space App, and
+# the policy files (learn, check, run --here), all on /usr/bin/senclaw.
+CI=${CI:-} SENCLAW_INSTALLED=/usr/bin/senclaw go test -count=1 -run '^(TestAnOrdinaryUserWithoutCgroupsGetsEveryFeature|TestAnOrdinaryUserLearnsAPolicy)$' -v ./app/daemon/ >"$work/user.txt" 2>&1 ||
+	{ cat "$work/user.txt" >&2; fail "an ordinary user's engine from the package lost a feature"; }
+grep -E '^(--- |ok|PASS)' "$work/user.txt"
+echo "ok: an ordinary user's engine from the package runs Node, the network, a listen port, a trace, a Space App and learn mode"
 
 echo "== the installed CLI's speed"
 # Whole processes in turns: --version against the empty Go program, the

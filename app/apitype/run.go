@@ -99,6 +99,10 @@ type RunRecord struct {
 	// Refusals are what the sandbox was refused while the run went, each
 	// with how to allow it.
 	Refusals []Refusal `json:"refusals,omitempty"`
+	// ProjectDir is the project whose policy file (.senclaw/policy.json)
+	// bounded the run: an agent shell's sandboxed run, senclaw run
+	// --here. Learn mode proposes that file's policy from such a run.
+	ProjectDir string `json:"projectDir,omitempty"`
 }
 
 // OK reports whether the run exited 0 without timing out.

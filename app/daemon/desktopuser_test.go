@@ -23,21 +23,41 @@ import (
 // desktopUser is an ordinary user's engine as on a desktop without a
 // delegated cgroup: the second user, with no session (no
 // XDG_RUNTIME_DIR, so the runtime dir falls back to $TMPDIR), its data
-// dir in its home, and the real senclaw binary.
+// dir in its home, and the real senclaw binary: the installed package's
+// when SENCLAW_INSTALLED names it (make test-install), else this
+// module's.
 type desktopUser struct {
 	m    machine
 	u    testutil.OtherUser
 	data string
+	// config, when set, is the user's XDG_CONFIG_HOME (its own policy
+	// file, apart from the other tests' engines of the same user).
+	config string
 }
 
 func newDesktopUser(t *testing.T) desktopUser {
 	t.Helper()
+	return startDesktopUser(t, false)
+}
+
+// startDesktopUser starts the user's engine; ownConfig gives it a config
+// dir of its own.
+func startDesktopUser(t *testing.T, ownConfig bool) desktopUser {
+	t.Helper()
 	testutil.RequireBwrap(t)
 	m := sharedMachine(t)
+	if p := os.Getenv("SENCLAW_INSTALLED"); p != "" {
+		m.bin = p
+	}
 	u := testutil.SecondUser(t)
 	data := filepath.Join(u.Home, fmt.Sprintf("senclaw-data-%d", time.Now().UnixNano()))
 	t.Cleanup(func() { os.RemoveAll(data) })
 	d := desktopUser{m: m, u: u, data: data}
+	if ownConfig {
+		d.config = data + "-config"
+		u.Run(t, "/bin/mkdir", "-m", "700", d.config)
+		t.Cleanup(func() { os.RemoveAll(d.config) })
+	}
 	startServe(t, d.command("serve", "--listen", ""), 60*time.Second)
 	return d
 }
@@ -47,6 +67,9 @@ func (d desktopUser) command(args ...string) *exec.Cmd {
 	cmd := d.u.Command(d.m.bin, append([]string{"--data-dir", d.data}, args...)...)
 	// Docker is not this user's: leave it out of the probes.
 	cmd.Env = append(cmd.Env, "TMPDIR="+d.m.tmp, "SENCLAW_BACKENDS=bwrap,landlock,direct")
+	if d.config != "" {
+		cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+d.config)
+	}
 	return cmd
 }
 

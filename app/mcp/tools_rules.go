@@ -72,7 +72,7 @@ type eventsArgs struct {
 
 type eventsResult struct {
 	TraceEnabled bool                `json:"traceEnabled"`
-	Events       []client.TraceEvent `json:"events" jsonschema:"newest first: tsMs, pid, kind (file.read, file.write, proc.spawn, net.connect, net.dns, denied), target, detail, source (who observed it)"`
+	Events       []client.TraceEvent `json:"events" jsonschema:"newest first: tsMs, pid, kind (file.read, file.write, proc.spawn, net.connect, net.listen, net.dns, denied), target, detail, source (who observed it)"`
 	Note         string              `json:"note"`
 }
 

@@ -190,6 +190,9 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		io.WriteString(bw, "HTTP/1.1 100 Continue\r\n\r\n")
 		bw.Flush()
 	}
+	if p.opts.OnRequest != nil {
+		p.opts.OnRequest(t.id, t.host, t.port, req.Method, req.URL.Path)
+	}
 	if len(values) > 0 {
 		req.Header.Del("Accept-Encoding") // the answer is masked (redactHeader)
 	}

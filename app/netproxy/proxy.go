@@ -76,6 +76,10 @@ type Options struct {
 	// (optional): the name or address asked for, the port, and whether
 	// it is this machine's (a loopback rule's). Learn mode reads it.
 	OnAllowed func(sandboxID, host string, port int, loopback bool)
+	// OnRequest is told about each request the proxy looked into and
+	// sent on (optional): the host, its port, the method and the path.
+	// Learn mode reads it to propose HTTP rules.
+	OnRequest func(sandboxID, host string, port int, method, path string)
 	// CA signs the certificates of the hosts the proxy looks into (those
 	// of a secret or an HTTP rule); nil looks into none.
 	CA interface {

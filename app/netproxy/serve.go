@@ -239,6 +239,9 @@ func (p *Proxy) judgePlain(id string, req *http.Request, host string, port int) 
 		}
 		return &Refusal{Kind: KindHTTP, Host: name, Port: port, Method: req.Method, Path: req.URL.Path, Rule: "the request body could not be read: " + err.Error()}
 	}
+	if p.opts.OnRequest != nil && rules.looksInto(name, port) {
+		p.opts.OnRequest(id, name, port, req.Method, req.URL.Path)
+	}
 	return nil
 }
 

@@ -30,6 +30,9 @@ type Effective struct {
 	Decided map[string]bool `json:"-"`
 	Values  []Value         `json:"values"`
 	Notes   []string        `json:"notes"`
+	// HTTPHosts are the hosts (lower case) whose HTTP rules the
+	// project's file decided: its rules replace any other for them.
+	HTTPHosts map[string]bool `json:"-"`
 }
 
 // fsRank orders the fs modes from the narrowest.
@@ -47,7 +50,7 @@ func Merge(base Layer, project *Layer) Effective {
 		m.narrow(project.File)
 	}
 	m.values()
-	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...)}
+	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...), HTTPHosts: m.httpHosts}
 }
 
 type merger struct {
@@ -56,6 +59,7 @@ type merger struct {
 	from          map[string]bool // keys the project decided
 	notes         []string
 	out           []Value
+	httpHosts     map[string]bool
 }
 
 func (m *merger) ignore(key string, value any, why string) {
@@ -132,14 +136,7 @@ func (m *merger) narrow(p File) {
 			m.took("allowedDomains")
 		}
 	}
-	for i, r := range p.HTTPRules {
-		if slices.ContainsFunc(m.base.File.HTTPRules, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) }) {
-			m.ignore(fmt.Sprintf("httpRules[%d]", i), r.Host, "the owner's policy has rules for this host, which hold")
-			continue
-		}
-		m.eff.HTTPRules = append(m.eff.HTTPRules, r)
-		m.took("httpRules")
-	}
+	m.narrowHTTP(p.HTTPRules)
 	if p.Ports != nil {
 		if m.eff.Ports == nil {
 			m.eff.Ports = &Ports{}
@@ -356,4 +353,101 @@ func nonNilRules(l []backends.HTTPRule) []backends.HTTPRule {
 		return []backends.HTTPRule{}
 	}
 	return l
+}
+
+// narrowHTTP takes the project's HTTP rules. A rule for a host the
+// owner's rules do not name limits that host further. A rule for a host
+// the owner's rules name is taken only when it allows nothing they do
+// not (every method and path of it within one of the owner's rules for
+// the host); then the project's rules for that host replace the owner's.
+// Any other is ignored, and the owner's rules for its host hold.
+func (m *merger) narrowHTTP(rules []backends.HTTPRule) {
+	ownerFor := func(host string) []backends.HTTPRule {
+		var out []backends.HTTPRule
+		for _, o := range m.base.File.HTTPRules {
+			if strings.EqualFold(o.Host, host) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	replaced := map[string]bool{}
+	for i, r := range rules {
+		owner := ownerFor(r.Host)
+		if len(owner) > 0 {
+			if why := ruleWithin(r, owner); why != "" {
+				m.ignore(fmt.Sprintf("httpRules[%d]", i), r.Host, why+", which the owner's rules for this host do not allow; they hold")
+				continue
+			}
+			if key := strings.ToLower(r.Host); !replaced[key] {
+				replaced[key] = true
+				m.eff.HTTPRules = slices.DeleteFunc(m.eff.HTTPRules, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) })
+			}
+		}
+		m.eff.HTTPRules = append(m.eff.HTTPRules, r)
+		m.took("httpRules")
+		if m.httpHosts == nil {
+			m.httpHosts = map[string]bool{}
+		}
+		m.httpHosts[strings.ToLower(r.Host)] = true
+	}
+}
+
+// ruleWithin says what r allows that none of owner does ("" when
+// nothing): each of its methods (any, when it names none) with each of
+// its paths (any, when none) must be allowed by one owner rule.
+func ruleWithin(r backends.HTTPRule, owner []backends.HTTPRule) string {
+	methods := r.Methods
+	if len(methods) == 0 {
+		methods = []string{""} // any method
+	}
+	paths := r.Paths
+	if len(paths) == 0 {
+		paths = []string{""} // any path: the prefix ""
+	}
+	for _, method := range methods {
+		for _, path := range paths {
+			ok := slices.ContainsFunc(owner, func(o backends.HTTPRule) bool {
+				return (len(o.Methods) == 0 || method != "" && slices.Contains(o.Methods, method)) && pathWithin(path, o.Paths)
+			})
+			if !ok {
+				what, where := method, path
+				if what == "" {
+					what = "any method"
+				}
+				if where == "" {
+					where = "any path"
+				}
+				return fmt.Sprintf("it would allow %s on %s", what, where)
+			}
+		}
+	}
+	return ""
+}
+
+// pathWithin reports whether every path that p (a prefix, or a glob)
+// allows is allowed by one of paths (none: any). A prefix allows what
+// starts with it; a glob is taken as what starts with its part before
+// the first wildcard, except where a glob of the owner's is the same.
+func pathWithin(p string, paths []string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	lit := p
+	if i := strings.IndexAny(p, "*?"); i >= 0 {
+		lit = p[:i]
+	}
+	for _, q := range paths {
+		switch {
+		case q == p:
+			return true
+		case strings.HasSuffix(q, "/**") && !strings.ContainsAny(strings.TrimSuffix(q, "/**"), "*?"):
+			if strings.HasPrefix(lit, strings.TrimSuffix(q, "**")) {
+				return true
+			}
+		case !strings.ContainsAny(q, "*?") && strings.HasPrefix(lit, q):
+			return true
+		}
+	}
+	return false
 }

@@ -135,3 +135,41 @@ func TestParseBrokenSaysLineAndColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeNarrowsHTTPRules: a project's rule for a host the owner has
+// rules for replaces them when it allows nothing more (a method and a
+// path below theirs), and is ignored with a note when it would allow
+// another method, another path or any method; a rule for a host the
+// owner does not limit is taken as it is.
+func TestMergeNarrowsHTTPRules(t *testing.T) {
+	t.Parallel()
+	owner := mustParse(t, ownerPath, `{"httpRules":[{"host":"api.example.org","methods":["GET","POST"],"paths":["/v1/"]},{"host":"files.example.org","paths":["/pub/**"]}]}`)
+	cases := []struct {
+		name, project string
+		want          []string // the effective rules, one "host methods paths" each
+		notes         int
+	}{
+		{"narrower", `{"httpRules":[{"host":"api.example.org","methods":["GET"],"paths":["/v1/items"]}]}`,
+			[]string{"files.example.org [] [/pub/**]", "api.example.org [GET] [/v1/items]"}, 0},
+		{"a glob below the owner's", `{"httpRules":[{"host":"files.example.org","methods":["GET"],"paths":["/pub/*/x"]}]}`,
+			[]string{"api.example.org [GET POST] [/v1/]", "files.example.org [GET] [/pub/*/x]"}, 0},
+		{"another method", `{"httpRules":[{"host":"api.example.org","methods":["DELETE"],"paths":["/v1/items"]}]}`,
+			[]string{"api.example.org [GET POST] [/v1/]", "files.example.org [] [/pub/**]"}, 1},
+		{"another path", `{"httpRules":[{"host":"api.example.org","methods":["GET"],"paths":["/admin"]}]}`,
+			[]string{"api.example.org [GET POST] [/v1/]", "files.example.org [] [/pub/**]"}, 1},
+		{"any method", `{"httpRules":[{"host":"api.example.org","paths":["/v1/items"]}]}`,
+			[]string{"api.example.org [GET POST] [/v1/]", "files.example.org [] [/pub/**]"}, 1},
+		{"a host the owner does not limit", `{"httpRules":[{"host":"other.example.org","methods":["GET"]}]}`,
+			[]string{"api.example.org [GET POST] [/v1/]", "files.example.org [] [/pub/**]", "other.example.org [GET] []"}, 0},
+	}
+	for _, c := range cases {
+		e := Merge(Layer{ownerPath, owner}, &Layer{projectPath, mustParse(t, projectPath, c.project)})
+		var got []string
+		for _, r := range e.File.HTTPRules {
+			got = append(got, strings.Join([]string{r.Host, "[" + strings.Join(r.Methods, " ") + "]", "[" + strings.Join(r.Paths, " ") + "]"}, " "))
+		}
+		if !slices.Equal(got, c.want) || len(e.Notes) != c.notes {
+			t.Errorf("%s: rules %q notes %q; want %q and %d notes", c.name, got, e.Notes, c.want, c.notes)
+		}
+	}
+}

@@ -18,7 +18,7 @@ var Syscalls = []string{
 	"?rename", "renameat", "?renameat2",
 	"?unlink", "unlinkat", "?rmdir", "?mkdir", "mkdirat",
 	"truncate", "?link", "linkat", "?symlink", "symlinkat",
-	"connect", "?io_uring_setup",
+	"connect", "bind", "?io_uring_setup",
 }
 
 // StringSize is strace's -s: long enough for real paths and argv words,

@@ -72,6 +72,8 @@ func Classify(c *Call) (backends.TraceEvent, bool) {
 		return change(c, resolve(arg(1), arg(2)), "symlink to "+target)
 	case "connect":
 		return classifyConnect(c, arg(1))
+	case "bind":
+		return classifyBind(c, arg(0), arg(1))
 	case "io_uring_setup":
 		if c.OK() {
 			return event(c, KindIncomplete, "io_uring", "an io_uring ring was set up: operations submitted through it are not traced"), true
@@ -162,6 +164,25 @@ func change(c *Call, target, detail string) (backends.TraceEvent, bool) {
 	}
 	if deniedErrno(c.Errno) {
 		return event(c, KindDenied, target, c.Name+" ("+detail+"): "+c.Errno), true
+	}
+	return backends.TraceEvent{}, false
+}
+
+// classifyBind is a TCP socket bound to a port: a server's listening
+// port. Port 0 (the kernel picks one), UDP and Unix sockets are left out.
+func classifyBind(c *Call, fd, addr string) (backends.TraceEvent, bool) {
+	if !strings.Contains(fd, "<TCP:") && !strings.Contains(fd, "<TCPv6:") {
+		return backends.TraceEvent{}, false
+	}
+	target := sockaddr(addr)
+	if target == "" || strings.HasPrefix(target, "unix:") || strings.HasSuffix(target, ":0") {
+		return backends.TraceEvent{}, false
+	}
+	switch {
+	case c.OK():
+		return event(c, KindListen, target, "bound (a server's port)"), true
+	case deniedErrno(c.Errno):
+		return event(c, KindDenied, target, "bind: "+c.Errno), true
 	}
 	return backends.TraceEvent{}, false
 }

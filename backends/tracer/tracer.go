@@ -38,7 +38,10 @@ const (
 	KindSpawn   = "proc.spawn"
 	KindConnect = "net.connect"
 	KindDNS     = "net.dns"
-	KindDenied  = "denied"
+	// KindListen is a TCP socket bound to a port of its own choosing
+	// (a server's), which learn mode proposes as a listen port.
+	KindListen = "net.listen"
+	KindDenied = "denied"
 	// KindTruncated marks events that were dropped (the per-run limit,
 	// the bounded workspace walk).
 	KindTruncated = "trace.truncated"
@@ -48,7 +51,7 @@ const (
 )
 
 // Kinds lists every kind, for validating events from untrusted sources.
-var Kinds = []string{KindRead, KindWrite, KindSpawn, KindConnect, KindDNS, KindDenied, KindTruncated, KindIncomplete}
+var Kinds = []string{KindRead, KindWrite, KindSpawn, KindConnect, KindDNS, KindListen, KindDenied, KindTruncated, KindIncomplete}
 
 // ValidKind reports whether k is one of Kinds.
 func ValidKind(k string) bool {

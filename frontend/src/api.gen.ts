@@ -652,7 +652,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Learn mode (senclaw run --learn): run a command once in its project, traced, in the widest sandbox the owner's policy allows it, and answer the narrowest project policy under which it would have run (fs mode and allowlist from its reads, the names and ports the proxy let it reach, a time limit with headroom) as a diff against the project's file; with write, save it as the project's .senclaw/policy.json. It never proposes what the owner's policy forbids: that is a note. The owner's alone. */
+        /** Learn mode (senclaw run --learn): run a command once in its project, traced, in the widest sandbox the owner's policy allows it, and answer the narrowest project policy under which it would have run (fs mode and allowlist from its reads, the names and ports the proxy let it reach, the HTTP methods and paths it sent to the hosts the proxy looks into, the listen ports it used, a memory and a time limit with headroom over what it used) as a diff against the project's file; with write, save it as the project's .senclaw/policy.json. It never proposes what the owner's policy forbids: that is a note. The owner's alone. */
         post: operations["learnPolicy"];
         delete?: never;
         options?: never;
@@ -1880,6 +1880,8 @@ export interface components {
             uid?: number;
             /** @description when a one-shot ran in a sandbox the engine made ahead: the id it was made under, which its cgroups carry */
             aheadId?: string;
+            /** @description the project whose policy file (.senclaw/policy.json) bounded the run (an agent shell's sandboxed run, senclaw run --here): learn mode proposes that file's policy from such a run */
+            projectDir?: string;
         };
         RunReply: {
             run: components["schemas"]["RunRecord"];
@@ -2044,7 +2046,7 @@ export interface components {
             runId: string;
             tsMs: number;
             pid: number;
-            /** @description file.read, file.write, proc.spawn, net.connect, net.dns, denied or trace.truncated */
+            /** @description file.read, file.write, proc.spawn, net.connect, net.listen, net.dns, denied or trace.truncated */
             kind: string;
             target: string;
             detail?: string;
@@ -2272,7 +2274,7 @@ export interface components {
             proposal: string;
             /** @description the proposal against the file as it is, one key a line: - key: old, + key: new */
             diff: string[];
-            /** @description what it could not propose (it would need the owner to allow it) and what it did not measure */
+            /** @description what it could not propose (it would need the owner to allow it), what it measured (memory) and what it did not */
             notes: string[];
             /** @description the proposal was saved into file */
             written: boolean;

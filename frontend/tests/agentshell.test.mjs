@@ -133,3 +133,33 @@ test("an agent sandbox's row shows its project's effective policy, each value wi
   await screenshot(page, 'effective-policy');
   assert.deepEqual(problems, [], 'the page logged errors');
 });
+
+test("Recent runs proposes a policy from a project's run, its command filled in", async (t) => {
+  if (!daemon) return t.skip('no setup');
+  const { engine } = daemon;
+  const project = tempDir('senclaw-learnrun-');
+  chmodSync(project, 0o777); // a traced run of a root engine binds no idmapped mount
+  await engine.api('PUT', '/exec-policy', { execShell: true, execFsMode: 'strict' });
+  // A file of its own each time: the agent shell's run and the learn
+  // run are different sandbox users, and neither may write the other's.
+  const command = 'echo from-the-run > "out-$(date +%s%N).txt"';
+  const res = await engine.api('POST', '/agent-shell', { projectDir: project, command, agent: 'claude-code' });
+  assert.equal(res.run.isolation, 'bwrap');
+  assert.equal(res.run.projectDir, project, 'the record names its project');
+  const { page, context, problems } = await openDashboard(browser, engine);
+  t.after(() => context.close());
+  const row = page.locator(`[data-card=runs] tr[data-run="${res.run.id}"]`);
+  await row.waitFor({ timeout: 10_000 });
+  await row.locator('button.expander').click();
+  const propose = page.locator(`#out-${res.run.id}`).getByTestId('propose-policy');
+  await propose.locator('summary').click();
+  assert.equal(await propose.locator('input').inputValue(), command, "the run's command fills the form");
+  await propose.getByRole('button', { name: 'Learn' }).click();
+  const diff = propose.getByTestId('proposal-diff');
+  await diff.waitFor({ timeout: 30_000 });
+  assert.match(await diff.innerText(), /\+ fsMode: "strict"/);
+  await propose.getByRole('button', { name: 'Apply' }).click();
+  await propose.getByTestId('proposal-applied').waitFor({ timeout: 10_000 });
+  assert.match(readFileSync(join(project, '.senclaw', 'policy.json'), 'utf8'), /"fsMode": "strict"/);
+  assert.deepEqual(problems, [], 'the page logged errors');
+});
