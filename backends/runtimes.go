@@ -77,6 +77,13 @@ func versionTag(s string) bool {
 type RuntimeScan struct {
 	mu   sync.Mutex
 	dirs map[string]scannedDir
+	// recent are FilesWithin's answers, by runtimes and dirs.
+	recent map[string]recentFiles
+}
+
+type recentFiles struct {
+	at    time.Time
+	files []string
 }
 
 type scannedDir struct {
@@ -122,6 +129,31 @@ func (r *RuntimeScan) Files(runtimes []string, dirs []string) []string {
 	}
 	slices.SortFunc(out, strings.Compare)
 	return slices.Compact(out)
+}
+
+// FilesWithin is Files, answered from the last scan of the same
+// runtimes and dirs when it is at most maxAge old: for what only makes
+// a sandbox work (the install prefixes its interpreters need), never for
+// what keeps something out of it (the masks of a switched-off runtime
+// use Files). A burst of runs then resolves the PATH's links once, not
+// once a run.
+func (r *RuntimeScan) FilesWithin(runtimes []string, dirs []string, maxAge time.Duration) []string {
+	key := strings.Join(runtimes, "\x00") + "\x01" + strings.Join(dirs, "\x00")
+	now := time.Now()
+	r.mu.Lock()
+	c, ok := r.recent[key]
+	r.mu.Unlock()
+	if ok && now.Sub(c.at) >= 0 && now.Sub(c.at) <= maxAge {
+		return c.files
+	}
+	files := r.Files(runtimes, dirs)
+	r.mu.Lock()
+	if r.recent == nil || len(r.recent) >= 64 {
+		r.recent = map[string]recentFiles{} // one PATH or a few: never many
+	}
+	r.recent[key] = recentFiles{at: now, files: files}
+	r.mu.Unlock()
+	return files
 }
 
 // names lists dir's entries that belong to any runtime.

@@ -55,3 +55,28 @@ func TestRuntimeScanSeesNewInterpreters(t *testing.T) {
 		t.Fatalf("after installing python3.99: %q", got)
 	}
 }
+
+// FilesWithin answers from the last scan while it is young enough, and
+// scans again once it is older.
+func TestRuntimeScanFilesWithin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "python3.11")
+	if err := os.WriteFile(old, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var scan RuntimeScan
+	if got := scan.FilesWithin([]string{RuntimePython}, []string{dir}, time.Hour); !slices.Equal(got, []string{old}) {
+		t.Fatalf("first scan %q", got)
+	}
+	newer := filepath.Join(dir, "python3.99")
+	if err := os.WriteFile(newer, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := scan.FilesWithin([]string{RuntimePython}, []string{dir}, time.Hour); !slices.Equal(got, []string{old}) {
+		t.Fatalf("within the hour, the last scan's answer: %q", got)
+	}
+	if got := scan.FilesWithin([]string{RuntimePython}, []string{dir}, 0); !slices.Equal(got, []string{old, newer}) {
+		t.Fatalf("older than maxAge, a new scan: %q", got)
+	}
+}

@@ -65,7 +65,12 @@ type Backend struct {
 	host hostFacts
 	// trialUser is the engine's (SetTrialUser).
 	trialUser atomic.Pointer[backends.Credential]
+	// found is bwrap's path as binary last found it on the PATH.
+	found atomic.Pointer[foundBinary]
 }
+
+// foundBinary is where the PATH had a name.
+type foundBinary struct{ name, path string }
 
 var _ backends.Backend = (*Backend)(nil)
 var _ backends.TrialUserSetter = (*Backend)(nil)

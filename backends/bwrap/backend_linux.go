@@ -745,14 +745,23 @@ func credential(u *backends.Credential) (*syscall.Credential, error) {
 
 // binary finds bwrap.
 func (b *Backend) binary() (string, error) {
+	// The path found before, while it is still an executable file: the
+	// PATH is searched again only when it is not (every run used to).
 	name := b.opts.Binary
 	if name == "" {
 		name = "bwrap"
+	}
+	if f := b.found.Load(); f != nil && f.name == name {
+		var st unix.Stat_t
+		if unix.Stat(f.path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o111 != 0 {
+			return f.path, nil
+		}
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("finding bwrap: %w (install it with `apt-get install bubblewrap`)", err)
 	}
+	b.found.Store(&foundBinary{name: name, path: p})
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -165,8 +166,17 @@ func (t *guardThread) try(found chan<- bool, searched <-chan struct{}, left int)
 
 // childless reports whether the calling thread has no child.
 func childless() bool {
-	b, err := os.ReadFile("/proc/thread-self/children")
-	return err == nil && len(bytes.TrimSpace(b)) == 0
+	f, err := os.Open("/proc/thread-self/children")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [64]byte
+	n, err := f.Read(b[:])
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	return len(bytes.TrimSpace(b[:n])) == 0
 }
 
 // start runs job on the thread, its one job.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/senclaw/sandbox/backends"
 )
@@ -51,13 +52,18 @@ func detectHost(spec *backends.Spec, scan *backends.RuntimeScan) Host {
 	return h
 }
 
+// prefixesMaxAge is how old the scan installPrefixes reads may be: an
+// interpreter installed under /opt a moment ago may miss its prefix for
+// that long (it fails to start, nothing more is readable).
+const prefixesMaxAge = time.Second
+
 // installPrefixes finds the interpreters (backends.RuntimeOfFile) in the
 // directories of pathList and returns the install prefixes under opt
 // (/opt) of the files they lead to: opt/<name>, sorted, at most
 // MaxPrefixes.
 func installPrefixes(pathList, opt string, scan *backends.RuntimeScan) []string {
 	var out []string
-	for _, f := range scan.Files([]string{backends.RuntimePython, backends.RuntimeNode}, filepath.SplitList(pathList)) {
+	for _, f := range scan.FilesWithin([]string{backends.RuntimePython, backends.RuntimeNode}, filepath.SplitList(pathList), prefixesMaxAge) {
 		rest, ok := strings.CutPrefix(f, opt+"/")
 		if !ok {
 			continue

@@ -1,13 +1,13 @@
 package limits
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -126,25 +126,46 @@ func threadCgroups(mounts map[string]string) (map[string]string, error) {
 	return cgroupsIn("/proc/thread-self/cgroup", mounts)
 }
 
-// cgroupsIn reads a /proc/.../cgroup file the same way.
+// cgroupsIn reads a /proc/.../cgroup file the same way. It runs for
+// every run on cgroup v1: one read into a small buffer (the file is a
+// line a hierarchy), the whole file only when it is larger.
 func cgroupsIn(file string, mounts map[string]string) (map[string]string, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	out := map[string]string{}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		parts := strings.SplitN(s.Text(), ":", 3)
-		if len(parts) != 3 {
+	buf := make([]byte, 1024)
+	n, err := io.ReadFull(f, buf)
+	f.Close()
+	switch {
+	case err == nil: // filled: there may be more
+		if buf, err = os.ReadFile(file); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		buf = buf[:n]
+	default:
+		return nil, err
+	}
+	out := make(map[string]string, len(mounts))
+	for len(buf) > 0 {
+		var line []byte
+		line, buf, _ = bytes.Cut(buf, []byte("\n"))
+		_, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if mnt, ok := mounts[c]; ok {
-				out[c] = filepath.Join(mnt, parts[2])
+		ctrls, path, ok := bytes.Cut(rest, []byte(":"))
+		if !ok {
+			continue
+		}
+		for len(ctrls) > 0 {
+			var c []byte
+			c, ctrls, _ = bytes.Cut(ctrls, []byte(","))
+			if mnt, ok := mounts[string(c)]; ok {
+				out[string(c)] = filepath.Join(mnt, string(path))
 			}
 		}
 	}
-	return out, s.Err()
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/senclaw/sandbox/backends"
@@ -63,3 +64,51 @@ func TestStartInside(t *testing.T) {
 
 // RandomRunID is a run id of the form the engine's are.
 func RandomRunID() string { return "r" + RandomID() }
+
+// TestRealIDsReadsTheRealIDs: the real uid and gid of a process, from
+// its /proc status, as prlimitAsOwner borrows them (a process of
+// nobody's, started as root); root's own are refused.
+func TestRealIDsReadsTheRealIDs(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("starting a process as another user needs root")
+	}
+	if _, _, err := realIDs(os.Getpid()); err == nil {
+		t.Fatal("root's ids were taken")
+	}
+	cmd := exec.Command("sleep", "10")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65533}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	uid, gid, err := realIDs(cmd.Process.Pid)
+	if err != nil || uid != 65534 || gid != 65533 {
+		t.Fatalf("realIDs: %d %d %v, want 65534 65533", uid, gid, err)
+	}
+}
+
+// TestCgroupsInReadsEveryLine: a cgroup file is read whole, also when it
+// is longer than the first read, and named hierarchies (name=systemd)
+// and the unified one (0::) map only the controllers asked for.
+func TestCgroupsInReadsEveryLine(t *testing.T) {
+	t.Parallel()
+	long := "/" + strings.Repeat("x", 2000)
+	text := "12:name=systemd:/\n9:cpu,cpuacct:/a\n4:memory:" + long + "\n3:pids:/p\n0::/u\n"
+	file := filepath.Join(t.TempDir(), "cgroup")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cgroupsIn(file, map[string]string{"cpu": "/sys/fs/cgroup/cpu", "memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cpu": "/sys/fs/cgroup/cpu/a", "memory": "/sys/fs/cgroup/memory" + long, "pids": "/sys/fs/cgroup/pids/p"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+}

@@ -1,12 +1,13 @@
 package limits
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"github.com/senclaw/sandbox/backends"
 	"golang.org/x/sys/unix"
@@ -208,27 +209,51 @@ func setRealIDs(uid, gid int) error {
 	return setuid()
 }
 
-// realIDs reads the real uid and gid of pid from /proc.
+// realIDs reads the real uid and gid of pid from /proc. It runs for
+// every sandbox started with rlimits: the first 512 bytes of the status
+// (the Uid and Gid lines come within them) into a buffer of its own, no
+// line split; the whole file when they do not.
 func realIDs(pid int) (uid, gid int, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	name := "/proc/" + strconv.Itoa(pid) + "/status"
+	f, err := os.Open(name)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
 	}
-	uid, gid = -1, -1
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
+	buf := make([]byte, 512)
+	n, err := io.ReadFull(f, buf)
+	f.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
+	}
+	buf = buf[:n]
+	uid, gid = statusID(buf, "Uid:"), statusID(buf, "Gid:")
+	if (uid < 0 || gid < 0) && n == 512 {
+		if buf, err = os.ReadFile(name); err != nil {
+			return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
 		}
-		switch f[0] {
-		case "Uid:":
-			uid, _ = strconv.Atoi(f[1])
-		case "Gid:":
-			gid, _ = strconv.Atoi(f[1])
-		}
+		uid, gid = statusID(buf, "Uid:"), statusID(buf, "Gid:")
 	}
 	if uid <= 0 || gid <= 0 {
 		return 0, 0, fmt.Errorf("pid %d runs as uid %d gid %d; refusing to borrow root ids", pid, uid, gid)
 	}
 	return uid, gid, nil
+}
+
+// statusID is the first number of the line key begins in a /proc status
+// ("Uid:\t<real>\t<effective>..."); -1 when there is none.
+func statusID(status []byte, key string) int {
+	i := bytes.Index(status, []byte("\n"+key))
+	if i < 0 {
+		return -1
+	}
+	rest := bytes.TrimLeft(status[i+1+len(key):], " \t")
+	end := bytes.IndexAny(rest, " \t\n")
+	if end < 0 {
+		return -1
+	}
+	v, err := strconv.Atoi(string(rest[:end]))
+	if err != nil {
+		return -1
+	}
+	return v
 }
