@@ -89,7 +89,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	var db *bolt.DB
 	reason, err := guard(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoFreelistSync: true})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 		return err
 	})
 	if reason != "" {
