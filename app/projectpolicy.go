@@ -151,6 +151,12 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 	sb.Ports.Listen = boundPorts(bound("ports.listen"), asked.Listen != nil, "listen", sb.Ports.Listen, ports.Listen, false, say)
 	sb.Ports.Connect = boundPorts(bound("ports.connect"), asked.Connect != nil, "connect", sb.Ports.Connect, ports.Connect, true, say)
 	sb.Ports.Loopback = boundPorts(bound("ports.loopback"), asked.Loopback != nil, "loopback", sb.Ports.Loopback, ports.Loopback, false, say)
+	if bound("ports.connect") && ports.Connect != nil && len(sb.Ports.Connect) == 0 && sb.Network {
+		// No connect list is any port to the proxy: a policy's list with
+		// none left is no egress at all (fail closed).
+		say("network turned off: the policy allows no connect port the run may use")
+		sb.Network = false
+	}
 	if l := f.Limits; l != nil {
 		if bound("limits.cpus") && l.CPUs != nil && sb.CPUs > *l.CPUs {
 			sayIf(asked.CPUs != nil)("cpus %g narrowed to %g by the project's policy", sb.CPUs, *l.CPUs)
@@ -200,6 +206,8 @@ func boundPorts(bound, given bool, name string, have, allowed []int, anyIfNil bo
 		return slices.Clone(allowed)
 	case anyIfNil && allowed == nil:
 		return have
+	case anyIfNil && len(have) == 0:
+		return slices.Clone(allowed) // the request's any port, bounded
 	}
 	keep := []int{}
 	for _, p := range have {

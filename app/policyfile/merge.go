@@ -146,6 +146,13 @@ func (m *merger) narrow(p File) {
 		m.eff.Ports.Listen = m.ports("ports.listen", p.Ports.Listen, m.eff.Ports.Listen, false)
 		// No connect list is any port (with the network on).
 		m.eff.Ports.Connect = m.ports("ports.connect", p.Ports.Connect, m.eff.Ports.Connect, true)
+		if p.Ports.Connect != nil && len(m.eff.Ports.Connect) == 0 && deref(m.eff.Network) {
+			// An empty connect list is any port to the proxy: none left
+			// is no network (fail closed), as for allowedDomains.
+			m.eff.Network = ptr(false)
+			m.took("network")
+			m.notes = append(m.notes, fmt.Sprintf("%s: no port of ports.connect is allowed by the owner's policy, so the run has no network", m.project.Path))
+		}
 		m.eff.Ports.Loopback = m.ports("ports.loopback", p.Ports.Loopback, m.eff.Ports.Loopback, false)
 	}
 	if l := p.Limits; l != nil {
