@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/senclaw/sandbox/app/jailfs"
+	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/policyfile"
 	"github.com/senclaw/sandbox/backends"
 )
@@ -163,7 +165,7 @@ func (e *Engine) syncOwnerPolicy(path string) error {
 	if err != nil {
 		return fmt.Errorf("reading the owner's policy file: %w", err)
 	}
-	f, err := policyfile.Parse(path, data)
+	f, err := parsePolicy(path, data)
 	if err != nil {
 		return err // a *policyfile.Error
 	}
@@ -241,9 +243,33 @@ func projectLayer(dir string) (*policyfile.Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	pf, err := policyfile.Parse(path, data)
+	pf, err := parsePolicy(path, data)
 	if err != nil {
 		return nil, err // a *policyfile.Error
 	}
 	return &policyfile.Layer{Path: path, File: pf}, nil
+}
+
+// parsePolicy is policyfile.Parse with the HTTP rules checked and
+// spelled as the proxy reads them: a rule it cannot match would limit
+// nothing (in the owner's file, leave its host open), so it is a broken
+// file, with its line and column.
+func parsePolicy(path string, data []byte) (policyfile.File, error) {
+	f, err := policyfile.Parse(path, data)
+	if err != nil {
+		return f, err
+	}
+	rules, err := netproxy.NormalizeHTTPRules(f.HTTPRules)
+	var he *netproxy.HTTPRuleError
+	switch {
+	case errors.As(err, &he):
+		key := "httpRules" + strings.TrimPrefix(he.Field, "allowHttp")
+		return policyfile.File{}, policyfile.ErrorAt(path, data, key, fmt.Sprintf("is %q: %v", he.Value, he.Err))
+	case err != nil:
+		return policyfile.File{}, policyfile.ErrorAt(path, data, "httpRules", err.Error())
+	}
+	if f.HTTPRules != nil {
+		f.HTTPRules = rules
+	}
+	return f, nil
 }
