@@ -127,22 +127,12 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 		}
 	}
 	if bound("httpRules") {
-		// Host by host: the policy's rules for a host the sandbox has
-		// none for are added; those the project's file decided replace
-		// the sandbox's own for their host (they are within the owner's).
-		had := slices.Clone(sb.Ports.AllowHTTP)
-		has := func(rules []backends.HTTPRule, host string) bool {
-			return slices.ContainsFunc(rules, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, host) })
-		}
-		for _, r := range f.HTTPRules {
-			if eff.HTTPHosts[strings.ToLower(r.Host)] && has(had, r.Host) {
-				sb.Ports.AllowHTTP = slices.DeleteFunc(sb.Ports.AllowHTTP, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) })
-				had = slices.DeleteFunc(had, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) })
-			}
-			if !has(had, r.Host) {
-				sb.Ports.AllowHTTP = append(sb.Ports.AllowHTTP, r)
-			}
-		}
+		// The run's own rules (a --here request's, those saved on the
+		// agent shell's sandbox) only narrow the policy's, host by host,
+		// as a project's narrow the owner's.
+		var dropped []string
+		sb.Ports.AllowHTTP, dropped = policyfile.NarrowHTTP(f.HTTPRules, sb.Ports.AllowHTTP)
+		notes = append(notes, dropped...)
 	}
 	ports := policyfile.Ports{}
 	if f.Ports != nil {

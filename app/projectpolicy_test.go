@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/policyfile"
+	"github.com/senclaw/sandbox/backends"
 )
 
 // TestProjectPolicyConnectNoneIsNoEgress: an empty connect list is any
@@ -84,5 +86,66 @@ func TestPolicyFileHTTPRuleTheProxyCannotReadIsBroken(t *testing.T) {
 	}
 	if _, err := e.applyProjectPolicy(&sb, nil, false, SandboxConfig{}); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "httpRules[0].paths[0]") {
 		t.Fatalf("project's rule with a path the proxy cannot read: %v", err)
+	}
+}
+
+// TestProjectPolicyHTTPRulesBoundTheRequest: the owner's HTTP rules are
+// the bounds of a run in a project; a --here request's own rule for the
+// same host, or one an agent saved on the agent shell's sandbox, may
+// narrow them but not take their place with more.
+func TestProjectPolicyHTTPRulesBoundTheRequest(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	agentShellOn(t, e)
+	writePolicy(t, filepath.Join(e.opts.ConfigDir, OwnerPolicyFile), `{"network": true, "httpRules": [{"host": "api.example.org", "methods": ["GET"], "paths": ["/v1/"]}]}`)
+	if _, err := e.OwnerPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	project := testDir(t)
+	wide := []backends.HTTPRule{{Host: "api.example.org", Methods: []string{"GET", "POST"}}}
+	narrow := []backends.HTTPRule{{Host: "api.example.org", Methods: []string{"GET"}, Paths: []string{"/v1/items"}}}
+	allows := func(sb *Sandbox, method, path string) bool {
+		return netproxy.HTTPAllows(sb.Ports.AllowHTTP, "api.example.org", 443, method, path)
+	}
+
+	// senclaw run --here with --allow-http of its own.
+	cfg := SandboxConfig{ProjectDir: &project, AllowHTTP: wide}
+	sb, err := e.newSandbox(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, err := e.applyProjectPolicy(&sb, nil, false, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allows(&sb, "POST", "/v1/x") || allows(&sb, "GET", "/admin") || !allows(&sb, "GET", "/v1/x") {
+		t.Errorf("--here: rules %+v (notes %q): the request's rule took the owner's place", sb.Ports.AllowHTTP, notes)
+	}
+	cfg.AllowHTTP = narrow
+	if sb, err = e.newSandbox(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.applyProjectPolicy(&sb, nil, false, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if allows(&sb, "GET", "/v1/other") || !allows(&sb, "GET", "/v1/items/1") {
+		t.Errorf("--here: rules %+v: a narrower rule of the request's should hold", sb.Ports.AllowHTTP)
+	}
+
+	// The agent shell's sandbox, changed by an agent (sbx_update).
+	agent := e.giveToAgent(t, project)
+	if _, err := e.Update(agent.ID, SandboxConfig{AllowHTTP: wide}); err != nil {
+		t.Fatal(err)
+	}
+	asb, err := e.agentSandbox(project, "", e.Policy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounded := *asb
+	if _, err := e.applyProjectPolicy(&bounded, nil, true, SandboxConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if allows(&bounded, "POST", "/v1/x") {
+		t.Errorf("agent shell: rules %+v: the agent's saved rule took the owner's place", bounded.Ports.AllowHTTP)
 	}
 }

@@ -32,9 +32,6 @@ type Effective struct {
 	Decided map[string]bool `json:"-"`
 	Values  []Value         `json:"values"`
 	Notes   []string        `json:"notes"`
-	// HTTPHosts are the hosts (lower case) whose HTTP rules the
-	// project's file decided: its rules replace any other for them.
-	HTTPHosts map[string]bool `json:"-"`
 }
 
 // fsRank orders the fs modes from the narrowest.
@@ -52,7 +49,7 @@ func Merge(base Layer, project *Layer) Effective {
 		m.narrow(project.File)
 	}
 	m.values()
-	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...), HTTPHosts: m.httpHosts}
+	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...)}
 }
 
 type merger struct {
@@ -61,7 +58,6 @@ type merger struct {
 	from          map[string]bool // keys the project decided
 	notes         []string
 	out           []Value
-	httpHosts     map[string]bool
 }
 
 func (m *merger) ignore(key string, value any, why string) {
@@ -373,31 +369,56 @@ func nonNilRules(l []backends.HTTPRule) []backends.HTTPRule {
 // them). The project's rules for exactly the host of some of the owner's
 // then replace those. Any other is ignored, and the owner's rules hold.
 func (m *merger) narrowHTTP(rules []backends.HTTPRule) {
+	var taken bool
+	m.eff.HTTPRules, taken = narrowRules(m.base.File.HTTPRules, m.eff.HTTPRules, rules, func(i int, why string) {
+		m.ignore(fmt.Sprintf("httpRules[%d]", i), rules[i].Host, why+", which the owner's rules for this host do not allow; they hold")
+	})
+	if taken {
+		m.took("httpRules")
+	}
+}
+
+// NarrowHTTP bounds asked (a run's own HTTP rules) by policy (the
+// effective policy's) as a project's rules are bounded by the owner's:
+// a rule of asked is kept where it allows nothing more on the hosts it
+// shares with the policy's, and then takes the place of the policy's
+// for exactly its host. It returns the rules the run gets and a note
+// for each rule of asked it left out.
+func NarrowHTTP(policy, asked []backends.HTTPRule) ([]backends.HTTPRule, []string) {
+	var notes []string
+	out, _ := narrowRules(policy, slices.Clone(policy), asked, func(i int, why string) {
+		notes = append(notes, fmt.Sprintf("allowHttp rule for %s left out: %s, which the policy's rules for this host do not allow; they hold", asked[i].Host, why))
+	})
+	return out, notes
+}
+
+// narrowRules adds to eff each rule of asked that allows nothing base's
+// rules do not on the hosts they share (hostRuleWithin), in place of
+// eff's rules for exactly its host; ignore hears of each other one.
+func narrowRules(base, eff, asked []backends.HTTPRule, ignore func(i int, why string)) ([]backends.HTTPRule, bool) {
 	replaced := map[string]bool{}
-	for i, r := range rules {
+	taken := false
+	for i, r := range asked {
 		rp, ok := parseHost(r.Host)
 		if !ok {
-			m.ignore(fmt.Sprintf("httpRules[%d]", i), r.Host, "it is not a host the proxy matches (HOST, *.HOST or HOST:PORT)")
+			ignore(i, "it is not a host the proxy matches (HOST, *.HOST or HOST:PORT)")
 			continue
 		}
-		if why := hostRuleWithin(r, rp, m.base.File.HTTPRules); why != "" {
-			m.ignore(fmt.Sprintf("httpRules[%d]", i), r.Host, why+", which the owner's rules for this host do not allow; they hold")
+		if why := hostRuleWithin(r, rp, base); why != "" {
+			ignore(i, why)
 			continue
 		}
 		if key := rp.String(); !replaced[key] {
 			replaced[key] = true
-			m.eff.HTTPRules = slices.DeleteFunc(m.eff.HTTPRules, func(o backends.HTTPRule) bool {
+			eff = slices.DeleteFunc(eff, func(o backends.HTTPRule) bool {
 				op, ok := parseHost(o.Host)
 				return ok && op == rp
 			})
 		}
-		m.eff.HTTPRules = append(m.eff.HTTPRules, r)
-		m.took("httpRules")
-		if m.httpHosts == nil {
-			m.httpHosts = map[string]bool{}
-		}
-		m.httpHosts[strings.ToLower(r.Host)] = true
+		eff = append(eff, r)
+		taken = true
 	}
+	return eff, taken
 }
 
 // hostRuleWithin says what r (whose host is rp) allows on a host that
