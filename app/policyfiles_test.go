@@ -231,3 +231,30 @@ func BenchmarkPolicyFiles(b *testing.B) {
 		}
 	})
 }
+
+// TestSettingsChangeKeepsABrokenOwnerFile: a change of the settings or
+// the exec policy while the owner's file is broken is refused with the
+// file's line and column, and the file is left as it is: writing the
+// settings over it would drop the hand edit (and the keys only the file
+// holds) silently, a fallback to what was there before.
+func TestSettingsChangeKeepsABrokenOwnerFile(t *testing.T) {
+	t.Parallel()
+	e := directEngine(t)
+	path := filepath.Join(e.opts.ConfigDir, OwnerPolicyFile)
+	broken := "{\n  \"fsMode\": \"strict\",\n  \"httpRules\": [{\"host\": \"api.example.org\", \"methods\": [\"GET\"]}],\n}\n"
+	writePolicy(t, path, broken)
+	s := e.Settings()
+	s.DefaultMemoryMB = 777
+	if _, err := e.SetSettings(s); err == nil || !strings.Contains(err.Error(), path+":4:1") {
+		t.Errorf("SetSettings with the owner's file broken: %v", err)
+	}
+	if _, err := e.SetPolicy(e.Policy()); err == nil || !strings.Contains(err.Error(), path+":4:1") {
+		t.Errorf("SetPolicy with the owner's file broken: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != broken {
+		t.Fatalf("the broken file was written over:\n%s", data)
+	}
+	if e.Settings().DefaultMemoryMB == 777 {
+		t.Fatal("the settings changed")
+	}
+}
