@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -147,5 +148,38 @@ func TestProjectPolicyHTTPRulesBoundTheRequest(t *testing.T) {
 	}
 	if allows(&bounded, "POST", "/v1/x") {
 		t.Errorf("agent shell: rules %+v: the agent's saved rule took the owner's place", bounded.Ports.AllowHTTP)
+	}
+}
+
+// TestPolicyApplyFollowsNoLink: Apply (and learn's --write) writes the
+// project's file only inside the project: a .senclaw or policy.json that
+// is a link (planted by whatever writes the project) is refused, and
+// nothing lands where it leads.
+func TestPolicyApplyFollowsNoLink(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	for _, c := range []struct {
+		name  string
+		plant func(project, elsewhere string) error
+	}{
+		{"dir_link", func(project, elsewhere string) error {
+			return os.Symlink(elsewhere, filepath.Join(project, ".senclaw"))
+		}},
+		{"file_link", func(project, elsewhere string) error {
+			if err := os.Mkdir(filepath.Join(project, ".senclaw"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(elsewhere, "policy.json"), filepath.Join(project, ProjectPolicyFile))
+		}},
+	} {
+		project, elsewhere := testDir(t), testDir(t)
+		must(t, c.plant(project, elsewhere))
+		_, err := e.PolicyApply(context.Background(), PolicyApplyRequest{ProjectDir: project, Policy: `{"fsMode": "strict"}`})
+		if err == nil {
+			t.Errorf("%s: applied through a link", c.name)
+		}
+		if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+			t.Errorf("%s: wrote %v where the link leads", c.name, entries)
+		}
 	}
 }
