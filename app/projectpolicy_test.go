@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -181,5 +182,37 @@ func TestPolicyApplyFollowsNoLink(t *testing.T) {
 		if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 			t.Errorf("%s: wrote %v where the link leads", c.name, entries)
 		}
+	}
+}
+
+// TestLearnRunCannotWriteThePolicy: a learn run's command (its sandbox is
+// the widest the owner allows) can neither change the project's policy
+// file nor make one, nor plant a link where --write saves the proposal.
+func TestLearnRunCannotWriteThePolicy(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("strace"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("strace is missing (tracing needs it)")
+		}
+		t.Skip("strace is missing")
+	}
+	e := bwrapEngine(t)
+	project, bare := testDir(t), testDir(t)
+	must(t, os.Chmod(project, 0o777))
+	must(t, os.Chmod(bare, 0o777))
+	path := filepath.Join(project, ProjectPolicyFile)
+	writePolicy(t, path, `{"network": false}`)
+	cmd := `echo '{}' > .senclaw/policy.json; rm -rf .senclaw; mv .senclaw x; ln -s /tmp .senclaw/link; mkdir -p .senclaw && echo '{}' > .senclaw/policy.json; true`
+	if _, err := e.PolicyLearn(context.Background(), PolicyLearnRequest{ProjectDir: project, Command: cmd}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != `{"network": false}` {
+		t.Fatalf("the learn run changed the policy file: %q %v", data, err)
+	}
+	if _, err := e.PolicyLearn(context.Background(), PolicyLearnRequest{ProjectDir: bare, Command: `mkdir -p .senclaw && echo '{}' > .senclaw/policy.json; ln -s /etc .senclaw; true`}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(bare, ".senclaw")); err == nil {
+		t.Fatalf("the learn run made .senclaw (%v)", fi.Mode())
 	}
 }
