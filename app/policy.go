@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/senclaw/sandbox/app/policyfile"
 	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/safetext"
 	"github.com/senclaw/sandbox/backends"
@@ -21,7 +23,24 @@ import (
 // SetPolicy validates and saves the exec policy, and writes it into the
 // owner's policy file. On any error nothing changes.
 func (e *Engine) SetPolicy(p ExecPolicy) (ExecPolicy, error) {
+	if err := e.ownerFileWritable(); err != nil {
+		return ExecPolicy{}, err
+	}
 	return e.setPolicy(p, true)
+}
+
+// ownerFileWritable refuses a change of the settings or the exec policy
+// while the owner's file is broken: writing them over it would drop the
+// hand edit, and the keys only the file holds, without a word.
+func (e *Engine) ownerFileWritable() error {
+	if _, err := e.ownerPolicyFresh(); err != nil {
+		var pe *policyfile.Error
+		if errors.As(err, &pe) {
+			return &ConflictError{Reason: pe.Error() + " (nothing was changed; fix or remove the file, then change it again)"}
+		}
+		return err
+	}
+	return nil
 }
 
 // setPolicy is SetPolicy; with writeFile false it leaves the owner's
@@ -62,6 +81,9 @@ func (e *Engine) setPolicy(p ExecPolicy, writeFile bool) (ExecPolicy, error) {
 // the allowlist keeps absolute paths, canonical and deduplicated, and
 // refuses private folders.
 func (e *Engine) SetSettings(s Settings) (Settings, error) {
+	if err := e.ownerFileWritable(); err != nil {
+		return Settings{}, err
+	}
 	return e.setSettings(s, true)
 }
 

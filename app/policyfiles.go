@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/senclaw/sandbox/app/jailfs"
+	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/policyfile"
 	"github.com/senclaw/sandbox/backends"
 )
@@ -92,7 +94,19 @@ func (e *Engine) writeOwnerPolicyLocked(path string) error {
 		return fmt.Errorf("writing the owner's policy file: %w", err)
 	}
 	tmp := path + ".senclaw-tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	// Made anew, through no link: a config folder others may write could
+	// hold one where the temporary file goes.
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollowOpen, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing the owner's policy file: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("writing the owner's policy file: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -139,7 +153,10 @@ func (e *Engine) ownerPolicyFreshLocked(path string) error {
 	if path == "" {
 		return nil
 	}
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
+	if err == nil {
+		err = ownerFileTrusted(path, fi)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// None yet: the settings hold, and are written out as the file.
@@ -147,6 +164,8 @@ func (e *Engine) ownerPolicyFreshLocked(path string) error {
 			e.log.Warn("The owner's policy file could not be written.", "err", err)
 		}
 		return nil
+	case errors.As(err, new(*policyfile.Error)):
+		return err
 	case err != nil:
 		return fmt.Errorf("reading the owner's policy file: %w", err)
 	case !st.known || !fi.ModTime().Equal(st.mtime) || fi.Size() != st.size:
@@ -159,11 +178,23 @@ func (e *Engine) ownerPolicyFreshLocked(path string) error {
 // exec policy say what it says (through SetSettings and SetPolicy, with
 // their checks); the keys it leaves out keep their values.
 func (e *Engine) syncOwnerPolicy(path string) error {
-	data, err := os.ReadFile(path)
+	file, err := os.OpenFile(path, os.O_RDONLY|noFollowOpen, 0)
 	if err != nil {
 		return fmt.Errorf("reading the owner's policy file: %w", err)
 	}
-	f, err := policyfile.Parse(path, data)
+	defer file.Close()
+	fi, err := file.Stat()
+	if err == nil {
+		err = ownerFileTrusted(path, fi)
+	}
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(file, policyfile.MaxSize+1))
+	if err != nil {
+		return fmt.Errorf("reading the owner's policy file: %w", err)
+	}
+	f, err := parsePolicy(path, data)
 	if err != nil {
 		return err // a *policyfile.Error
 	}
@@ -211,6 +242,26 @@ func (e *Engine) syncOwnerPolicy(path string) error {
 	return e.writeOwnerPolicyLocked(path)
 }
 
+// ownerFileTrusted refuses an owner's file that another local user
+// could have written: a link, not this user's, or writable by group or
+// others. It says whether the agent shell runs on the host and whether
+// runs may go unsandboxed, so such a file is broken, never taken.
+func ownerFileTrusted(path string, fi fs.FileInfo) error {
+	why := ""
+	uid, _, ok := ownerOf(fi)
+	switch {
+	case !fi.Mode().IsRegular():
+		why = "is not a regular file (a link?)"
+	case ok && int(uid) != os.Geteuid():
+		why = fmt.Sprintf("belongs to uid %d, not to the engine's user (uid %d)", uid, os.Geteuid())
+	case ok && fi.Mode().Perm()&0o022 != 0: // Windows has no such bits: its ACLs
+		why = fmt.Sprintf("has mode %v: others may write it", fi.Mode().Perm())
+	default:
+		return nil
+	}
+	return &policyfile.Error{File: path, Line: 1, Column: 1, Msg: why + ", so another user could have written it; make it a file of your own that only you may write (chown, chmod 600), or remove it and the engine writes it anew"}
+}
+
 func setIf[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
@@ -241,9 +292,33 @@ func projectLayer(dir string) (*policyfile.Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	pf, err := policyfile.Parse(path, data)
+	pf, err := parsePolicy(path, data)
 	if err != nil {
 		return nil, err // a *policyfile.Error
 	}
 	return &policyfile.Layer{Path: path, File: pf}, nil
+}
+
+// parsePolicy is policyfile.Parse with the HTTP rules checked and
+// spelled as the proxy reads them: a rule it cannot match would limit
+// nothing (in the owner's file, leave its host open), so it is a broken
+// file, with its line and column.
+func parsePolicy(path string, data []byte) (policyfile.File, error) {
+	f, err := policyfile.Parse(path, data)
+	if err != nil {
+		return f, err
+	}
+	rules, err := netproxy.NormalizeHTTPRules(f.HTTPRules)
+	var he *netproxy.HTTPRuleError
+	switch {
+	case errors.As(err, &he):
+		key := "httpRules" + strings.TrimPrefix(he.Field, "allowHttp")
+		return policyfile.File{}, policyfile.ErrorAt(path, data, key, fmt.Sprintf("is %q: %v", he.Value, he.Err))
+	case err != nil:
+		return policyfile.File{}, policyfile.ErrorAt(path, data, "httpRules", err.Error())
+	}
+	if f.HTTPRules != nil {
+		f.HTTPRules = rules
+	}
+	return f, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/policyfile"
 	"github.com/senclaw/sandbox/backends"
+	"github.com/senclaw/sandbox/internal/testutil"
 )
 
 // writePolicy writes a policy file, making its folder.
@@ -230,4 +231,78 @@ func BenchmarkPolicyFiles(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSettingsChangeKeepsABrokenOwnerFile: a change of the settings or
+// the exec policy while the owner's file is broken is refused with the
+// file's line and column, and the file is left as it is: writing the
+// settings over it would drop the hand edit (and the keys only the file
+// holds) silently, a fallback to what was there before.
+func TestSettingsChangeKeepsABrokenOwnerFile(t *testing.T) {
+	t.Parallel()
+	e := directEngine(t)
+	path := filepath.Join(e.opts.ConfigDir, OwnerPolicyFile)
+	broken := "{\n  \"fsMode\": \"strict\",\n  \"httpRules\": [{\"host\": \"api.example.org\", \"methods\": [\"GET\"]}],\n}\n"
+	writePolicy(t, path, broken)
+	s := e.Settings()
+	s.DefaultMemoryMB = 777
+	if _, err := e.SetSettings(s); err == nil || !strings.Contains(err.Error(), path+":4:1") {
+		t.Errorf("SetSettings with the owner's file broken: %v", err)
+	}
+	if _, err := e.SetPolicy(e.Policy()); err == nil || !strings.Contains(err.Error(), path+":4:1") {
+		t.Errorf("SetPolicy with the owner's file broken: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != broken {
+		t.Fatalf("the broken file was written over:\n%s", data)
+	}
+	if e.Settings().DefaultMemoryMB == 777 {
+		t.Fatal("the settings changed")
+	}
+}
+
+// TestOwnerPolicyFileOfAnotherUserIsRefused: the owner's file says
+// whether the agent shell runs on the host and whether direct runs are
+// allowed, so a file another local user could have written (theirs, in
+// a config folder they may write, or one they may write into) is never
+// taken: runs are refused until it is the owner's again; and the engine
+// writes no file through a link planted where its temporary file goes.
+func TestOwnerPolicyFileOfAnotherUserIsRefused(t *testing.T) {
+	t.Parallel()
+	other := testutil.SecondUser(t)
+	e := bwrapEngine(t)
+	agentShellOn(t, e)
+	dir := e.opts.ConfigDir
+	path := filepath.Join(dir, OwnerPolicyFile)
+	must(t, os.Chmod(dir, 0o777)) // a config folder others may write
+	wide := `{"allowDirect": true, "agentShell": {"sandboxed": false}}`
+	other.Run(t, "sh", "-c", `printf '%s' "$1" > "$2.new" && mv -f "$2.new" "$2"`, "sh", wide, path)
+	if _, err := e.OwnerPolicy(); err == nil || !strings.Contains(err.Error(), "uid") {
+		t.Errorf("another user's file was taken: err %v, agent shell sandboxed %v", err, e.Policy().ExecShell)
+	}
+	if !e.Policy().ExecShell {
+		t.Fatal("another user's file took the agent shell to the host")
+	}
+	must(t, os.Remove(path))
+	writePolicy(t, path, `{"fsMode": "strict"}`)
+	must(t, os.Chmod(path, 0o666))
+	if _, err := e.OwnerPolicy(); err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Errorf("a file others may write was taken: %v", err)
+	}
+	must(t, os.Chmod(path, 0o600))
+	if _, err := e.OwnerPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	// A link where the engine's temporary file goes leads nowhere.
+	target := filepath.Join(other.Home, "planted-by-other")
+	_ = os.Remove(target)
+	other.Run(t, "ln", "-sf", target, path+".senclaw-tmp")
+	s := e.Settings()
+	s.DefaultMemoryMB = 640
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		os.Remove(target)
+		t.Fatal("the engine wrote its policy through a link another user planted")
+	}
 }

@@ -526,7 +526,7 @@ func (e *Engine) PolicyApply(ctx context.Context, req PolicyApplyRequest) (*Poli
 		return nil, err
 	}
 	path := filepath.Join(dir, ProjectPolicyFile)
-	if _, err := policyfile.Parse(path, []byte(req.Policy)); err != nil {
+	if _, err := parsePolicy(path, []byte(req.Policy)); err != nil {
 		return nil, badField("policy", nil, "%s", err.Error())
 	}
 	if err := writeProjectPolicy(dir, []byte(req.Policy)); err != nil {

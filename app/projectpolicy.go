@@ -127,22 +127,12 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 		}
 	}
 	if bound("httpRules") {
-		// Host by host: the policy's rules for a host the sandbox has
-		// none for are added; those the project's file decided replace
-		// the sandbox's own for their host (they are within the owner's).
-		had := slices.Clone(sb.Ports.AllowHTTP)
-		has := func(rules []backends.HTTPRule, host string) bool {
-			return slices.ContainsFunc(rules, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, host) })
-		}
-		for _, r := range f.HTTPRules {
-			if eff.HTTPHosts[strings.ToLower(r.Host)] && has(had, r.Host) {
-				sb.Ports.AllowHTTP = slices.DeleteFunc(sb.Ports.AllowHTTP, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) })
-				had = slices.DeleteFunc(had, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) })
-			}
-			if !has(had, r.Host) {
-				sb.Ports.AllowHTTP = append(sb.Ports.AllowHTTP, r)
-			}
-		}
+		// The run's own rules (a --here request's, those saved on the
+		// agent shell's sandbox) only narrow the policy's, host by host,
+		// as a project's narrow the owner's.
+		var dropped []string
+		sb.Ports.AllowHTTP, dropped = policyfile.NarrowHTTP(f.HTTPRules, sb.Ports.AllowHTTP)
+		notes = append(notes, dropped...)
 	}
 	ports := policyfile.Ports{}
 	if f.Ports != nil {
@@ -151,6 +141,12 @@ func narrowSandbox(sb *Sandbox, env map[string]string, eff policyfile.Effective,
 	sb.Ports.Listen = boundPorts(bound("ports.listen"), asked.Listen != nil, "listen", sb.Ports.Listen, ports.Listen, false, say)
 	sb.Ports.Connect = boundPorts(bound("ports.connect"), asked.Connect != nil, "connect", sb.Ports.Connect, ports.Connect, true, say)
 	sb.Ports.Loopback = boundPorts(bound("ports.loopback"), asked.Loopback != nil, "loopback", sb.Ports.Loopback, ports.Loopback, false, say)
+	if bound("ports.connect") && ports.Connect != nil && len(sb.Ports.Connect) == 0 && sb.Network {
+		// No connect list is any port to the proxy: a policy's list with
+		// none left is no egress at all (fail closed).
+		say("network turned off: the policy allows no connect port the run may use")
+		sb.Network = false
+	}
 	if l := f.Limits; l != nil {
 		if bound("limits.cpus") && l.CPUs != nil && sb.CPUs > *l.CPUs {
 			sayIf(asked.CPUs != nil)("cpus %g narrowed to %g by the project's policy", sb.CPUs, *l.CPUs)
@@ -200,6 +196,8 @@ func boundPorts(bound, given bool, name string, have, allowed []int, anyIfNil bo
 		return slices.Clone(allowed)
 	case anyIfNil && allowed == nil:
 		return have
+	case anyIfNil && len(have) == 0:
+		return slices.Clone(allowed) // the request's any port, bounded
 	}
 	keep := []int{}
 	for _, p := range have {

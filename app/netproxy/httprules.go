@@ -210,6 +210,13 @@ func checkHTTP(rules []backends.HTTPRule, host string, port int, method, path st
 	return ref
 }
 
+// HTTPAllows reports whether rules let a request for method and path
+// to host:port (host normalised) through, as the proxy decides it: the
+// policy files' merge is tested against it.
+func HTTPAllows(rules []backends.HTTPRule, host string, port int, method, path string) bool {
+	return checkHTTP(rules, host, port, method, path) == nil
+}
+
 // describeRule is a rule in a few words: "api.github.com: GET, HEAD on
 // /repos/".
 func describeRule(r backends.HTTPRule) string {

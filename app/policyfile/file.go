@@ -129,6 +129,13 @@ func Parse(name string, data []byte) (File, error) {
 	return f, nil
 }
 
+// ErrorAt is a broken file's error for a value its caller found wrong
+// after Parse: key is its path (httpRules[2].host), msg what is wrong.
+func ErrorAt(name string, data []byte, key, msg string) *Error {
+	line, col := keyPosition(data, key)
+	return &Error{File: name, Line: line, Column: col, Msg: key + " " + msg}
+}
+
 // Marshal is the file as the engine writes it: indented, a newline last.
 func Marshal(f File) []byte {
 	data, _ := json.MarshalIndent(f, "", "  ")

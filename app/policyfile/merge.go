@@ -2,8 +2,10 @@ package policyfile
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/senclaw/sandbox/backends"
@@ -30,9 +32,6 @@ type Effective struct {
 	Decided map[string]bool `json:"-"`
 	Values  []Value         `json:"values"`
 	Notes   []string        `json:"notes"`
-	// HTTPHosts are the hosts (lower case) whose HTTP rules the
-	// project's file decided: its rules replace any other for them.
-	HTTPHosts map[string]bool `json:"-"`
 }
 
 // fsRank orders the fs modes from the narrowest.
@@ -50,7 +49,7 @@ func Merge(base Layer, project *Layer) Effective {
 		m.narrow(project.File)
 	}
 	m.values()
-	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...), HTTPHosts: m.httpHosts}
+	return Effective{File: m.eff, Decided: m.from, Values: m.out, Notes: append([]string{}, m.notes...)}
 }
 
 type merger struct {
@@ -59,7 +58,6 @@ type merger struct {
 	from          map[string]bool // keys the project decided
 	notes         []string
 	out           []Value
-	httpHosts     map[string]bool
 }
 
 func (m *merger) ignore(key string, value any, why string) {
@@ -144,6 +142,13 @@ func (m *merger) narrow(p File) {
 		m.eff.Ports.Listen = m.ports("ports.listen", p.Ports.Listen, m.eff.Ports.Listen, false)
 		// No connect list is any port (with the network on).
 		m.eff.Ports.Connect = m.ports("ports.connect", p.Ports.Connect, m.eff.Ports.Connect, true)
+		if p.Ports.Connect != nil && len(m.eff.Ports.Connect) == 0 && deref(m.eff.Network) {
+			// An empty connect list is any port to the proxy: none left
+			// is no network (fail closed), as for allowedDomains.
+			m.eff.Network = ptr(false)
+			m.took("network")
+			m.notes = append(m.notes, fmt.Sprintf("%s: no port of ports.connect is allowed by the owner's policy, so the run has no network", m.project.Path))
+		}
 		m.eff.Ports.Loopback = m.ports("ports.loopback", p.Ports.Loopback, m.eff.Ports.Loopback, false)
 	}
 	if l := p.Limits; l != nil {
@@ -355,42 +360,198 @@ func nonNilRules(l []backends.HTTPRule) []backends.HTTPRule {
 	return l
 }
 
-// narrowHTTP takes the project's HTTP rules. A rule for a host the
-// owner's rules do not name limits that host further. A rule for a host
-// the owner's rules name is taken only when it allows nothing they do
-// not (every method and path of it within one of the owner's rules for
-// the host); then the project's rules for that host replace the owner's.
-// Any other is ignored, and the owner's rules for its host hold.
+// narrowHTTP takes the project's HTTP rules. The proxy lets a request
+// through when any rule naming its host and port allows it, so a rule
+// only narrows a host no rule of the owner's names; where one does (by
+// another spelling, a port, or a "*." on either side), the project's
+// rule is taken only when it allows nothing that the owner's rules for
+// each such host do not (every method and path of it within one of
+// them). The project's rules for exactly the host of some of the owner's
+// then replace those. Any other is ignored, and the owner's rules hold.
 func (m *merger) narrowHTTP(rules []backends.HTTPRule) {
-	ownerFor := func(host string) []backends.HTTPRule {
-		var out []backends.HTTPRule
-		for _, o := range m.base.File.HTTPRules {
-			if strings.EqualFold(o.Host, host) {
-				out = append(out, o)
-			}
-		}
-		return out
-	}
-	replaced := map[string]bool{}
-	for i, r := range rules {
-		owner := ownerFor(r.Host)
-		if len(owner) > 0 {
-			if why := ruleWithin(r, owner); why != "" {
-				m.ignore(fmt.Sprintf("httpRules[%d]", i), r.Host, why+", which the owner's rules for this host do not allow; they hold")
-				continue
-			}
-			if key := strings.ToLower(r.Host); !replaced[key] {
-				replaced[key] = true
-				m.eff.HTTPRules = slices.DeleteFunc(m.eff.HTTPRules, func(o backends.HTTPRule) bool { return strings.EqualFold(o.Host, r.Host) })
-			}
-		}
-		m.eff.HTTPRules = append(m.eff.HTTPRules, r)
+	var taken bool
+	m.eff.HTTPRules, taken = narrowRules(m.base.File.HTTPRules, m.eff.HTTPRules, rules, func(i int, why string) {
+		m.ignore(fmt.Sprintf("httpRules[%d]", i), rules[i].Host, why+", which the owner's rules for this host do not allow; they hold")
+	})
+	if taken {
 		m.took("httpRules")
-		if m.httpHosts == nil {
-			m.httpHosts = map[string]bool{}
-		}
-		m.httpHosts[strings.ToLower(r.Host)] = true
 	}
+}
+
+// NarrowHTTP bounds asked (a run's own HTTP rules) by policy (the
+// effective policy's) as a project's rules are bounded by the owner's:
+// a rule of asked is kept where it allows nothing more on the hosts it
+// shares with the policy's, and then takes the place of the policy's
+// for exactly its host. It returns the rules the run gets and a note
+// for each rule of asked it left out.
+func NarrowHTTP(policy, asked []backends.HTTPRule) ([]backends.HTTPRule, []string) {
+	var notes []string
+	out, _ := narrowRules(policy, slices.Clone(policy), asked, func(i int, why string) {
+		notes = append(notes, fmt.Sprintf("allowHttp rule for %s left out: %s, which the policy's rules for this host do not allow; they hold", asked[i].Host, why))
+	})
+	return out, notes
+}
+
+// narrowRules adds to eff each rule of asked that allows nothing base's
+// rules do not on the hosts they share (hostRuleWithin), in place of
+// eff's rules for exactly its host; ignore hears of each other one.
+func narrowRules(base, eff, asked []backends.HTTPRule, ignore func(i int, why string)) ([]backends.HTTPRule, bool) {
+	replaced := map[string]bool{}
+	taken := false
+	for i, r := range asked {
+		rp, ok := parseHost(r.Host)
+		if !ok {
+			ignore(i, "it is not a host the proxy matches (HOST, *.HOST or HOST:PORT)")
+			continue
+		}
+		if why := hostRuleWithin(r, rp, base); why != "" {
+			ignore(i, why)
+			continue
+		}
+		if key := rp.String(); !replaced[key] {
+			replaced[key] = true
+			eff = slices.DeleteFunc(eff, func(o backends.HTTPRule) bool {
+				op, ok := parseHost(o.Host)
+				return ok && op == rp
+			})
+		}
+		eff = append(eff, r)
+		taken = true
+	}
+	return eff, taken
+}
+
+// hostRuleWithin says what r (whose host is rp) allows on a host that
+// one of owner's rules names but none of them allows ("" when nothing).
+// For each owner rule whose hosts meet r's, the hosts of both are
+// checked against the owner's rules that name every one of them: on
+// those hosts the proxy has at least these.
+func hostRuleWithin(r backends.HTTPRule, rp hostPattern, owner []backends.HTTPRule) string {
+	for _, o := range owner {
+		op, ok := parseHost(o.Host)
+		if !ok {
+			// A rule the proxy cannot read limits nothing; the owner's
+			// file is checked for them (Parse's caller): fail closed.
+			return "it meets an owner's rule for " + o.Host + " that cannot be read"
+		}
+		both, meet := op.meet(rp)
+		if !meet {
+			continue
+		}
+		var cover []backends.HTTPRule
+		for _, c := range owner {
+			if cp, ok := parseHost(c.Host); ok && cp.covers(both) {
+				cover = append(cover, c)
+			}
+		}
+		if why := ruleWithin(r, cover); why != "" {
+			return why + " on " + both.String()
+		}
+	}
+	return ""
+}
+
+// hostPattern is an HTTP rule's host: a name (lower case, no trailing
+// dot), with wild for "*.name" (the name and its subdomains), and a port
+// (0: 443 and 80, as the proxy takes a rule without one).
+type hostPattern struct {
+	name string
+	wild bool
+	port int
+}
+
+// parseHost reads a rule's host as the proxy's host patterns are
+// spelled (netproxy.NormalizeHostPattern's; the engine normalises the
+// files' rules before a merge).
+func parseHost(raw string) (hostPattern, bool) {
+	s := strings.ToLower(strings.TrimSpace(raw))
+	var h hostPattern
+	if host, port, err := net.SplitHostPort(s); err == nil {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return h, false
+		}
+		s, h.port = host, n
+	} else if strings.Count(s, ":") == 1 {
+		return h, false
+	}
+	s = strings.Trim(s, "[]")
+	if rest, ok := strings.CutPrefix(s, "*."); ok {
+		h.wild, s = true, rest
+	}
+	h.name = strings.TrimRight(s, ".")
+	if h.name == "" || strings.ContainsAny(h.name, "*/?#@ ") {
+		return h, false
+	}
+	return h, true
+}
+
+func (h hostPattern) String() string {
+	s := h.name
+	if h.wild {
+		s = "*." + s
+	}
+	if h.port != 0 {
+		return net.JoinHostPort(s, strconv.Itoa(h.port))
+	}
+	return s
+}
+
+// ports are the ports the pattern holds on.
+func (h hostPattern) ports() []int {
+	if h.port == 0 {
+		return []int{443, 80}
+	}
+	return []int{h.port}
+}
+
+// matches reports whether the name n is one of h's names.
+func (h hostPattern) matches(n string) bool {
+	return n == h.name || h.wild && strings.HasSuffix(n, "."+h.name)
+}
+
+// meet is the hosts both h and o name, as a pattern; false when none.
+func (h hostPattern) meet(o hostPattern) (hostPattern, bool) {
+	var out hostPattern
+	switch {
+	case h.port == o.port:
+		out.port = h.port
+	case h.port == 0 && slices.Contains(h.ports(), o.port):
+		out.port = o.port
+	case o.port == 0 && slices.Contains(o.ports(), h.port):
+		out.port = h.port
+	default:
+		return out, false
+	}
+	switch {
+	case h.wild && o.wild:
+		out.wild = true
+		out.name = h.name
+		if len(o.name) > len(h.name) {
+			out.name = o.name
+		}
+		if !h.matches(out.name) || !o.matches(out.name) {
+			return out, false
+		}
+	case h.wild:
+		out.name = o.name
+	default:
+		out.name = h.name
+	}
+	return out, h.matches(out.name) && o.matches(out.name)
+}
+
+// covers reports whether every host and port of o is one of h's.
+func (h hostPattern) covers(o hostPattern) bool {
+	for _, p := range o.ports() {
+		if !slices.Contains(h.ports(), p) {
+			return false
+		}
+	}
+	if o.wild && !h.wild {
+		return false
+	}
+	return h.matches(o.name)
 }
 
 // ruleWithin says what r allows that none of owner does ("" when
