@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -130,22 +129,14 @@ func threadCgroups(mounts map[string]string) (map[string]string, error) {
 // every run on cgroup v1: one read into a small buffer (the file is a
 // line a hierarchy), the whole file only when it is larger.
 func cgroupsIn(file string, mounts map[string]string) (map[string]string, error) {
-	f, err := os.Open(file)
+	buf, whole, err := readHead(file, 1024)
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 1024)
-	n, err := io.ReadFull(f, buf)
-	f.Close()
-	switch {
-	case err == nil: // filled: there may be more
+	if !whole {
 		if buf, err = os.ReadFile(file); err != nil {
 			return nil, err
 		}
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		buf = buf[:n]
-	default:
-		return nil, err
 	}
 	out := make(map[string]string, len(mounts))
 	for len(buf) > 0 {

@@ -215,19 +215,12 @@ func setRealIDs(uid, gid int) error {
 // line split; the whole file when they do not.
 func realIDs(pid int) (uid, gid int, err error) {
 	name := "/proc/" + strconv.Itoa(pid) + "/status"
-	f, err := os.Open(name)
+	buf, whole, err := readHead(name, 512)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
 	}
-	buf := make([]byte, 512)
-	n, err := io.ReadFull(f, buf)
-	f.Close()
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
-	}
-	buf = buf[:n]
 	uid, gid = statusID(buf, "Uid:"), statusID(buf, "Gid:")
-	if (uid < 0 || gid < 0) && n == 512 {
+	if (uid < 0 || gid < 0) && !whole {
 		if buf, err = os.ReadFile(name); err != nil {
 			return 0, 0, fmt.Errorf("reading credentials of pid %d: %w", pid, err)
 		}
@@ -237,6 +230,26 @@ func realIDs(pid int) (uid, gid int, err error) {
 		return 0, 0, fmt.Errorf("pid %d runs as uid %d gid %d; refusing to borrow root ids", pid, uid, gid)
 	}
 	return uid, gid, nil
+}
+
+// readHead reads at most size bytes of the file name into a buffer of
+// its own (a /proc file read for every run: no whole-file read and
+// growth); whole says the file ended within them.
+func readHead(name string, size int) (data []byte, whole bool, err error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	buf := make([]byte, size)
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case err == nil:
+		return buf, false, nil
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return buf[:n], true, nil
+	}
+	return nil, false, err
 }
 
 // statusID is the first number of the line key begins in a /proc status
