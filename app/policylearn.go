@@ -221,7 +221,7 @@ func propose(owner policyfile.File, project, workspace string, rec *RunRecord, e
 	if !remote {
 		f.Ports.Connect = nil
 	}
-	notes = noteSockets(owner, events, notes)
+	notes = noteSockets(events, notes)
 	for _, r := range rec.Refusals {
 		if r.Kind == RefusedConnect || r.Kind == RefusedHTTP || r.Kind == RefusedUnix {
 			how := r.Allow
@@ -374,7 +374,7 @@ func proposeListen(owner policyfile.File, events []StoredEvent, notes []string) 
 // noteSockets says which Unix sockets the run connected to: a project's
 // file cannot name sockets (allowedSockets is the owner's alone), so a
 // socket is a note: allowed by the owner's policy, or would need it.
-func noteSockets(owner policyfile.File, events []StoredEvent, notes []string) []string {
+func noteSockets(events []StoredEvent, notes []string) []string {
 	var ok, refused []string
 	for _, ev := range events {
 		name, isUnix := strings.CutPrefix(ev.Target, "unix:")
