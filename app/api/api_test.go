@@ -375,14 +375,14 @@ func TestANonLoopbackListenIsRefused(t *testing.T) {
 func TestTokenFileIsPrivateAndStable(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(testDir(t), "cfg", "api-token")
-	a, err := LoadOrCreateToken(path)
+	a, _, err := LoadOrCreateToken(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := LoadOrCreateToken(path)
+	b, replaced, _ := LoadOrCreateToken(path)
 	fi, _ := os.Stat(path)
-	if a != b || len(a) != 64 || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token %q %q mode %v", a, b, fi.Mode())
+	if a != b || replaced || len(a) != 64 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token %q %q (replaced %v) mode %v", a, b, replaced, fi.Mode())
 	}
 }
 

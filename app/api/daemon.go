@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/senclaw/sandbox/app/apitype"
@@ -247,30 +245,4 @@ func listenTCP(o DaemonOptions) (net.Listener, string, error) {
 		return nil, "", fmt.Errorf("listening on %s: %w", o.Listen, err)
 	}
 	return l, "http://" + l.Addr().String(), nil
-}
-
-// LoadOrCreateToken reads the API token at path, creating a random one
-// (0600, in a 0700 dir) the first time.
-func LoadOrCreateToken(path string) (string, error) {
-	if data, err := os.ReadFile(path); err == nil {
-		if tok := strings.TrimSpace(string(data)); len(tok) >= 32 {
-			return tok, nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
-	}
-	tok := RandomToken()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("writing the API token: %w", err)
-	}
-	defer f.Close()
-	if err := f.Chmod(0o600); err != nil {
-		return "", err
-	}
-	if _, err := io.WriteString(f, tok+"\n"); err != nil {
-		return "", err
-	}
-	return tok, nil
 }

@@ -115,10 +115,15 @@ func New(opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	token, err := api.LoadOrCreateToken(filepath.Join(opts.Engine.ConfigDir, "api-token"))
+	tokenPath := filepath.Join(opts.Engine.ConfigDir, "api-token")
+	token, replaced, err := api.LoadOrCreateToken(tokenPath)
 	if err != nil {
 		lock.Release()
 		return nil, err
+	}
+	if replaced {
+		d.log.Warn("The API token was open to other users, or not a private file of this user: a new one replaces it.", "path", tokenPath)
+		fmt.Fprintf(opts.Stderr, "senclaw: the API token %s could be read by other users (or was not your private file); a new one replaces it, and the old one no longer works (a script that holds it reads the file again)\n", tokenPath)
 	}
 	d.lock, d.token = lock, token
 	d.engine, d.engineErr = app.New(opts.Engine)
