@@ -408,9 +408,10 @@ func (e *Engine) AgentShellCheck(ctx context.Context, projectDir string) (string
 		}
 		return isolationNone, nil
 	}
-	sb := e.defaultSandbox()
-	sb.Kind, sb.Workspace, sb.FsMode, sb.Network, sb.Tenant = "agent", dir, pol.ExecFsMode, pol.ExecNetwork, tenant
-	tenantDefaults(&sb)
+	sb, err := e.agentSandboxView(dir, tenant, pol)
+	if err != nil {
+		return "", err
+	}
 	_, isolation, err := e.choose(ctx, &plan{sb: &sb, req: RunRequest{Source: SourceAgentShell, Command: "true"}})
 	return isolation, err
 }
@@ -437,6 +438,61 @@ func hostEnv(host, env map[string]string) map[string]string {
 func (e *Engine) agentSandbox(dir, tenant string, pol ExecPolicy) (*Sandbox, error) {
 	e.agentMu.Lock()
 	defer e.agentMu.Unlock()
+	sb, err := e.storedAgentSandbox(dir, tenant)
+	if err != nil {
+		return nil, err
+	}
+	if sb != nil && agentSandboxHolds(sb, pol) {
+		return sb, nil
+	}
+	created := sb == nil
+	if created {
+		e.createMu.Lock()
+		defer e.createMu.Unlock()
+		if err := e.roomForSandbox(); err != nil {
+			return nil, err
+		}
+		if err := e.roomForTenant(tenant); err != nil {
+			return nil, err
+		}
+		def := e.newAgentSandbox(dir, tenant)
+		def.ID = randomHex(6)
+		if err := e.takeUID(&def); err != nil {
+			return nil, err
+		}
+		sb = &def
+	}
+	applyAgentPolicy(sb, pol)
+	sb.UpdatedAt = e.now().UTC()
+	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
+		if created {
+			e.releaseUID(sb)
+		}
+		return nil, fmt.Errorf("saving the agent sandbox: %w", err)
+	}
+	return sb, nil
+}
+
+// agentSandboxView is the sandbox the agent shell would run dir's
+// commands in now, under pol: the stored one (its backend, limits and
+// mounts) or the one it would make, with the policy's fs mode, network
+// and ports. It stores nothing: checks judge what a run would get.
+func (e *Engine) agentSandboxView(dir, tenant string, pol ExecPolicy) (Sandbox, error) {
+	sb, err := e.storedAgentSandbox(dir, tenant)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	if sb == nil {
+		def := e.newAgentSandbox(dir, tenant)
+		sb = &def
+	}
+	applyAgentPolicy(sb, pol)
+	return *sb, nil
+}
+
+// storedAgentSandbox is tenant's agent sandbox of the project dir, nil
+// when there is none yet.
+func (e *Engine) storedAgentSandbox(dir, tenant string) (*Sandbox, error) {
 	var sb *Sandbox
 	err := e.store.EachSandbox(func(data []byte) error {
 		if sb != nil || !bytes.Contains(data, []byte(`"kind":"agent"`)) {
@@ -451,51 +507,48 @@ func (e *Engine) agentSandbox(dir, tenant string, pol ExecPolicy) (*Sandbox, err
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	return sb, err
+}
+
+// newAgentSandbox is the agent sandbox made for a project dir, without
+// its id and uid.
+func (e *Engine) newAgentSandbox(dir, tenant string) Sandbox {
+	def := e.defaultSandbox()
+	def.Tenant = tenant
+	// The project dir is the agent's choice: its name is stored as
+	// text anyone may read (checkText's policy).
+	def.Name = "agent:" + safetext.Escape(filepath.Base(dir))
+	def.Kind = "agent"
+	def.Workspace = dir
+	def.CPUs, def.MemoryMB, def.Pids, def.TimeoutMs = 4, 4096, 256, 180000
+	def.DiskMB = 0 // a project dir has no quota; the record says so
+	return def
+}
+
+// agentPorts are the port rules of an agent sandbox under pol: this
+// machine's ports the policy names, nothing else.
+func agentPorts(pol ExecPolicy) backends.PortRules {
+	return backends.PortRules{Listen: []int{}, Connect: []int{}, Loopback: pol.ExecLoopback}
+}
+
+// agentFsMode is the fs mode of tenant's agent sandbox under pol.
+func agentFsMode(tenant string, pol ExecPolicy) backends.FsMode {
+	if tenant != "" && pol.ExecFsMode == backends.FsOpen {
+		return backends.FsStrict // no tenant reads the whole disk
 	}
-	ports := backends.PortRules{Listen: []int{}, Connect: []int{}, Loopback: pol.ExecLoopback}
-	fsMode := pol.ExecFsMode
-	if tenant != "" && fsMode == backends.FsOpen {
-		fsMode = backends.FsStrict // no tenant reads the whole disk
-	}
-	if sb != nil && sb.FsMode == fsMode && sb.Network == pol.ExecNetwork && slices.Equal(sb.Ports.Loopback, ports.Loopback) &&
-		len(sb.Ports.Listen) == 0 && len(sb.Ports.Connect) == 0 && len(sb.Ports.Domains) == 0 && len(sb.Ports.DenyDomains) == 0 {
-		return sb, nil
-	}
-	created := sb == nil
-	if created {
-		e.createMu.Lock()
-		defer e.createMu.Unlock()
-		if err := e.roomForSandbox(); err != nil {
-			return nil, err
-		}
-		if err := e.roomForTenant(tenant); err != nil {
-			return nil, err
-		}
-		def := e.defaultSandbox()
-		def.ID, def.Tenant = randomHex(6), tenant
-		// The project dir is the agent's choice: its name is stored as
-		// text anyone may read (checkText's policy).
-		def.Name = "agent:" + safetext.Escape(filepath.Base(dir))
-		def.Kind = "agent"
-		def.Workspace = dir
-		def.CPUs, def.MemoryMB, def.Pids, def.TimeoutMs = 4, 4096, 256, 180000
-		def.DiskMB = 0 // a project dir has no quota; the record says so
-		if err := e.takeUID(&def); err != nil {
-			return nil, err
-		}
-		sb = &def
-	}
-	sb.FsMode = fsMode
+	return pol.ExecFsMode
+}
+
+// agentSandboxHolds reports whether sb already has pol's fs mode,
+// network and ports.
+func agentSandboxHolds(sb *Sandbox, pol ExecPolicy) bool {
+	return sb.FsMode == agentFsMode(sb.Tenant, pol) && sb.Network == pol.ExecNetwork && slices.Equal(sb.Ports.Loopback, pol.ExecLoopback) &&
+		len(sb.Ports.Listen) == 0 && len(sb.Ports.Connect) == 0 && len(sb.Ports.Domains) == 0 && len(sb.Ports.DenyDomains) == 0
+}
+
+// applyAgentPolicy gives sb pol's fs mode, network and ports.
+func applyAgentPolicy(sb *Sandbox, pol ExecPolicy) {
+	sb.FsMode = agentFsMode(sb.Tenant, pol)
 	sb.Network = pol.ExecNetwork
-	sb.Ports = ports
-	sb.UpdatedAt = e.now().UTC()
-	if err := e.store.PutSandbox(sb.ID, sb); err != nil {
-		if created {
-			e.releaseUID(sb)
-		}
-		return nil, fmt.Errorf("saving the agent sandbox: %w", err)
-	}
-	return sb, nil
+	sb.Ports = agentPorts(pol)
 }

@@ -96,14 +96,17 @@ func (e *Engine) checkPlan(ctx context.Context, cfg SandboxConfig, req PolicyChe
 	pol := e.Policy()
 	if req.AgentShell {
 		source = SourceAgentShell
-		sb = e.defaultSandbox()
-		sb.Kind, sb.Tenant, sb.FsMode, sb.Network = "agent", tenant, pol.ExecFsMode, pol.ExecNetwork
+		// The project's stored agent sandbox, as the agent shell would
+		// run in it (its backend, limits, mounts), or the one it would
+		// make.
+		dir := ""
 		if cfg.ProjectDir != nil {
-			sb.Workspace = *cfg.ProjectDir
+			dir = *cfg.ProjectDir
 		}
-		sb.CPUs, sb.MemoryMB, sb.Pids, sb.TimeoutMs = 4, 4096, 256, 180000
-		sb.Ports.Loopback = pol.ExecLoopback
-		tenantDefaults(&sb)
+		var err error
+		if sb, err = e.agentSandboxView(dir, tenant, pol); err != nil {
+			return nil, err
+		}
 	} else {
 		var err error
 		if sb, err = e.newSandboxFor(tenant, cfg); err != nil {

@@ -216,3 +216,52 @@ func TestLearnRunCannotWriteThePolicy(t *testing.T) {
 		t.Fatalf("the learn run made .senclaw (%v)", fi.Mode())
 	}
 }
+
+// TestTheAgentShellCheckJudgesTheStoredSandbox: policy check
+// --agent-shell and the agent hooks' check judge the project's agent
+// sandbox as the agent shell would run in it (what an agent changed with
+// sbx_update stays), with the policy's fs mode, network and ports, not a
+// fresh sandbox with other limits and mounts; they store nothing.
+func TestTheAgentShellCheckJudgesTheStoredSandbox(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	agentShellOn(t, e)
+	project := testDir(t)
+	data := testDir(t)
+	if v, err := e.agentSandboxView(project, "", e.Policy()); err != nil || v.ID != "" || v.CPUs != 4 {
+		t.Fatalf("before any run: %+v %v; want the sandbox the agent shell would make (no id, 4 CPUs)", v, err)
+	}
+	if n := countSandboxes(t, e); n != 0 {
+		t.Fatalf("the check stored %d sandboxes", n)
+	}
+	agent := e.giveToAgent(t, project)
+	if _, err := e.Update(agent.ID, SandboxConfig{CPUs: ptr(1.0), Mounts: []backends.Mount{{Source: data, Target: "data", ReadOnly: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.agentSandboxView(project, "", e.Policy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.ID != agent.ID || v.CPUs != 1 || len(v.Mounts) != 1 || v.Mounts[0].Target != "data" {
+		t.Errorf("the check judged %+v, want the stored agent sandbox %s with 1 CPU and its data mount", v, agent.ID)
+	}
+	if v.FsMode != e.Policy().ExecFsMode || v.Network != e.Policy().ExecNetwork {
+		t.Errorf("the check's sandbox has fs mode %s, network %v; want the policy's", v.FsMode, v.Network)
+	}
+	res, err := e.PolicyCheck(context.Background(), PolicyCheckRequest{AgentShell: true, ProjectDir: project, Command: "cat data/x"})
+	if err != nil || !res.Allowed {
+		t.Fatalf("policy check --agent-shell: %+v %v", res, err)
+	}
+	if n := countSandboxes(t, e); n != 1 {
+		t.Errorf("after the checks %d sandboxes are stored, want the agent's one", n)
+	}
+}
+
+func countSandboxes(t *testing.T, e *Engine) int {
+	t.Helper()
+	n := 0
+	if err := e.store.EachSandbox(func([]byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
