@@ -17,7 +17,7 @@ command -v node >/dev/null 2>&1 || want+=(nodejs)
 case "${1:-}" in
 desktop) want+=(gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev) ;;
 peers) want+=(firejail socat ripgrep curl) ;;
-test) want+=(strace busybox-static openssl iproute2 chromium dbus-daemon curl git gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth dbus dbus-bin gnome-keyring gdb imagemagick bash-completion zsh fish groff-base lintian x11-utils systemd) ;;
+test) want+=(strace socat busybox-static openssl iproute2 chromium dbus-daemon curl git gcc libc6-dev pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth dbus dbus-bin gnome-keyring gdb imagemagick bash-completion zsh fish groff-base lintian x11-utils systemd) ;;
 esac
 
 missing=()
