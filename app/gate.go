@@ -40,7 +40,12 @@ func (e *Engine) choose(ctx context.Context, p *plan) (backends.Backend, string,
 			return nil, "", err
 		}
 	}
-	if p.offPath && (p.req.Source == SourceAgentShell || p.req.Source == SourceScheduler) {
+	// Host exec: the tenant host policy decides whether (and how
+	// confined) any principal but the owner runs on this machine, on the
+	// switches' off paths and on the direct backend alike. (A direct
+	// sandbox with allowDirect off is refused below, as always.)
+	if (p.offPath && (p.req.Source == SourceAgentShell || p.req.Source == SourceScheduler)) ||
+		(!p.offPath && p.sb.Backend == "direct" && e.Settings().AllowDirect) {
 		if err := e.hostExecFor(ctx, p); err != nil {
 			return nil, "", err
 		}

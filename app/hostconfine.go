@@ -14,18 +14,20 @@ import (
 )
 
 // Host exec confined per run (GoClaw's tenant host policy on Landlock):
-// a command that a documented off path sends to this machine for any
-// principal but the owner runs through the Landlock helper, as the
-// engine's own user (a root engine's with every capability dropped),
-// with a domain of its own: its project directory (the run's workspace)
-// and its tenant's directory to write, the system roots to read, /proc
-// only as Landlock lets a domain see it (another domain's processes,
-// the engine's among them, are out of ptrace's reach: no environ, no
-// mem, no fd), signals and abstract Unix sockets scoped (ABI 6), the
-// network as the run's sandbox would have it, through the engine's
-// proxy. Nothing else: other tenants' directories, the engine's data
-// and config, the owner's home stay out of reach whatever the command
-// does, which the shell guard next to it only reads.
+// a command that a documented off path, or a sandbox on the direct
+// backend, sends to this machine for any principal but the owner runs
+// through the Landlock helper, as the engine's own user (a root engine's
+// with every capability dropped; on a root engine a direct sandbox's
+// runs keep its own uid), with a domain of its own: its project
+// directory (the run's workspace) and its tenant's directory to write,
+// the system roots to read, /proc only as Landlock lets a domain see it
+// (another domain's processes, the engine's among them, are out of
+// ptrace's reach: no environ, no mem, no fd), signals and abstract Unix
+// sockets scoped (ABI 6), the network as the run's sandbox would have
+// it, through the engine's proxy. Nothing else: other tenants'
+// directories, the engine's data and config, the owner's home stay out
+// of reach whatever the command does, which the shell guard next to it
+// only reads.
 
 // isolationHostExec is the isolation label of a confined host exec.
 const isolationHostExec = "landlock (host exec)"
@@ -62,7 +64,7 @@ func (e *Engine) hostConfinement(ctx context.Context, record bool) hostConfineme
 		e.log.Warn("Host exec cannot be confined: Landlock is not available.", "reason", st.why)
 		e.security.Record(secevents.Event{
 			Kind: EventFsConfinementUnavailable, Source: "engine",
-			Request: "host exec of principals other than the owner (the Agent shell or Scheduler scripts switch off)",
+			Request: "host exec of principals other than the owner (the Agent shell or Scheduler scripts switch off, the direct backend)",
 			Reason:  "Landlock is not available for host exec (" + st.why + "): under exec.tenantHostPolicy warn an agent's host command runs unconfined and a tenant's is refused; under allow a command naming a tenant's directory is refused. Recorded once per engine start.",
 		})
 	}
@@ -162,5 +164,5 @@ func (e *Engine) refuseTenantDirs(ctx context.Context, p *plan, who principal.Pr
 		Kind: EventTenantHostDenied, Principal: who.Label(), Tenant: who.Tenant, Source: "engine",
 		Request: fmt.Sprintf("%s run %s: %s", p.req.Source, p.runID, p.display), Reason: reason,
 	})
-	return refused("%s. Switch it on (%s) and the command runs in a sandbox, or run it where Landlock (ABI %d, Linux 6.12) is available", reason, switchOn(path), hostScopeABI)
+	return refused("%s. %s, or run it where Landlock (ABI %d, Linux 6.12) is available", reason, toSandbox(path), hostScopeABI)
 }

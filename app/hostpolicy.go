@@ -11,10 +11,12 @@ import (
 
 // The tenant host policy (the setting exec.tenantHostPolicy, which
 // SENCLAW_EXEC_TENANT_HOST_POLICY overrides) is the one rule of who may
-// take a documented off path, the Agent shell or Scheduler scripts
-// switch off, where a command runs on this machine as the engine's user.
-// The owner always may, with nothing in the way: the switch is its to
-// turn. Every other principal's command runs, where Landlock can, under
+// run a command on this machine with no sandbox: a documented off path
+// (the Agent shell or Scheduler scripts switch off, where a command runs
+// as the engine's user) and a sandbox on the direct backend (which
+// allowDirect lets a sandbox ask for). The owner always may, with
+// nothing in the way: the switches and allowDirect are its to turn.
+// Every other principal's command runs, where Landlock can, under
 // a Landlock domain of its own (hostconfine.go): its project and its
 // tenant's directory to write, the system roots to read, nothing else.
 // deny refuses it; warn runs it so confined and records
@@ -67,9 +69,18 @@ func (e *Engine) hostExec(ctx context.Context, who principal.Principal, path, re
 	}
 	pol := e.tenantHostPolicy()
 	conf := e.hostConfinement(ctx, record)
-	where := fmt.Sprintf("%s, so this command would run on this machine as the engine's user", path)
+	as, own := "the engine's user", "its project"
+	if path == pathDirect {
+		own = "its workspace"
+		if e.opts.EUID == 0 {
+			// (The direct backend runs a root engine's sandbox as its
+			// own uid.)
+			as = "its sandbox's own user"
+		}
+	}
+	where := fmt.Sprintf("%s, so this command would run on this machine as %s", path, as)
 	if conf.ok {
-		where += ", confined by Landlock (its project and its tenant's directory to write, the system roots to read)"
+		where += ", confined by Landlock (" + own + " and its tenant's directory to write, the system roots to read)"
 	} else {
 		where += " with no sandbox (Landlock is not available for host exec: " + conf.why + ")"
 	}
@@ -93,7 +104,7 @@ func (e *Engine) hostExec(ctx context.Context, who principal.Principal, path, re
 		Kind: EventTenantHostDenied, Principal: who.Label(), Tenant: who.Tenant, Source: "engine", Request: request,
 		Reason: where + "; " + why,
 	})
-	return false, refused("%s; %s. Switch it on (%s) and the command runs in a sandbox, or the owner sets exec.tenantHostPolicy=allow (senclaw settings set exec.tenantHostPolicy=allow)", where, why, switchOn(path))
+	return false, refused("%s; %s. %s, or the owner sets exec.tenantHostPolicy=allow (senclaw settings set exec.tenantHostPolicy=allow)", where, why, toSandbox(path))
 }
 
 // hostWarnEvery spaces out the warnings of one principal's host exec on
@@ -117,32 +128,42 @@ func (e *Engine) firstHostWarning(key string) bool {
 	return true
 }
 
-// switchOn is the command that turns path's switch on.
-func switchOn(path string) string {
-	if path == pathScheduler {
-		return "senclaw policy --scheduler on"
+// toSandbox says, as a sentence's start, what puts path's command in a
+// sandbox: the switch turned on, or for the direct backend, an
+// isolating one (no switch sends a run there).
+func toSandbox(path string) string {
+	switch path {
+	case pathScheduler:
+		return "Switch it on (senclaw policy --scheduler on) and the command runs in a sandbox"
+	case pathDirect:
+		return "Use an isolating backend instead (a sandbox on bwrap, landlock or docker, or with no backend named, for the best one here) and the command runs in a sandbox"
 	}
-	return "senclaw policy --agent-shell on"
+	return "Switch it on (senclaw policy --agent-shell on) and the command runs in a sandbox"
 }
 
-// The off paths the tenant host policy governs, as refusals name them.
+// The host paths the tenant host policy governs, as refusals name them.
 const (
 	pathAgentShell = "the Agent shell switch is off"
 	pathScheduler  = "the Scheduler scripts switch is off"
+	pathDirect     = "the sandbox's backend is direct"
 )
 
-// hostExecFor applies the tenant host policy to p, which a switch sends
-// to the host, for its principal; the gate calls it. It marks p to run
-// confined, or refuses what the policy or the tenant directory check
-// (hostconfine.go) does not let run.
+// hostExecFor applies the tenant host policy to p, which a switch or the
+// direct backend sends to the host, for its principal; the gate calls
+// it. It marks p to run confined, or refuses what the policy or the
+// tenant directory check (hostconfine.go) does not let run. A policy
+// check (dry run) records only a refusal.
 func (e *Engine) hostExecFor(ctx context.Context, p *plan) error {
 	path := pathAgentShell
-	if p.req.Source == SourceScheduler {
+	switch {
+	case !p.offPath:
+		path = pathDirect
+	case p.req.Source == SourceScheduler:
 		path = pathScheduler
 	}
 	req := fmt.Sprintf("%s run %s: %s", p.req.Source, p.runID, p.display)
 	who := p.principal(ctx)
-	confined, err := e.hostExec(ctx, who, path, req, true)
+	confined, err := e.hostExec(ctx, who, path, req, !p.dryRun)
 	if err != nil {
 		return err
 	}

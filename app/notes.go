@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/backends"
 	"github.com/senclaw/sandbox/backends/netfwd"
 	"github.com/senclaw/sandbox/backends/unixguard"
@@ -58,8 +59,9 @@ func nonNil(l []string) []string {
 // in the details.
 func (e *Engine) CreateNotes(ctx context.Context, sb *Sandbox) Notes {
 	backend := e.noteBackend(ctx, sb)
-	n := e.networkNotes(sb, backend)
-	n.Note = fmt.Sprintf("sandbox %s (%s): %s", sb.Name, backend, n.Note)
+	host := e.directHostExec(ctx, sb)
+	n := e.networkNotes(sb, host.backend(backend))
+	n.Note = fmt.Sprintf("sandbox %s (%s): %s", sb.Name, host.label(backend), host.note(n.Note))
 	start := "each run starts its own isolated process"
 	if sb.Backend == "docker" {
 		start = "the container starts on the first run"
@@ -71,7 +73,8 @@ func (e *Engine) CreateNotes(ctx context.Context, sb *Sandbox) Notes {
 	if m := e.idmapNote(sb); m != "" {
 		n.Details = append(n.Details, m)
 	}
-	n.Warnings = append(n.Warnings, fsWarnings(sb, backend)...)
+	n.Warnings = append(n.Warnings, fsWarnings(sb, host.backend(backend))...)
+	host.add(&n)
 	return n
 }
 
@@ -80,12 +83,13 @@ func (e *Engine) CreateNotes(ctx context.Context, sb *Sandbox) Notes {
 // setting lets it have.
 func (e *Engine) ChangeNotes(ctx context.Context, sb *Sandbox) Notes {
 	backend := e.noteBackend(ctx, sb)
-	n := e.networkNotes(sb, backend)
+	host := e.directHostExec(ctx, sb)
+	n := e.networkNotes(sb, host.backend(backend))
 	when := "takes effect on the next run; runs already going keep what they started with"
 	if sb.Backend == "docker" {
 		when = "the container is recreated before its next run (workspace files are kept); network rules other than the switch never need that"
 	}
-	n.Note = fmt.Sprintf("sandbox %s (%s): %s; %s", sb.Name, backend, n.Note, firstClause(when))
+	n.Note = fmt.Sprintf("sandbox %s (%s): %s; %s", sb.Name, host.label(backend), host.note(n.Note), firstClause(when))
 	n.Details = append([]string{when}, n.Details...)
 	if w := e.widenedNote(sb); w != "" {
 		n.Details = append(n.Details, w)
@@ -93,23 +97,106 @@ func (e *Engine) ChangeNotes(ctx context.Context, sb *Sandbox) Notes {
 	if m := e.idmapNote(sb); m != "" {
 		n.Details = append(n.Details, m)
 	}
-	n.Warnings = append(n.Warnings, fsWarnings(sb, backend)...)
+	n.Warnings = append(n.Warnings, fsWarnings(sb, host.backend(backend))...)
+	host.add(&n)
 	return n
 }
 
 // FsModeNotes says whether the sandbox's backend applies its fs mode.
-func (e *Engine) FsModeNotes(sb *Sandbox) Notes {
-	n := Notes{Details: []string{}, Warnings: fsWarnings(sb, sb.Backend)}
+func (e *Engine) FsModeNotes(ctx context.Context, sb *Sandbox) Notes {
+	host := e.directHostExec(ctx, sb)
+	n := Notes{Details: []string{}, Warnings: fsWarnings(sb, host.backend(sb.Backend))}
 	switch {
 	case sb.Backend == "docker":
 		n.Note = "a docker sandbox sees only its image and its mounts: the fs mode does not apply to it"
+	case host.state == hostRunConfined:
+		n.Note = "the fs mode does not apply: your runs on the direct backend are host exec, confined by Landlock to the workspace (and your tenant's directory) to write and the system roots to read"
+	case host.state == hostRunRefused:
+		n.Note = "the fs mode does not apply: your runs on the direct backend, host exec, are refused (exec.tenantHostPolicy)"
 	case sb.Backend == "direct":
 		n.Note = "the direct backend enforces nothing: the fs mode is advisory only"
 	default:
 		n.Note = "fs mode " + string(sb.FsMode) + " (" + FsModeLabel(sb.FsMode) + "): takes effect on the next run"
 		n.Details = append(n.Details, "writes stay jailed to the workspace and read-write mounts in every mode")
 	}
+	host.add(&n)
 	return n
+}
+
+// hostRun is what the tenant host policy makes of the caller's runs on
+// a direct sandbox (gate.go, hostpolicy.go): the owner's run as they
+// always did, with no isolation; every other principal's are host exec,
+// refused, confined by Landlock, or (where Landlock is not) unconfined.
+type hostRun struct {
+	state string
+	// why is the detail that says so, "" for the owner's.
+	why string
+}
+
+// The states of hostRun; "" is the owner's (or not a direct sandbox).
+const (
+	hostRunRefused    = "refused"
+	hostRunConfined   = "confined"
+	hostRunUnconfined = "unconfined"
+)
+
+// directHostExec says what the caller's runs on sb get when sb is on the
+// direct backend and the caller is not the owner; nothing otherwise. It
+// records nothing.
+func (e *Engine) directHostExec(ctx context.Context, sb *Sandbox) hostRun {
+	who := principal.Of(ctx)
+	if sb.Backend != "direct" || who.IsOwner() || !e.Settings().AllowDirect {
+		return hostRun{}
+	}
+	pol := e.tenantHostPolicy()
+	conf := e.hostConfinement(ctx, false)
+	lead := fmt.Sprintf("the direct backend runs commands on this machine: for %s that is host exec, which exec.tenantHostPolicy (%s) governs", who, pol)
+	switch {
+	case pol == HostPolicyDeny:
+		return hostRun{hostRunRefused, lead + "; deny keeps host exec for the owner, so your runs here are refused; use an isolating backend (bwrap, landlock, docker, or none named)"}
+	case conf.ok:
+		return hostRun{hostRunConfined, lead + "; your runs here are confined by Landlock (isolation landlock (host exec)): the workspace and your tenant's directory to write, the system roots to read, nothing else; the fs mode does not apply"}
+	case pol == HostPolicyWarn && who.Tenant != "":
+		return hostRun{hostRunRefused, lead + "; Landlock is not available for host exec (" + conf.why + "), and under warn a tenant's commands never run unconfined on the host, so your runs here are refused; use an isolating backend"}
+	}
+	return hostRun{hostRunUnconfined, lead + "; Landlock is not available for host exec (" + conf.why + "), so your runs here are unconfined (a command naming a tenant's directory is refused)"}
+}
+
+// backend is the backend whose rules the caller's runs get: Landlock's
+// for a confined host exec, else the sandbox's own.
+func (h hostRun) backend(b string) string {
+	if h.state == hostRunConfined {
+		return "landlock"
+	}
+	return b
+}
+
+// label names the backend in a note.
+func (h hostRun) label(b string) string {
+	if h.state == hostRunConfined {
+		return b + ": " + isolationHostExec
+	}
+	return b
+}
+
+// note is the note's line about the network, or the refusal instead.
+func (h hostRun) note(line string) string {
+	if h.state == hostRunRefused {
+		return "your runs here are refused (exec.tenantHostPolicy)"
+	}
+	return line
+}
+
+// add puts the host exec's detail in n, a warning when its runs are
+// refused or unconfined.
+func (h hostRun) add(n *Notes) {
+	if h.why == "" {
+		return
+	}
+	n.Details = append(n.Details, h.why)
+	if h.state != hostRunConfined {
+		n.Warnings = append(n.Warnings, "host exec: "+h.why)
+	}
 }
 
 // fsWarnings are the fs rules asked for that backend does not apply.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -104,5 +105,40 @@ func TestRunNotes(t *testing.T) {
 		if n.Note != tc.want || len(n.Warnings) != len(tc.missing) || n.Details == nil {
 			t.Errorf("RunNotes(%q) = %+v, want note %q", tc.missing, n, tc.want)
 		}
+	}
+}
+
+// TestADirectSandboxsNotesSayWhatHostExecGives: the notes of a sandbox
+// on the direct backend say, for a principal other than the owner, what
+// the tenant host policy makes of its runs there: confined by Landlock
+// under warn (the network and fs rules are Landlock's), refused under
+// deny. The owner's notes are as before.
+func TestADirectSandboxsNotesSayWhatHostExecGives(t *testing.T) {
+	t.Parallel()
+	e := hostExecEngine(t)
+	agent := principal.With(context.Background(), principal.Principal{Kind: principal.Agent, Name: "bot"})
+	sb, err := e.Create(agent, SandboxConfig{Backend: ptr("direct"), Name: ptr("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.CreateNotes(context.Background(), sb); n.Note != "sandbox d (direct): no isolation: the network rules are advisory" {
+		t.Errorf("the owner's note of a direct sandbox: %q", n.Note)
+	}
+	n := e.CreateNotes(agent, sb)
+	if n.Note != "sandbox d (direct: landlock (host exec)): network off" || len(n.Warnings) != 0 ||
+		!strings.Contains(strings.Join(n.Details, "\n"), "confined by Landlock") {
+		t.Errorf("warn, the agent's notes of a direct sandbox: %+v", n)
+	}
+	if f := e.FsModeNotes(agent, sb); !strings.Contains(f.Note, "confined by Landlock") {
+		t.Errorf("warn, the agent's fs mode note of a direct sandbox: %q", f.Note)
+	}
+	s := e.Settings()
+	s.Exec.TenantHostPolicy = HostPolicyDeny
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	n = e.ChangeNotes(agent, sb)
+	if !strings.Contains(n.Note, "your runs here are refused") || !strings.Contains(strings.Join(n.Warnings, "\n"), "deny keeps host exec for the owner") {
+		t.Errorf("deny, the agent's notes of a direct sandbox: %+v", n)
 	}
 }

@@ -77,9 +77,10 @@ type plan struct {
 	// offPath: a documented "off" switch sends this run directly to the
 	// host; its record says "none".
 	offPath bool
-	// hostConfined: the off path's command runs under a Landlock domain
-	// of its own (hostconfine.go), as every principal's but the owner's
-	// does where Landlock is; its record says "landlock (host exec)".
+	// hostConfined: the host exec's command (an off path's, a direct
+	// sandbox's) runs under a Landlock domain of its own
+	// (hostconfine.go), as every principal's but the owner's does where
+	// Landlock is; its record says "landlock (host exec)".
 	hostConfined bool
 	// by is who the run is for when that is not the caller (a
 	// schedule's maker); nil: principal.Of the run's context.

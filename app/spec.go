@@ -82,6 +82,11 @@ func (e *Engine) spec(p *plan, rec *RunRecord) (*backends.Spec, error) {
 	spec.RunID, spec.Argv, spec.Env = rec.ID, argv, env
 	spec.Mounts, spec.WorkspaceIDMap, spec.Files = mounts, wsIDMap, files
 	if p.hostConfined {
+		if !p.offPath {
+			// A direct sandbox's confined run is no off path: a
+			// switched-off runtime is masked, as in every sandbox.
+			e.maskInterpreters(spec)
+		}
 		e.confineHostSpec(p, spec)
 		return spec, nil
 	}

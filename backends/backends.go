@@ -209,10 +209,12 @@ type Spec struct {
 	// HostExec).
 	User *Credential
 	// HostExec marks a confined host exec: a command a documented off
-	// path sends to this machine for a principal other than the owner,
-	// which runs as the engine's own user (root included, with every
-	// capability dropped) and not as a sandbox uid. Only Landlock
-	// honours it; the engine sets it for Landlock runs only.
+	// path (or a sandbox on the direct backend) sends to this machine
+	// for a principal other than the owner, which runs as the engine's
+	// own user (root included, with every capability dropped) and not as
+	// a sandbox uid, unless User names one (a root engine's direct
+	// sandbox keeps its own). Only Landlock honours it; the engine sets
+	// it for Landlock runs only.
 	HostExec bool
 	// WritePaths are directories a host exec may also write where they
 	// are, with no link in the workspace (the tenant's own directory).

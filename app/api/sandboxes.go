@@ -401,7 +401,7 @@ func (s *Server) setFsMode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, FsModeReply{OK: true, Sandbox: sb, FsMode: sb.FsMode, Label: app.FsModeLabel(sb.FsMode), Notes: s.e.FsModeNotes(sb)})
+	writeJSON(w, http.StatusOK, FsModeReply{OK: true, Sandbox: sb, FsMode: sb.FsMode, Label: app.FsModeLabel(sb.FsMode), Notes: s.e.FsModeNotes(r.Context(), sb)})
 	return nil
 }
 

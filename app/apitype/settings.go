@@ -30,8 +30,10 @@ type Settings struct {
 	SandboxUID uint32 `json:"sandboxUid"`
 	SandboxGID uint32 `json:"sandboxGid"`
 	// AllowDirect permits runs that explicitly ask for the direct
-	// backend (no isolation at all). Off by default: an agent asking for
-	// "direct" must not be able to leave the sandbox on its own.
+	// backend (no isolation at all for the owner's; every other
+	// principal's are host exec, under Exec.TenantHostPolicy). Off by
+	// default: an agent asking for "direct" must not be able to leave
+	// the sandbox on its own.
 	AllowDirect bool `json:"allowDirect"`
 	// LandlockListen permits listen ports in sandboxes of the landlock
 	// backend, which has no network namespace: the code binds in this
@@ -103,14 +105,15 @@ type Settings struct {
 	// Guard switches the shell guard's deny groups and says what it does
 	// inside a sandbox (app/guard). Only a person may change it.
 	Guard GuardSettings `json:"guard"`
-	// Exec holds what governs host exec, the documented off paths (the
-	// Agent shell and Scheduler scripts switches off). Only a person may
-	// change it.
+	// Exec holds what governs host exec: the documented off paths (the
+	// Agent shell and Scheduler scripts switches off) and runs on the
+	// direct backend. Only a person may change it.
 	Exec ExecSettings `json:"exec"`
 }
 
 // ExecSettings govern host exec: who besides the owner may run a
-// command on this machine with no sandbox when a switch sends it there.
+// command on this machine with no sandbox when a switch, or a sandbox
+// on the direct backend, sends it there.
 type ExecSettings struct {
 	// TenantHostPolicy is what host exec does for every principal but
 	// the owner (agents, apps, tenants), whose commands run under a

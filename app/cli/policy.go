@@ -113,14 +113,15 @@ func policy(ctx context.Context, cl *client.Client, c policyChanges, io streams)
 	row(tw, "  loopback", fmt.Sprint(p.ExecLoopback), "this machine's ports it may call")
 	row(tw, "scheduler scripts", onOff(p.SchedulerScript), "off: run directly (recorded as none); on: one-shot sandbox")
 	row(tw, "  network", onOff(p.SchedulerNetwork), "")
-	// Who besides the owner takes the two off paths above is a setting;
+	// Who besides the owner takes the two off paths above (and the
+	// direct backend) is a setting;
 	// a principal that may not read the settings goes without the row.
 	if st, err := cl.Settings(ctx); err == nil {
 		hp, from := st.Exec.TenantHostPolicy, "(senclaw settings set exec.tenantHostPolicy=...)"
 		if st.Exec.EnvOverride != "" {
 			hp, from = st.Exec.EnvOverride, "(from SENCLAW_EXEC_TENANT_HOST_POLICY)"
 		}
-		row(tw, "host exec of others", hp, "with a switch above off, for all but the owner: deny, warn (run confined by Landlock, recorded) or allow (confined) "+from)
+		row(tw, "host exec of others", hp, "with a switch above off or on the direct backend, for all but the owner: deny, warn (run confined by Landlock, recorded) or allow (confined) "+from)
 	}
 	row(tw, "run python", onOff(p.RunPython), "off: every Python code run is refused")
 	row(tw, "run node", onOff(p.RunNode), "off: every Node code run is refused")

@@ -284,7 +284,10 @@ func alive(pid int) bool {
 // sh -c, bash -c, env, nohup, timeout, xargs, sudo and nice, three levels
 // deep, and for a name of exec.credentialedCommands; the refusal is the
 // security event security.exec_credentialed_cli_denied. Look-alikes that
-// start none run; the owner's run; under warn the list does not apply.
+// start none are not taken for one: the tenant host policy refuses them
+// (deny keeps the direct backend, host exec, for the owner), with no word
+// of a credentialed CLI. The owner's run; under warn the list does not
+// apply.
 func TestCredentialedCLIsAreRefusedUnderDeny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds senclaw")
@@ -336,8 +339,8 @@ func TestCredentialedCLIsAreRefusedUnderDeny(t *testing.T) {
 		}
 	}
 	for _, command := range []string{"echo gh aws docker", "ls /usr/bin/ | grep -c kubectl || true", "git --version >/dev/null 2>&1 || true", "printf 'terraform\\n'"} {
-		if err := direct(bot, command); err != nil {
-			t.Errorf("deny, the agent's look-alike %q: %v, want it run", command, err)
+		if err := direct(bot, command); err == nil || strings.Contains(err.Error(), "credentialed CLI") || !strings.Contains(err.Error(), "the sandbox's backend is direct") {
+			t.Errorf("deny, the agent's look-alike %q: %v, want the tenant host policy's refusal, naming no credentialed CLI", command, err)
 		}
 	}
 	if err := direct(d.c, "gh --version >/dev/null 2>&1 || true"); err != nil {
