@@ -21,6 +21,7 @@ import (
 
 	"github.com/senclaw/sandbox/app/autorun"
 	"github.com/senclaw/sandbox/app/guard"
+	"github.com/senclaw/sandbox/app/hostsecrets"
 	"github.com/senclaw/sandbox/app/netproxy"
 	"github.com/senclaw/sandbox/app/proxyca"
 	"github.com/senclaw/sandbox/app/sandboxuid"
@@ -146,6 +147,10 @@ type Engine struct {
 	// hostUnconfinedSaid: security.exec_fs_confinement_unavailable is
 	// recorded once per engine start (hostconfine.go).
 	hostUnconfinedSaid bool
+	// hostSecrets lists what under /etc others may not read, for the
+	// Landlock domain of a host exec (hostconfine.go).
+	hostSecretsOnce sync.Once
+	hostSecrets     *hostsecrets.Watch
 
 	// guardDirs are the dirs the shell guard protects, found once.
 	guardOnce sync.Once
@@ -341,6 +346,10 @@ func (e *Engine) Close() error {
 		}
 		e.closeAhead()
 		e.closeReady()
+		e.hostSecretsOnce.Do(func() {}) // none is made after
+		if e.hostSecrets != nil {
+			e.hostSecrets.Close()
+		}
 		e.live.killAll()
 		e.live.wait(5 * time.Second)
 		e.purgeMu.Lock()

@@ -3,10 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/senclaw/sandbox/app/guard"
+	"github.com/senclaw/sandbox/app/hostsecrets"
 	"github.com/senclaw/sandbox/app/principal"
 	"github.com/senclaw/sandbox/app/secevents"
 	"github.com/senclaw/sandbox/backends"
@@ -99,41 +99,27 @@ func (e *Engine) confineHostSpec(p *plan, spec *backends.Spec) {
 	if t := p.sb.Tenant; t != "" {
 		spec.WritePaths = []string{canonical(e.TenantDir(t))}
 	}
-	spec.Masked = append(spec.Masked, notForOthers(hostSecretsRoot)...)
+	spec.Masked = append(spec.Masked, e.hostSecretList()...)
 }
 
 // hostSecretsRoot is the system root that holds the host's own secrets
-// (shadow, private keys, services' credentials).
+// (shadow, private keys, services' credentials). A host exec runs as the
+// engine's user, uid 0 with no capability for a root engine, which the
+// file modes still let read root's own files (/etc/shadow,
+// /etc/ssl/private) and its groups' (ssl-cert); Landlock, which reads
+// the system roots, keeps what others may not read out as masked paths,
+// listed by app/hostsecrets (walked again when /etc changed).
 const hostSecretsRoot = "/etc"
 
-// notForOthers lists what under dir other users may not read: files
-// without o+r, folders without o+rx (not walked into). A host exec runs
-// as the engine's user, uid 0 with no capability for a root engine,
-// which the file modes still let read root's own files (/etc/shadow,
-// /etc/ssl/private) and its groups' (ssl-cert); Landlock, which reads
-// the system roots, keeps these out as masked paths. Read at each run
-// (a few milliseconds), so that a file made since is out too.
-func notForOthers(dir string) []string {
-	var out []string
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		perm := fi.Mode().Perm()
-		switch {
-		case d.IsDir() && perm&0o005 != 0o005:
-			out = append(out, p)
-			return fs.SkipDir
-		case !d.IsDir() && perm&0o004 == 0:
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
+// hostSecretList is what under hostSecretsRoot others may not read now.
+func (e *Engine) hostSecretList() []string {
+	e.hostSecretsOnce.Do(func() { e.hostSecrets = hostsecrets.New(hostSecretsRoot) })
+	if e.hostSecrets == nil { // the engine is closed
+		w := hostsecrets.New(hostSecretsRoot)
+		defer w.Close()
+		return w.List()
+	}
+	return e.hostSecrets.List()
 }
 
 // refuseTenantDirs refuses an unconfined host exec of who (Landlock is
