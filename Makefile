@@ -27,7 +27,7 @@ MANDIR   = $(SHAREDIR)/man/man1
 UNITDIR  = $(PREFIX)/lib/systemd/user
 ICON_SIZES = 16 24 32 48 64 128 256 512
 
-.PHONY: all help build build-desktop netfwd dashboard deps test-deps start check lint-commits test test-tiers test-go test-fuzz test-browser test-desktop test-install test-mcp test-claude-code test-gemini-cli vet bench bench-peers clean install install-files uninstall deb
+.PHONY: all help build build-desktop netfwd landlock dashboard deps test-deps start check lint-commits test test-tiers test-go test-fuzz test-browser test-desktop test-install test-mcp test-claude-code test-gemini-cli vet bench bench-peers clean install install-files uninstall deb
 
 all: build ## build senclaw (the default)
 
@@ -63,15 +63,21 @@ dashboard: ## build the dashboard into frontend/dist
 # and sandbox-server, and starts as the daemon; both without cgo. And
 # senclaw-netfwd, the static forwarder bound into every bwrap sandbox (it
 # loads the Unix socket guard) and into sandboxes with network (the
-# engine finds it beside itself; without it such runs are refused).
+# engine finds it beside itself; without it such runs are refused), and
+# senclaw-landlock, the Landlock helper on its own, which the engine
+# starts for each Landlock run and confined host exec (without it the
+# engine starts itself, which takes three times as long).
 # CLI_BUILDFLAGS are senclaw's alone: the package builds the engine and
 # the window position-independent, and senclaw not (see deb).
-build: dashboard netfwd ## build senclaw, senclaw-engine and senclaw-netfwd (no window)
+build: dashboard netfwd landlock ## build senclaw, senclaw-engine, senclaw-netfwd and senclaw-landlock (no window)
 	CGO_ENABLED=0 $(GO) build $(VCSFLAGS) $(CLI_BUILDFLAGS) -ldflags "$(LDFLAGS) $(EXTRA_LDFLAGS)" -o $(BINARY) .
 	CGO_ENABLED=0 $(GO) build $(VCSFLAGS) $(GOBUILDFLAGS) -ldflags "$(LDFLAGS) $(EXTRA_LDFLAGS)" -o senclaw-engine ./app/daemon/cmd/senclaw-engine
 
 netfwd: ## build senclaw-netfwd, the forwarder bound into sandboxes
 	CGO_ENABLED=0 $(GO) build $(VCSFLAGS) -trimpath -ldflags "-s -w" -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd
+
+landlock: ## build senclaw-landlock, the helper of every Landlock run
+	CGO_ENABLED=0 $(GO) build $(VCSFLAGS) -trimpath -ldflags "-s -w" -o senclaw-landlock ./backends/landlock/cmd/senclaw-landlock
 
 # The desktop app: make build plus senclaw-window, the dashboard window
 # (Wails: cgo, GTK and WebKitGTK), which the app starts as a process of
@@ -244,7 +250,7 @@ install: build-desktop install-files ## build the desktop app and install it und
 # install-files installs binaries built already (make build or make
 # build-desktop), for packaging.
 install-files: ## install binaries built already (for packaging)
-	test -x $(BINARY) && test -x senclaw-engine && test -x senclaw-netfwd && test -x senclaw-window
+	test -x $(BINARY) && test -x senclaw-engine && test -x senclaw-netfwd && test -x senclaw-landlock && test -x senclaw-window
 	mkdir -p build/out
 	rm -rf build/out/man
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./scripts/gen-man build/out/man
@@ -256,6 +262,7 @@ install-files: ## install binaries built already (for packaging)
 	install -Dm755 $(BINARY) $(DESTDIR)$(BINDIR)/senclaw
 	install -Dm755 senclaw-engine $(DESTDIR)$(LIBDIR)/senclaw-engine
 	install -Dm755 senclaw-netfwd $(DESTDIR)$(LIBDIR)/senclaw-netfwd
+	install -Dm755 senclaw-landlock $(DESTDIR)$(LIBDIR)/senclaw-landlock
 	install -Dm755 senclaw-window $(DESTDIR)$(LIBDIR)/senclaw-window
 	install -Dm644 build/linux/senclaw.desktop $(DESTDIR)$(SHAREDIR)/applications/senclaw.desktop
 	for n in $(filter-out 512,$(ICON_SIZES)); do \
@@ -272,7 +279,7 @@ install-files: ## install binaries built already (for packaging)
 # Removes what install put there, and never a user's data (their data,
 # config and autostart entry stay).
 uninstall: ## remove what install put there, never a user's data
-	rm -f $(DESTDIR)$(BINDIR)/senclaw $(DESTDIR)$(LIBDIR)/senclaw-engine $(DESTDIR)$(LIBDIR)/senclaw-netfwd $(DESTDIR)$(LIBDIR)/senclaw-window \
+	rm -f $(DESTDIR)$(BINDIR)/senclaw $(DESTDIR)$(LIBDIR)/senclaw-engine $(DESTDIR)$(LIBDIR)/senclaw-netfwd $(DESTDIR)$(LIBDIR)/senclaw-landlock $(DESTDIR)$(LIBDIR)/senclaw-window \
 		$(DESTDIR)$(SHAREDIR)/applications/senclaw.desktop \
 		$(foreach n,$(ICON_SIZES),$(DESTDIR)$(SHAREDIR)/icons/hicolor/$(n)x$(n)/apps/senclaw.png) \
 		$(DESTDIR)$(MANDIR)/senclaw.1.gz $(DESTDIR)$(MANDIR)/senclaw-*.1.gz \
@@ -316,5 +323,5 @@ deb: ## build the Debian package and check it with lintian
 	else echo "lintian is not installed (apt-get install lintian); the package was not checked" >&2; [ "$${CI:-}" != true ]; fi
 
 clean: ## remove what the builds wrote
-	rm -f $(BINARY) senclaw-engine senclaw-netfwd senclaw-window senclaw_*.deb
+	rm -f $(BINARY) senclaw-engine senclaw-netfwd senclaw-landlock senclaw-window senclaw_*.deb
 	rm -rf build/out build/deb build/tools

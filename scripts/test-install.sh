@@ -67,7 +67,7 @@ while read -r f; do
 	[ -e "$f" ] || { echo "missing: $f" >&2; missing=1; }
 done < <(dpkg -L senclaw | grep -v '^/\.$')
 [ "$missing" = 0 ] || fail "files the package lists are missing"
-for f in /usr/bin/senclaw /usr/lib/senclaw/senclaw-engine /usr/lib/senclaw/senclaw-netfwd /usr/lib/senclaw/senclaw-window \
+for f in /usr/bin/senclaw /usr/lib/senclaw/senclaw-engine /usr/lib/senclaw/senclaw-netfwd /usr/lib/senclaw/senclaw-landlock /usr/lib/senclaw/senclaw-window \
 	/usr/share/applications/senclaw.desktop \
 	/usr/share/icons/hicolor/48x48/apps/senclaw.png /usr/share/icons/hicolor/512x512/apps/senclaw.png \
 	/usr/share/man/man1/senclaw.1.gz /usr/share/bash-completion/completions/senclaw \
@@ -79,7 +79,7 @@ echo "ok: every file is where the package says ($(dpkg -L senclaw | wc -l) paths
 # senclaw is the CLI alone: static, without cgo, linking no window (GTK,
 # WebKit) and no engine; the engine is CGO-free too; the window links
 # the desktop's libraries, and only it.
-for f in /usr/bin/senclaw /usr/lib/senclaw/senclaw-engine /usr/lib/senclaw/senclaw-netfwd; do
+for f in /usr/bin/senclaw /usr/lib/senclaw/senclaw-engine /usr/lib/senclaw/senclaw-netfwd /usr/lib/senclaw/senclaw-landlock; do
 	[ -z "$(readelf -dW "$f" | grep NEEDED || true)" ] || fail "$f links shared libraries: $(readelf -dW "$f" | grep NEEDED)"
 	go version -m "$f" | has "CGO_ENABLED=0" || fail "$f was built with cgo"
 done

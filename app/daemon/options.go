@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/senclaw/sandbox/app"
 	"github.com/senclaw/sandbox/app/client"
@@ -46,7 +47,7 @@ func EngineOptions(dataDirFlag string, getenv func(string) string, logger *slog.
 	cgroups := limits.NewHost(limits.HostOptions{Scope: "senclaw-" + dataDirHash(dataDir), Getenv: getenv, Logger: logger})
 	offered, err := offeredBackends(getenv("SENCLAW_BACKENDS"), append(nativeBackends(home, logger),
 		bwrap.New(bwrap.Options{Logger: logger, Launcher: selfPath(), IDMapDir: filepath.Join(dataDir, "idmap"), Cgroups: cgroups}),
-		landlock.New(landlock.Options{Logger: logger, Cgroups: cgroups}),
+		landlock.New(landlock.Options{Logger: logger, Cgroups: cgroups, Helper: findLandlockHelper(logger)}),
 		docker.New(docker.Options{
 			Getenv:       getenv,
 			HomeDir:      home,
@@ -146,6 +147,47 @@ func findForwarder() string {
 		if abs, err := filepath.Abs(p); err == nil {
 			return abs
 		}
+	}
+	return ""
+}
+
+// findLandlockHelper finds senclaw-landlock, the Landlock helper on its
+// own, next to this executable or in ../lib/senclaw beside it (never on
+// PATH), and uses it only if it reads the setup this engine writes
+// (landlock.Protocol): a stale build beside a new engine is left out,
+// with a warning. "" (also off Linux) makes the Landlock backend start
+// this executable as its helper, which works the same and starts slower.
+func findLandlockHelper(logger *slog.Logger) string {
+	self := selfPath()
+	if runtime.GOOS != "linux" || self == "" {
+		return ""
+	}
+	dir := filepath.Dir(self)
+	return landlockHelperIn([]string{dir, filepath.Join(dir, "..", "lib", "senclaw")}, logger)
+}
+
+// landlockHelperIn is the first senclaw-landlock in dirs that reads this
+// engine's setup, "" for none.
+func landlockHelperIn(dirs []string, logger *slog.Logger) string {
+	for _, dir := range dirs {
+		p := filepath.Clean(filepath.Join(dir, "senclaw-landlock"))
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cmd := exec.CommandContext(ctx, p, "--protocol")
+		cmd.Env = backends.HelperEnv()
+		out, err := cmd.Output()
+		cancel()
+		if got := strings.TrimSpace(string(out)); err != nil || got != landlock.Protocol() {
+			if logger != nil {
+				logger.Warn("senclaw-landlock is of another build than the engine, so the engine starts itself as the Landlock helper; rebuild both (make build, or reinstall the package).",
+					"path", p, "protocol", got, "want", landlock.Protocol(), "err", err)
+			}
+			return ""
+		}
+		return p
 	}
 	return ""
 }

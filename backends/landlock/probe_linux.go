@@ -56,6 +56,11 @@ func (b *Backend) check(ctx context.Context) (backends.Capability, bool) {
 	} else {
 		c.Details["addresses"] = "not checked (" + why + "): Landlock's TCP rules name ports, so the door's port is reachable on other hosts"
 	}
+	if b.opts.Helper != "" {
+		c.Details["helper"] = b.opts.Helper
+	} else {
+		c.Details["helper"] = "the engine's own executable (senclaw-landlock, which starts sooner, was not found beside it)"
+	}
 	c.Details["agent_files"] = "not kept read-only inside a writable folder (agents' settings, git's config and hooks): use bwrap for agents' projects"
 	if err := b.trial(ctx, user); err != nil {
 		c.Reason = err.Error()

@@ -129,8 +129,8 @@ func MS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // of the CLI: SENCLAW_INSTALLED when set (an installed package's
 // /usr/bin/senclaw, as make test-install gives it), else dir/usr/bin/senclaw
 // built here as make deb builds it (CGO off, stripped; senclaw static, the
-// engine position-independent), with the engine and the forwarder in
-// dir/usr/lib/senclaw, where the installed senclaw finds them.
+// engine position-independent), with the engine, the forwarder and the Landlock helper
+// in dir/usr/lib/senclaw, where the installed senclaw finds them.
 func Installed(t *testing.T, dir string) string {
 	t.Helper()
 	if p := os.Getenv("SENCLAW_INSTALLED"); p != "" {
@@ -141,6 +141,7 @@ func Installed(t *testing.T, dir string) string {
 		{"usr/bin/senclaw", ".", "exe"},
 		{"usr/lib/senclaw/senclaw-engine", "./app/daemon/cmd/senclaw-engine", "pie"},
 		{"usr/lib/senclaw/senclaw-netfwd", "./backends/netfwd/cmd/senclaw-netfwd", "exe"},
+		{"usr/lib/senclaw/senclaw-landlock", "./backends/landlock/cmd/senclaw-landlock", "exe"},
 	} {
 		build(t, root, filepath.Join(dir, b.out), b.pkg, "-buildmode="+b.mode, "-trimpath", "-ldflags=-s -w")
 	}

@@ -45,7 +45,7 @@ func buildSenclaw() (string, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return "", err
 	}
-	for name, pkg := range map[string]string{"senclaw": ".", "senclaw-engine": "./app/daemon/cmd/senclaw-engine", "senclaw-netfwd": "./backends/netfwd/cmd/senclaw-netfwd"} {
+	for name, pkg := range map[string]string{"senclaw": ".", "senclaw-engine": "./app/daemon/cmd/senclaw-engine", "senclaw-netfwd": "./backends/netfwd/cmd/senclaw-netfwd", "senclaw-landlock": "./backends/landlock/cmd/senclaw-landlock"} {
 		// No VCS stamping, as make build: it fails where git cannot read
 		// the checkout (another owner's, a .git placeholder).
 		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, name), pkg)
