@@ -230,18 +230,17 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		up.broken = true
 		return fail(http.StatusBadGateway, fmt.Sprintf("SenClaw's proxy could not send the request to %s: %v", t.hostPort(), err))
 	}
-	if err := bufferHead(up.br); err != nil {
-		up.broken = true
-		msg := "no valid answer from " + t.hostPort()
-		if errors.Is(err, errHeadTooLarge) {
-			msg = "the answer of " + t.hostPort() + " has a head " + err.Error()
-		}
-		return fail(http.StatusBadGateway, msg)
-	}
-	resp, err := http.ReadResponse(up.br, req)
+	resp, err := readAnswer(up.br, req)
 	if err != nil {
 		up.broken = true
-		return fail(http.StatusBadGateway, "no valid answer from "+t.hostPort())
+		msg := "no valid answer from " + t.hostPort()
+		switch {
+		case errors.Is(err, errHeadTooLarge):
+			msg = "the answer of " + t.hostPort() + " has a head " + err.Error()
+		case errors.Is(err, errTooManyInterim):
+			msg = t.hostPort() + " " + err.Error()
+		}
+		return fail(http.StatusBadGateway, msg)
 	}
 	defer resp.Body.Close()
 	if len(values) > 0 {
@@ -271,6 +270,37 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		up.broken = true
 	}
 	return !resp.Close && !req.Close, false
+}
+
+// maxInterim bounds the interim answers a host may send before its
+// final one.
+const maxInterim = 8
+
+var errTooManyInterim = fmt.Errorf("sent more than %d interim (1xx) answers before its final one", maxInterim)
+
+// readAnswer reads the answer to req from br (which bufferHead needs to
+// be large enough for), reading past the interim answers before it (103
+// Early Hints, a 100 Continue to an Expect the proxy passed on): taken
+// for the answer, one would leave the final answer to be read as the
+// answer to the client's next request, which the values of this one are
+// not masked in. A 101 is final.
+func readAnswer(br *bufio.Reader, req *http.Request) (*http.Response, error) {
+	for i := 0; ; i++ {
+		if err := bufferHead(br); err != nil {
+			return nil, err
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+		resp.Body.Close()
+		if i == maxInterim {
+			return nil, errTooManyInterim
+		}
+	}
 }
 
 // hopHeaders are the headers of one connection, never passed on.

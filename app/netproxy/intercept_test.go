@@ -542,3 +542,98 @@ func TestAStreamedAnswerIsNotHeldBack(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+// rawLooked opens a tunnel to host:port through the proxy at addr and
+// speaks TLS in it (trusting roots, or anything when roots is nil).
+func rawLooked(t *testing.T, addr, host string, port int, roots *x509.CertPool) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n", host, port, host, port)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT %s:%d: %v %v", host, port, resp, err)
+	}
+	tc := tls.Client(withBuffer(c, br), &tls.Config{ServerName: "api.test", RootCAs: roots, InsecureSkipVerify: roots == nil})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+func (f *lookFixture) engineRoots(t *testing.T) *x509.CertPool {
+	pemCA, err := f.ca.CertPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemCA)
+	return roots
+}
+
+// TestAnInterimAnswerDoesNotShiftTheAnswers: a host that sends an
+// interim answer (103 Early Hints, or 100 Continue to an Expect the proxy
+// passes on) before its final one: the proxy gave the interim answer as
+// the answer and left the final one, which quotes the value, to be read
+// as the answer to the sandbox's next request, which carried no value:
+// unmasked. The sandbox gets each final answer for its own request.
+func TestAnInterimAnswerDoesNotShiftTheAnswers(t *testing.T) {
+	for _, c := range []struct{ name, first string }{
+		{"early_hints", "GET /first HTTP/1.1\r\nHost: api.test:%d\r\nAuthorization: Bearer " + ph + "\r\nX-Hints: 1\r\n\r\n"},
+		{"expect_continue", "POST /first HTTP/1.1\r\nHost: api.test:%d\r\nAuthorization: Bearer " + ph + "\r\nExpect: 100-continue, 100-continue\r\nContent-Length: 2\r\n\r\nhi"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newLookFixture(t, map[string]Rules{}, true)
+			port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				if r.Header.Get("X-Hints") != "" {
+					w.Header().Set("Link", "</a.css>; rel=preload")
+					w.WriteHeader(http.StatusEarlyHints)
+				}
+				fmt.Fprintf(w, "%s auth=%s", r.URL.Path, r.Header.Get("Authorization"))
+			}), "api.test")
+			f.rules["i"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+			tc := rawLooked(t, f.listen(t, "i"), "api.test", port, f.engineRoots(t))
+			br := bufio.NewReader(tc)
+			fmt.Fprintf(tc, c.first, port)
+			second := fmt.Sprintf("GET /second HTTP/1.1\r\nHost: api.test:%d\r\n\r\n", port)
+			var finals []string
+			sent := false
+			for len(finals) < 2 {
+				// A client that waits for the final answer and gives up
+				// sends its next request.
+				_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil && !sent {
+					_ = tc.SetReadDeadline(time.Time{})
+					io.WriteString(tc, second)
+					sent = true
+					continue
+				}
+				if err != nil {
+					t.Fatalf("after %q: %v", finals, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				if strings.Contains(string(b), "REAL-VALUE") {
+					t.Fatalf("the sandbox read the value: %d %q after %q", resp.StatusCode, b, finals)
+				}
+				if resp.StatusCode < 200 {
+					continue
+				}
+				finals = append(finals, string(b))
+				if !sent {
+					io.WriteString(tc, second)
+					sent = true
+				}
+			}
+			if want := []string{"/first auth=Bearer " + strings.Repeat("*", len("REAL-VALUE-gh")), "/second auth="}; finals[0] != want[0] || finals[1] != want[1] {
+				t.Fatalf("final answers %q, want %q", finals, want)
+			}
+		})
+	}
+}

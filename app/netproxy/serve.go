@@ -192,17 +192,16 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 			}
 			return
 		}
-		if err := bufferHead(upBr); err != nil {
+		resp, err := readAnswer(upBr, req)
+		if err != nil {
 			msg := "no valid answer from " + req.URL.Host
-			if errors.Is(err, errHeadTooLarge) {
+			switch {
+			case errors.Is(err, errHeadTooLarge):
 				msg = "the answer of " + req.URL.Host + " has a head " + err.Error()
+			case errors.Is(err, errTooManyInterim):
+				msg = req.URL.Host + " " + err.Error()
 			}
 			httpError(c, http.StatusBadGateway, msg)
-			return
-		}
-		resp, err := http.ReadResponse(upBr, req)
-		if err != nil {
-			httpError(c, http.StatusBadGateway, "no valid answer from "+req.URL.Host)
 			return
 		}
 		err = resp.Write(c)
