@@ -245,7 +245,7 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	defer resp.Body.Close()
 	if len(values) > 0 {
 		redactHeader(resp.Header, values)
-		resp.Body = newRedactReader(resp.Body, values)
+		resp.Body = newRedactReader(resp.Body, values, resp)
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade {
 		// A WebSocket and the like: from here on the bytes are the

@@ -637,3 +637,21 @@ func TestAnInterimAnswerDoesNotShiftTheAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestAnAnswersTrailersAreMasked: a host that quotes the value in a
+// trailer of its answer: the trailer is masked as the header and the
+// body are.
+func TestAnAnswersTrailersAreMasked(t *testing.T) {
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Echo")
+		io.WriteString(w, "body")
+		w.(http.Flusher).Flush()
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+	}), "api.test")
+	f.rules["tr"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+	resp, body := do(t, f.sandboxClient(t, "tr"), "GET", fmt.Sprintf("https://api.test:%d/", port), map[string]string{"Authorization": "Bearer " + ph}, "")
+	if got := resp.Trailer.Get("X-Echo"); resp.StatusCode != 200 || body != "body" || got != "Bearer "+strings.Repeat("*", len("REAL-VALUE-gh")) {
+		t.Fatalf("%d %q, trailer X-Echo %q", resp.StatusCode, body, got)
+	}
+}

@@ -300,7 +300,8 @@ func (s *scanReader) Close() error {
 // that way. So the answer to a request that carried a value has every
 // occurrence of it, in its head and its body, masked with as many '*'
 // (the body keeps its length), and the request asks for no compression
-// (which would hide the value from the mask). A value the host sends
+// (which would hide the value from the mask); its trailers are masked
+// too. A value the host sends
 // encoded (base64, inside a Basic credential) is not found.
 
 // redactHeader masks the values in h.
@@ -318,7 +319,11 @@ func redactHeader(h http.Header, values []string) {
 // redactReader masks the values in a body as it passes: the last
 // longest-value-less-one bytes are held back until more come.
 type redactReader struct {
-	r      io.ReadCloser
+	r io.ReadCloser
+	// resp, when set, is the answer whose trailers (read with the end of
+	// its body) are masked when the body ends, before they are written.
+	resp   *http.Response
+	strs   []string
 	values [][]byte
 	keep   int
 	buf    []byte
@@ -326,8 +331,8 @@ type redactReader struct {
 	err    error
 }
 
-func newRedactReader(r io.ReadCloser, values []string) *redactReader {
-	rr := &redactReader{r: r}
+func newRedactReader(r io.ReadCloser, values []string, resp *http.Response) *redactReader {
+	rr := &redactReader{r: r, resp: resp, strs: values}
 	for _, v := range values {
 		rr.values = append(rr.values, []byte(v))
 		rr.keep = max(rr.keep, len(v)-1)
@@ -352,6 +357,9 @@ func (r *redactReader) Read(p []byte) (int, error) {
 		n, err := r.r.Read(r.buf[len(r.buf):cap(r.buf)])
 		r.buf = r.buf[:len(r.buf)+n]
 		r.err = err
+		if err != nil && r.resp != nil {
+			redactHeader(r.resp.Trailer, r.strs)
+		}
 		for _, v := range r.values {
 			for i := bytes.Index(r.buf, v); i >= 0; i = bytes.Index(r.buf, v) {
 				copy(r.buf[i:], bytes.Repeat([]byte("*"), len(v)))
