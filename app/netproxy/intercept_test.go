@@ -655,3 +655,58 @@ func TestAnAnswersTrailersAreMasked(t *testing.T) {
 		t.Fatalf("%d %q, trailer X-Echo %q", resp.StatusCode, body, got)
 	}
 }
+
+// TestAStreamedAnswerToASecretsRequestIsNotHeldBack: the answer to a
+// request that carried a value (a streamed completion from an LLM API
+// whose key the proxy put in) reaches the sandbox part by part: the mask
+// holds back only what may begin the value, not the last bytes of every
+// part until the next comes.
+func TestAStreamedAnswerToASecretsRequestIsNotHeldBack(t *testing.T) {
+	t.Parallel()
+	got := make(chan struct{})
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		select { // the second event only once the first has come
+		case <-got:
+		case <-time.After(10 * time.Second):
+		}
+		io.WriteString(w, "data: two "+r.Header.Get("Authorization")+"\n\n")
+	}), "api.test")
+	f.rules["s"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+	req, _ := http.NewRequest("POST", fmt.Sprintf("https://api.test:%d/v1/messages", port), strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+ph)
+	start := time.Now()
+	resp, err := f.sandboxClient(t, "s").Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for _, want := range []string{"data: one\n", "\n"} {
+		if line, err := br.ReadString('\n'); err != nil || line != want || time.Since(start) > 5*time.Second {
+			t.Fatalf("the first event: %q (%v) after %v, want %q: the proxy held it back", line, err, time.Since(start), want)
+		}
+	}
+	got <- struct{}{}
+	if rest, err := io.ReadAll(br); err != nil || string(rest) != "data: two Bearer "+strings.Repeat("*", len("REAL-VALUE-gh"))+"\n\n" {
+		t.Fatalf("the rest %q: %v", rest, err)
+	}
+}
+
+// TestRedactReaderMasksAValueSplitAcrossReads: a value that comes in
+// parts, after bytes that begin it, is masked however the reads cut it,
+// and the body keeps its length.
+func TestRedactReaderMasksAValueSplitAcrossReads(t *testing.T) {
+	t.Parallel()
+	values := []string{"REAL-VALUE-gh", "abcabd"}
+	data := "xREAL-REAL-VALUE-ghREAL-VALUE-ghyabcabcabdzREAL-VALUE-g"
+	want := "xREAL-" + strings.Repeat("*", 26) + "yabc******zREAL-VALUE-g"
+	for _, chunk := range []int{1, 2, 3, 5, 7, 13, 100} {
+		b, err := io.ReadAll(newRedactReader(io.NopCloser(&chunked{s: data, n: chunk}), values, nil))
+		if err != nil || string(b) != want {
+			t.Fatalf("reads of %d: %q (%v), want %q", chunk, b, err, want)
+		}
+	}
+}

@@ -316,8 +316,10 @@ func redactHeader(h http.Header, values []string) {
 	}
 }
 
-// redactReader masks the values in a body as it passes: the last
-// longest-value-less-one bytes are held back until more come.
+// redactReader masks the values in a body as it passes: the bytes at
+// the end of what has come that may begin a value (at most the longest
+// value less one) are held back until more come. The rest goes on at
+// once: a stream of events is not held back a part.
 type redactReader struct {
 	r io.ReadCloser
 	// resp, when set, is the answer whose trailers (read with the end of
@@ -365,8 +367,8 @@ func (r *redactReader) Read(p []byte) (int, error) {
 				copy(r.buf[i:], bytes.Repeat([]byte("*"), len(v)))
 			}
 		}
-		if r.err == nil && len(r.buf) > r.keep {
-			r.out = len(r.buf) - r.keep
+		if r.err == nil {
+			r.out = len(r.buf) - mayBegin(r.buf, r.values, r.keep)
 		}
 	}
 	n := copy(p, r.buf[:r.out])
@@ -379,3 +381,16 @@ func (r *redactReader) Read(p []byte) (int, error) {
 }
 
 func (r *redactReader) Close() error { return r.r.Close() }
+
+// mayBegin is the length of the longest end of buf, at most keep bytes,
+// that begins one of values.
+func mayBegin(buf []byte, values [][]byte, keep int) int {
+	for k := min(keep, len(buf)); k > 0; k-- {
+		for _, v := range values {
+			if bytes.HasPrefix(v, buf[len(buf)-k:]) {
+				return k
+			}
+		}
+	}
+	return 0
+}
