@@ -219,12 +219,9 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	}
 	if err = req.Write(up.bw); err == nil {
 		err = up.bw.Flush()
-	} else {
-		var sb *secretInBody
-		if errors.As(err, &sb) {
-			up.broken = true
-			return refuse(p.bodyRefusal(sb, req, t))
-		}
+	} else if sb := bodyRefused(req, err); sb != nil {
+		up.broken = true
+		return refuse(p.bodyRefusal(sb, req, t))
 	}
 	if err != nil {
 		up.broken = true
@@ -377,6 +374,20 @@ func headerSafe(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// bodyRefused returns the placeholder writing r failed at, when that is
+// why: net/http's error for a body that failed to read does not unwrap
+// to the body's own, so the scanning body is asked.
+func bodyRefused(r *http.Request, err error) *secretInBody {
+	var sb *secretInBody
+	if errors.As(err, &sb) {
+		return sb
+	}
+	if s, ok := r.Body.(*scanReader); ok && errors.As(s.err, &sb) {
+		return sb
+	}
+	return nil
 }
 
 // bodyRefusal is the refusal of a request whose body carried a

@@ -178,6 +178,10 @@ func TestSecretsAreSwappedOnlyOnTheWayToTheirHosts(t *testing.T) {
 		{"other_host_https_header", "GET", fmt.Sprintf("https://other.test:%d/x", otherPort), map[string]string{"X-Token": strings.ToUpper(token)}, "", "exfiltration attempt"},
 		{"other_host_https_body", "POST", fmt.Sprintf("https://other.test:%d/x", otherPort), nil, strings.Repeat("a", 40000) + ph + strings.Repeat("b", 100), "request body carried"},
 		{"other_host_plain_body", "POST", fmt.Sprintf("http://plain.test:%d/x", plainPort), nil, "data=" + neturl.QueryEscape(ph), "request body carried"},
+		// Past the prescan the body is checked as it streams: cut off
+		// at the placeholder, after the host has had its start.
+		{"other_host_https_long_body", "POST", fmt.Sprintf("https://other.test:%d/long", otherPort), nil, strings.Repeat("a", prescanBytes+1000) + ph, "request body carried"},
+		{"other_host_plain_long_body", "POST", fmt.Sprintf("http://plain.test:%d/long", plainPort), nil, strings.Repeat("a", prescanBytes+1000) + ph, "request body carried"},
 		{"other_header", "GET", api + "/y", map[string]string{"X-Api-Key": ph}, "", "header Authorization"},
 		{"query", "GET", api + "/q?t=" + neturl.QueryEscape(ph), nil, "", "header Authorization"},
 	}

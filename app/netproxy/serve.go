@@ -184,8 +184,7 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 		}
 		req.RequestURI = ""
 		if err := req.Write(up); err != nil {
-			var sb *secretInBody
-			if errors.As(err, &sb) {
+			if sb := bodyRefused(req, err); sb != nil {
 				ref := p.bodyRefusal(sb, req, target{id: id, host: canonicalHost(host), port: port})
 				p.refuse(id, *ref)
 				refusePlain(c, ref)
