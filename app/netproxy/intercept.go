@@ -169,6 +169,9 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	if ref := checkHTTP(rules.Ports.AllowHTTP, t.host, t.port, req.Method, req.URL.Path); ref != nil {
 		return refuse(ref)
 	}
+	// The path as the sandbox sent it, for what the proxy reports: the
+	// swap may put a value in req's.
+	sent := req.URL.Path
 	ref, values, err := p.secretsInHead(req, rules.Secrets, t.host, t.port, t.tls)
 	if err != nil {
 		return fail(http.StatusBadGateway, err.Error())
@@ -179,7 +182,7 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	if err := scanBody(req, bodyTokens(rules.Secrets, t.host, t.port, t.tls)); err != nil {
 		var sb *secretInBody
 		if errors.As(err, &sb) {
-			return refuse(p.bodyRefusal(sb, req, t))
+			return refuse(p.bodyRefusal(sb, req.Method, sent, t))
 		}
 		return fail(http.StatusBadRequest, "SenClaw's proxy could not read the request body: "+err.Error())
 	}
@@ -191,7 +194,7 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		bw.Flush()
 	}
 	if p.opts.OnRequest != nil {
-		p.opts.OnRequest(t.id, t.host, t.port, req.Method, req.URL.Path)
+		p.opts.OnRequest(t.id, t.host, t.port, req.Method, sent)
 	}
 	if len(values) > 0 {
 		req.Header.Del("Accept-Encoding") // the answer is masked (redactHeader)
@@ -221,7 +224,7 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		err = up.bw.Flush()
 	} else if sb := bodyRefused(req, err); sb != nil {
 		up.broken = true
-		return refuse(p.bodyRefusal(sb, req, t))
+		return refuse(p.bodyRefusal(sb, req.Method, sent, t))
 	}
 	if err != nil {
 		up.broken = true
@@ -390,10 +393,10 @@ func bodyRefused(r *http.Request, err error) *secretInBody {
 	return nil
 }
 
-// bodyRefusal is the refusal of a request whose body carried a
-// placeholder it may not.
-func (p *Proxy) bodyRefusal(sb *secretInBody, r *http.Request, t target) *Refusal {
-	ref := &Refusal{Kind: KindSecret, Host: t.host, Port: t.port, Method: r.Method, Path: clipPath(r.URL.Path),
+// bodyRefusal is the refusal of a request for method and path (as the
+// sandbox sent it) whose body carried a placeholder it may not.
+func (p *Proxy) bodyRefusal(sb *secretInBody, method, path string, t target) *Refusal {
+	ref := &Refusal{Kind: KindSecret, Host: t.host, Port: t.port, Method: method, Path: clipPath(path),
 		Rule:  fmt.Sprintf("the request body carried the placeholder of secret %q to %s, which is not one of its hosts (%s): an exfiltration attempt", sb.token.name, t.hostPort(), strings.Join(sb.token.hosts, ", ")),
 		Allow: "send it only to " + strings.Join(sb.token.hosts, ", ") + "; the owner chooses a secret's hosts (senclaw secrets)"}
 	if !t.tls && matchAnyHost(sb.token.hosts, t.host, t.port) {

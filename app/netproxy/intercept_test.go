@@ -714,3 +714,63 @@ func TestRedactReaderMasksAValueSplitAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+// TestARefusalAfterASwapDoesNotQuoteTheValue: a secret without a header
+// goes anywhere in the request head, the path too; a request that
+// carries it there to its host and is then refused for a second secret's
+// placeholder (in a header, or in the body) was refused with the path as
+// swapped: the value, in the 403 the sandbox reads and in the refusal
+// the run reports. Refusals and the requests the proxy reports quote the
+// path the sandbox sent.
+func TestARefusalAfterASwapDoesNotQuoteTheValue(t *testing.T) {
+	f := newLookFixture(t, map[string]Rules{}, true)
+	var seen sync.Map
+	port := f.upstream.ServeTLS(t, echo(&seen), "api.test")
+	var mu sync.Mutex
+	var reported []string
+	f.p.opts.OnRequest = func(_, _ string, _ int, method, path string) {
+		mu.Lock()
+		reported = append(reported, method+" "+path)
+		mu.Unlock()
+	}
+	const token2 = "fedcba9876543210fedcba9876543210"
+	f.rules["a"] = Rules{Network: true, Secrets: []SecretUse{
+		{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}},
+		{Name: "np", Token: token2, Hosts: []string{"other.test"}},
+	}}
+	c := f.sandboxClient(t, "a")
+	url := fmt.Sprintf("https://api.test:%d/keys/%s", port, ph)
+	for _, r := range []struct {
+		name, method string
+		header       map[string]string
+		body         string
+	}{
+		{"in_a_header", "GET", map[string]string{"X-Other": Placeholder("np", token2)}, ""},
+		{"in_the_body", "POST", nil, "x=" + Placeholder("np", token2)},
+		{"in_a_long_body", "POST", nil, strings.Repeat("x", prescanBytes+10) + Placeholder("np", token2)},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			resp, body := do(t, c, r.method, url, r.header, r.body)
+			if resp.StatusCode != http.StatusForbidden || strings.Contains(body+resp.Header.Get("X-Senclaw-Refused"), "REAL-VALUE") {
+				t.Fatalf("%d %q (X-Senclaw-Refused %q)", resp.StatusCode, body, resp.Header.Get("X-Senclaw-Refused"))
+			}
+		})
+	}
+	for _, r := range f.refusals() {
+		if strings.Contains(fmt.Sprintf("%+v", r), "REAL-VALUE") {
+			t.Errorf("a refusal quotes the value: %+v", r)
+		}
+	}
+	mu.Lock()
+	for _, r := range reported {
+		if strings.Contains(r, "REAL-VALUE") {
+			t.Errorf("a reported request quotes the value: %q", r)
+		}
+	}
+	mu.Unlock()
+	// The swap itself still happens: the host sees the value in the path.
+	do(t, c, "GET", url, nil, "")
+	if _, ok := seen.Load("GET /keys/REAL-VALUE-gh"); !ok {
+		t.Error("the value was not put in the path of a request to its host")
+	}
+}

@@ -43,11 +43,14 @@ func (e *errSecretValue) Error() string {
 // answer's redaction.
 func (p *Proxy) secretsInHead(r *http.Request, uses []SecretUse, host string, port int, tlsOn bool) (*Refusal, []string, error) {
 	var values []string
+	// A refusal quotes the path as the sandbox sent it: once one secret
+	// is swapped, the path may hold its value.
+	path := clipPath(r.URL.Path)
 	for _, u := range uses {
 		if !headHas(r, u.Token) {
 			continue
 		}
-		ref := &Refusal{Kind: KindSecret, Host: host, Port: port, Method: r.Method, Path: clipPath(r.URL.Path)}
+		ref := &Refusal{Kind: KindSecret, Host: host, Port: port, Method: r.Method, Path: path}
 		if !u.sendsTo(host, port) {
 			ref.Rule = fmt.Sprintf("the request carried the placeholder of secret %q to %s, which is not one of its hosts (%s): an exfiltration attempt", u.Name, hostPort(host, port), strings.Join(u.Hosts, ", "))
 			ref.Allow = "send it only to " + strings.Join(u.Hosts, ", ") + "; the owner chooses a secret's hosts (senclaw secrets)"

@@ -185,7 +185,7 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 		req.RequestURI = ""
 		if err := req.Write(up); err != nil {
 			if sb := bodyRefused(req, err); sb != nil {
-				ref := p.bodyRefusal(sb, req, target{id: id, host: canonicalHost(host), port: port})
+				ref := p.bodyRefusal(sb, req.Method, req.URL.Path, target{id: id, host: canonicalHost(host), port: port})
 				p.refuse(id, *ref)
 				refusePlain(c, ref)
 			}
@@ -231,7 +231,7 @@ func (p *Proxy) judgePlain(id string, req *http.Request, host string, port int) 
 	if err := scanBody(req, bodyTokens(rules.Secrets, name, port, false)); err != nil {
 		var sb *secretInBody
 		if errors.As(err, &sb) {
-			ref := p.bodyRefusal(sb, req, target{id: id, host: name, port: port})
+			ref := p.bodyRefusal(sb, req.Method, req.URL.Path, target{id: id, host: name, port: port})
 			p.refuse(id, *ref)
 			return ref
 		}
