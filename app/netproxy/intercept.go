@@ -197,7 +197,10 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		p.opts.OnRequest(t.id, t.host, t.port, req.Method, sent)
 	}
 	if len(values) > 0 {
-		req.Header.Del("Accept-Encoding") // the answer is masked (redactHeader)
+		// The answer is masked (redactHeader): uncompressed, and so is a
+		// WebSocket's stream after it.
+		req.Header.Del("Accept-Encoding")
+		req.Header.Del("Sec-WebSocket-Extensions")
 	}
 	upgrade := req.Header.Get("Upgrade") != "" && headerHasToken(req.Header, "Connection", "upgrade")
 	dropHopHeaders(req.Header, upgrade)
@@ -249,12 +252,18 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade {
 		// A WebSocket and the like: from here on the bytes are the
-		// protocol's, relayed both ways as a tunnel's.
+		// protocol's, relayed both ways as a tunnel's; what the host
+		// sends is masked as an answer is, since it too may quote the
+		// value the upgrade request carried.
 		if err := resp.Write(bw); err != nil || bw.Flush() != nil {
 			return false, true
 		}
 		*upp = nil
-		netfwd.Relay(withBuffer(c, br), withBuffer(up.conn, up.br))
+		from := withBuffer(up.conn, up.br)
+		if len(values) > 0 {
+			from = &bufferedConn{Conn: up.conn, r: newRedactReader(io.NopCloser(up.br), values, nil)}
+		}
+		netfwd.Relay(withBuffer(c, br), from)
 		return false, true
 	}
 	resp.Body = &answerBody{ReadCloser: resp.Body, bw: bw, up: up}

@@ -774,3 +774,38 @@ func TestARefusalAfterASwapDoesNotQuoteTheValue(t *testing.T) {
 		t.Error("the value was not put in the path of a request to its host")
 	}
 }
+
+// TestAnUpgradedStreamIsMasked: after a 101 to an upgrade request that
+// carried a value, what the host sends on (a WebSocket's frames) is
+// masked as an answer is, and the request asks for no compression of
+// the stream (which would hide the value from the mask).
+func TestAnUpgradedStreamIsMasked(t *testing.T) {
+	t.Parallel()
+	exts := make(chan string, 1)
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exts <- r.Header.Get("Sec-WebSocket-Extensions")
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nhello %s\n", r.Header.Get("Authorization"))
+		brw.Flush()
+		io.Copy(io.Discard, brw) // until the sandbox closes
+	}), "api.test")
+	f.rules["w"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+	tc := rawLooked(t, f.listen(t, "w"), "api.test", port, f.engineRoots(t))
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: api.test:%d\r\nAuthorization: Bearer %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n", port, ph)
+	br := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "hello Bearer "+strings.Repeat("*", len("REAL-VALUE-gh"))+"\n" {
+		t.Fatalf("the upgraded stream: %q (%v)", line, err)
+	}
+	if e := <-exts; e != "" {
+		t.Errorf("the upgrade request asked the host for Sec-WebSocket-Extensions %q", e)
+	}
+}
