@@ -169,6 +169,9 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	if ref := checkHTTP(rules.Ports.AllowHTTP, t.host, t.port, req.Method, req.URL.Path); ref != nil {
 		return refuse(ref)
 	}
+	// The path as the sandbox sent it, for what the proxy reports: the
+	// swap may put a value in req's.
+	sent := req.URL.Path
 	ref, values, err := p.secretsInHead(req, rules.Secrets, t.host, t.port, t.tls)
 	if err != nil {
 		return fail(http.StatusBadGateway, err.Error())
@@ -179,7 +182,7 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	if err := scanBody(req, bodyTokens(rules.Secrets, t.host, t.port, t.tls)); err != nil {
 		var sb *secretInBody
 		if errors.As(err, &sb) {
-			return refuse(p.bodyRefusal(sb, req, t))
+			return refuse(p.bodyRefusal(sb, req.Method, sent, t))
 		}
 		return fail(http.StatusBadRequest, "SenClaw's proxy could not read the request body: "+err.Error())
 	}
@@ -191,10 +194,13 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		bw.Flush()
 	}
 	if p.opts.OnRequest != nil {
-		p.opts.OnRequest(t.id, t.host, t.port, req.Method, req.URL.Path)
+		p.opts.OnRequest(t.id, t.host, t.port, req.Method, sent)
 	}
 	if len(values) > 0 {
-		req.Header.Del("Accept-Encoding") // the answer is masked (redactHeader)
+		// The answer is masked (redactHeader): uncompressed, and so is a
+		// WebSocket's stream after it.
+		req.Header.Del("Accept-Encoding")
+		req.Header.Del("Sec-WebSocket-Extensions")
 	}
 	upgrade := req.Header.Get("Upgrade") != "" && headerHasToken(req.Header, "Connection", "upgrade")
 	dropHopHeaders(req.Header, upgrade)
@@ -219,43 +225,45 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	}
 	if err = req.Write(up.bw); err == nil {
 		err = up.bw.Flush()
-	} else {
-		var sb *secretInBody
-		if errors.As(err, &sb) {
-			up.broken = true
-			return refuse(p.bodyRefusal(sb, req, t))
-		}
+	} else if sb := bodyRefused(req, err); sb != nil {
+		up.broken = true
+		return refuse(p.bodyRefusal(sb, req.Method, sent, t))
 	}
 	if err != nil {
 		up.broken = true
 		return fail(http.StatusBadGateway, fmt.Sprintf("SenClaw's proxy could not send the request to %s: %v", t.hostPort(), err))
 	}
-	if err := bufferHead(up.br); err != nil {
-		up.broken = true
-		msg := "no valid answer from " + t.hostPort()
-		if errors.Is(err, errHeadTooLarge) {
-			msg = "the answer of " + t.hostPort() + " has a head " + err.Error()
-		}
-		return fail(http.StatusBadGateway, msg)
-	}
-	resp, err := http.ReadResponse(up.br, req)
+	resp, err := readAnswer(up.br, req)
 	if err != nil {
 		up.broken = true
-		return fail(http.StatusBadGateway, "no valid answer from "+t.hostPort())
+		msg := "no valid answer from " + t.hostPort()
+		switch {
+		case errors.Is(err, errHeadTooLarge):
+			msg = "the answer of " + t.hostPort() + " has a head " + err.Error()
+		case errors.Is(err, errTooManyInterim):
+			msg = t.hostPort() + " " + err.Error()
+		}
+		return fail(http.StatusBadGateway, msg)
 	}
 	defer resp.Body.Close()
 	if len(values) > 0 {
 		redactHeader(resp.Header, values)
-		resp.Body = newRedactReader(resp.Body, values)
+		resp.Body = newRedactReader(resp.Body, values, resp)
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade {
 		// A WebSocket and the like: from here on the bytes are the
-		// protocol's, relayed both ways as a tunnel's.
+		// protocol's, relayed both ways as a tunnel's; what the host
+		// sends is masked as an answer is, since it too may quote the
+		// value the upgrade request carried.
 		if err := resp.Write(bw); err != nil || bw.Flush() != nil {
 			return false, true
 		}
 		*upp = nil
-		netfwd.Relay(withBuffer(c, br), withBuffer(up.conn, up.br))
+		from := withBuffer(up.conn, up.br)
+		if len(values) > 0 {
+			from = &bufferedConn{Conn: up.conn, r: newRedactReader(io.NopCloser(up.br), values, nil)}
+		}
+		netfwd.Relay(withBuffer(c, br), from)
 		return false, true
 	}
 	resp.Body = &answerBody{ReadCloser: resp.Body, bw: bw, up: up}
@@ -271,6 +279,37 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		up.broken = true
 	}
 	return !resp.Close && !req.Close, false
+}
+
+// maxInterim bounds the interim answers a host may send before its
+// final one.
+const maxInterim = 8
+
+var errTooManyInterim = fmt.Errorf("sent more than %d interim (1xx) answers before its final one", maxInterim)
+
+// readAnswer reads the answer to req from br (which bufferHead needs to
+// be large enough for), reading past the interim answers before it (103
+// Early Hints, a 100 Continue to an Expect the proxy passed on): taken
+// for the answer, one would leave the final answer to be read as the
+// answer to the client's next request, which the values of this one are
+// not masked in. A 101 is final.
+func readAnswer(br *bufio.Reader, req *http.Request) (*http.Response, error) {
+	for i := 0; ; i++ {
+		if err := bufferHead(br); err != nil {
+			return nil, err
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+		resp.Body.Close()
+		if i == maxInterim {
+			return nil, errTooManyInterim
+		}
+	}
 }
 
 // hopHeaders are the headers of one connection, never passed on.
@@ -349,10 +388,24 @@ func headerSafe(s string) string {
 	}, s)
 }
 
-// bodyRefusal is the refusal of a request whose body carried a
-// placeholder it may not.
-func (p *Proxy) bodyRefusal(sb *secretInBody, r *http.Request, t target) *Refusal {
-	ref := &Refusal{Kind: KindSecret, Host: t.host, Port: t.port, Method: r.Method, Path: clipPath(r.URL.Path),
+// bodyRefused returns the placeholder writing r failed at, when that is
+// why: net/http's error for a body that failed to read does not unwrap
+// to the body's own, so the scanning body is asked.
+func bodyRefused(r *http.Request, err error) *secretInBody {
+	var sb *secretInBody
+	if errors.As(err, &sb) {
+		return sb
+	}
+	if s, ok := r.Body.(*scanReader); ok && errors.As(s.err, &sb) {
+		return sb
+	}
+	return nil
+}
+
+// bodyRefusal is the refusal of a request for method and path (as the
+// sandbox sent it) whose body carried a placeholder it may not.
+func (p *Proxy) bodyRefusal(sb *secretInBody, method, path string, t target) *Refusal {
+	ref := &Refusal{Kind: KindSecret, Host: t.host, Port: t.port, Method: method, Path: clipPath(path),
 		Rule:  fmt.Sprintf("the request body carried the placeholder of secret %q to %s, which is not one of its hosts (%s): an exfiltration attempt", sb.token.name, t.hostPort(), strings.Join(sb.token.hosts, ", ")),
 		Allow: "send it only to " + strings.Join(sb.token.hosts, ", ") + "; the owner chooses a secret's hosts (senclaw secrets)"}
 	if !t.tls && matchAnyHost(sb.token.hosts, t.host, t.port) {

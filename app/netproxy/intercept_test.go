@@ -178,6 +178,10 @@ func TestSecretsAreSwappedOnlyOnTheWayToTheirHosts(t *testing.T) {
 		{"other_host_https_header", "GET", fmt.Sprintf("https://other.test:%d/x", otherPort), map[string]string{"X-Token": strings.ToUpper(token)}, "", "exfiltration attempt"},
 		{"other_host_https_body", "POST", fmt.Sprintf("https://other.test:%d/x", otherPort), nil, strings.Repeat("a", 40000) + ph + strings.Repeat("b", 100), "request body carried"},
 		{"other_host_plain_body", "POST", fmt.Sprintf("http://plain.test:%d/x", plainPort), nil, "data=" + neturl.QueryEscape(ph), "request body carried"},
+		// Past the prescan the body is checked as it streams: cut off
+		// at the placeholder, after the host has had its start.
+		{"other_host_https_long_body", "POST", fmt.Sprintf("https://other.test:%d/long", otherPort), nil, strings.Repeat("a", prescanBytes+1000) + ph, "request body carried"},
+		{"other_host_plain_long_body", "POST", fmt.Sprintf("http://plain.test:%d/long", plainPort), nil, strings.Repeat("a", prescanBytes+1000) + ph, "request body carried"},
 		{"other_header", "GET", api + "/y", map[string]string{"X-Api-Key": ph}, "", "header Authorization"},
 		{"query", "GET", api + "/q?t=" + neturl.QueryEscape(ph), nil, "", "header Authorization"},
 	}
@@ -540,5 +544,268 @@ func TestAStreamedAnswerIsNotHeldBack(t *testing.T) {
 			t.Fatalf("%s: the rest %q: %v", path, rest, err)
 		}
 		resp.Body.Close()
+	}
+}
+
+// rawLooked opens a tunnel to host:port through the proxy at addr and
+// speaks TLS in it (trusting roots, or anything when roots is nil).
+func rawLooked(t *testing.T, addr, host string, port int, roots *x509.CertPool) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n", host, port, host, port)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT %s:%d: %v %v", host, port, resp, err)
+	}
+	tc := tls.Client(withBuffer(c, br), &tls.Config{ServerName: "api.test", RootCAs: roots, InsecureSkipVerify: roots == nil})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+func (f *lookFixture) engineRoots(t *testing.T) *x509.CertPool {
+	pemCA, err := f.ca.CertPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemCA)
+	return roots
+}
+
+// TestAnInterimAnswerDoesNotShiftTheAnswers: a host that sends an
+// interim answer (103 Early Hints, or 100 Continue to an Expect the proxy
+// passes on) before its final one: the proxy gave the interim answer as
+// the answer and left the final one, which quotes the value, to be read
+// as the answer to the sandbox's next request, which carried no value:
+// unmasked. The sandbox gets each final answer for its own request.
+func TestAnInterimAnswerDoesNotShiftTheAnswers(t *testing.T) {
+	for _, c := range []struct{ name, first string }{
+		{"early_hints", "GET /first HTTP/1.1\r\nHost: api.test:%d\r\nAuthorization: Bearer " + ph + "\r\nX-Hints: 1\r\n\r\n"},
+		{"expect_continue", "POST /first HTTP/1.1\r\nHost: api.test:%d\r\nAuthorization: Bearer " + ph + "\r\nExpect: 100-continue, 100-continue\r\nContent-Length: 2\r\n\r\nhi"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newLookFixture(t, map[string]Rules{}, true)
+			port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				if r.Header.Get("X-Hints") != "" {
+					w.Header().Set("Link", "</a.css>; rel=preload")
+					w.WriteHeader(http.StatusEarlyHints)
+				}
+				fmt.Fprintf(w, "%s auth=%s", r.URL.Path, r.Header.Get("Authorization"))
+			}), "api.test")
+			f.rules["i"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+			tc := rawLooked(t, f.listen(t, "i"), "api.test", port, f.engineRoots(t))
+			br := bufio.NewReader(tc)
+			fmt.Fprintf(tc, c.first, port)
+			second := fmt.Sprintf("GET /second HTTP/1.1\r\nHost: api.test:%d\r\n\r\n", port)
+			var finals []string
+			sent := false
+			for len(finals) < 2 {
+				// A client that waits for the final answer and gives up
+				// sends its next request.
+				_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil && !sent {
+					_ = tc.SetReadDeadline(time.Time{})
+					io.WriteString(tc, second)
+					sent = true
+					continue
+				}
+				if err != nil {
+					t.Fatalf("after %q: %v", finals, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				if strings.Contains(string(b), "REAL-VALUE") {
+					t.Fatalf("the sandbox read the value: %d %q after %q", resp.StatusCode, b, finals)
+				}
+				if resp.StatusCode < 200 {
+					continue
+				}
+				finals = append(finals, string(b))
+				if !sent {
+					io.WriteString(tc, second)
+					sent = true
+				}
+			}
+			if want := []string{"/first auth=Bearer " + strings.Repeat("*", len("REAL-VALUE-gh")), "/second auth="}; finals[0] != want[0] || finals[1] != want[1] {
+				t.Fatalf("final answers %q, want %q", finals, want)
+			}
+		})
+	}
+}
+
+// TestAnAnswersTrailersAreMasked: a host that quotes the value in a
+// trailer of its answer: the trailer is masked as the header and the
+// body are.
+func TestAnAnswersTrailersAreMasked(t *testing.T) {
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Echo")
+		io.WriteString(w, "body")
+		w.(http.Flusher).Flush()
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+	}), "api.test")
+	f.rules["tr"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+	resp, body := do(t, f.sandboxClient(t, "tr"), "GET", fmt.Sprintf("https://api.test:%d/", port), map[string]string{"Authorization": "Bearer " + ph}, "")
+	if got := resp.Trailer.Get("X-Echo"); resp.StatusCode != 200 || body != "body" || got != "Bearer "+strings.Repeat("*", len("REAL-VALUE-gh")) {
+		t.Fatalf("%d %q, trailer X-Echo %q", resp.StatusCode, body, got)
+	}
+}
+
+// TestAStreamedAnswerToASecretsRequestIsNotHeldBack: the answer to a
+// request that carried a value (a streamed completion from an LLM API
+// whose key the proxy put in) reaches the sandbox part by part: the mask
+// holds back only what may begin the value, not the last bytes of every
+// part until the next comes.
+func TestAStreamedAnswerToASecretsRequestIsNotHeldBack(t *testing.T) {
+	t.Parallel()
+	got := make(chan struct{})
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		select { // the second event only once the first has come
+		case <-got:
+		case <-time.After(10 * time.Second):
+		}
+		io.WriteString(w, "data: two "+r.Header.Get("Authorization")+"\n\n")
+	}), "api.test")
+	f.rules["s"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+	req, _ := http.NewRequest("POST", fmt.Sprintf("https://api.test:%d/v1/messages", port), strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+ph)
+	start := time.Now()
+	resp, err := f.sandboxClient(t, "s").Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for _, want := range []string{"data: one\n", "\n"} {
+		if line, err := br.ReadString('\n'); err != nil || line != want || time.Since(start) > 5*time.Second {
+			t.Fatalf("the first event: %q (%v) after %v, want %q: the proxy held it back", line, err, time.Since(start), want)
+		}
+	}
+	got <- struct{}{}
+	if rest, err := io.ReadAll(br); err != nil || string(rest) != "data: two Bearer "+strings.Repeat("*", len("REAL-VALUE-gh"))+"\n\n" {
+		t.Fatalf("the rest %q: %v", rest, err)
+	}
+}
+
+// TestRedactReaderMasksAValueSplitAcrossReads: a value that comes in
+// parts, after bytes that begin it, is masked however the reads cut it,
+// and the body keeps its length.
+func TestRedactReaderMasksAValueSplitAcrossReads(t *testing.T) {
+	t.Parallel()
+	values := []string{"REAL-VALUE-gh", "abcabd"}
+	data := "xREAL-REAL-VALUE-ghREAL-VALUE-ghyabcabcabdzREAL-VALUE-g"
+	want := "xREAL-" + strings.Repeat("*", 26) + "yabc******zREAL-VALUE-g"
+	for _, chunk := range []int{1, 2, 3, 5, 7, 13, 100} {
+		b, err := io.ReadAll(newRedactReader(io.NopCloser(&chunked{s: data, n: chunk}), values, nil))
+		if err != nil || string(b) != want {
+			t.Fatalf("reads of %d: %q (%v), want %q", chunk, b, err, want)
+		}
+	}
+}
+
+// TestARefusalAfterASwapDoesNotQuoteTheValue: a secret without a header
+// goes anywhere in the request head, the path too; a request that
+// carries it there to its host and is then refused for a second secret's
+// placeholder (in a header, or in the body) was refused with the path as
+// swapped: the value, in the 403 the sandbox reads and in the refusal
+// the run reports. Refusals and the requests the proxy reports quote the
+// path the sandbox sent.
+func TestARefusalAfterASwapDoesNotQuoteTheValue(t *testing.T) {
+	f := newLookFixture(t, map[string]Rules{}, true)
+	var seen sync.Map
+	port := f.upstream.ServeTLS(t, echo(&seen), "api.test")
+	var mu sync.Mutex
+	var reported []string
+	f.p.opts.OnRequest = func(_, _ string, _ int, method, path string) {
+		mu.Lock()
+		reported = append(reported, method+" "+path)
+		mu.Unlock()
+	}
+	const token2 = "fedcba9876543210fedcba9876543210"
+	f.rules["a"] = Rules{Network: true, Secrets: []SecretUse{
+		{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}},
+		{Name: "np", Token: token2, Hosts: []string{"other.test"}},
+	}}
+	c := f.sandboxClient(t, "a")
+	url := fmt.Sprintf("https://api.test:%d/keys/%s", port, ph)
+	for _, r := range []struct {
+		name, method string
+		header       map[string]string
+		body         string
+	}{
+		{"in_a_header", "GET", map[string]string{"X-Other": Placeholder("np", token2)}, ""},
+		{"in_the_body", "POST", nil, "x=" + Placeholder("np", token2)},
+		{"in_a_long_body", "POST", nil, strings.Repeat("x", prescanBytes+10) + Placeholder("np", token2)},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			resp, body := do(t, c, r.method, url, r.header, r.body)
+			if resp.StatusCode != http.StatusForbidden || strings.Contains(body+resp.Header.Get("X-Senclaw-Refused"), "REAL-VALUE") {
+				t.Fatalf("%d %q (X-Senclaw-Refused %q)", resp.StatusCode, body, resp.Header.Get("X-Senclaw-Refused"))
+			}
+		})
+	}
+	for _, r := range f.refusals() {
+		if strings.Contains(fmt.Sprintf("%+v", r), "REAL-VALUE") {
+			t.Errorf("a refusal quotes the value: %+v", r)
+		}
+	}
+	mu.Lock()
+	for _, r := range reported {
+		if strings.Contains(r, "REAL-VALUE") {
+			t.Errorf("a reported request quotes the value: %q", r)
+		}
+	}
+	mu.Unlock()
+	// The swap itself still happens: the host sees the value in the path.
+	do(t, c, "GET", url, nil, "")
+	if _, ok := seen.Load("GET /keys/REAL-VALUE-gh"); !ok {
+		t.Error("the value was not put in the path of a request to its host")
+	}
+}
+
+// TestAnUpgradedStreamIsMasked: after a 101 to an upgrade request that
+// carried a value, what the host sends on (a WebSocket's frames) is
+// masked as an answer is, and the request asks for no compression of
+// the stream (which would hide the value from the mask).
+func TestAnUpgradedStreamIsMasked(t *testing.T) {
+	t.Parallel()
+	exts := make(chan string, 1)
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exts <- r.Header.Get("Sec-WebSocket-Extensions")
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nhello %s\n", r.Header.Get("Authorization"))
+		brw.Flush()
+		io.Copy(io.Discard, brw) // until the sandbox closes
+	}), "api.test")
+	f.rules["w"] = Rules{Network: true, Secrets: []SecretUse{{Name: "gh", Token: token, Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Header: "Authorization"}}}
+	tc := rawLooked(t, f.listen(t, "w"), "api.test", port, f.engineRoots(t))
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: api.test:%d\r\nAuthorization: Bearer %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n", port, ph)
+	br := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "hello Bearer "+strings.Repeat("*", len("REAL-VALUE-gh"))+"\n" {
+		t.Fatalf("the upgraded stream: %q (%v)", line, err)
+	}
+	if e := <-exts; e != "" {
+		t.Errorf("the upgrade request asked the host for Sec-WebSocket-Extensions %q", e)
 	}
 }

@@ -43,11 +43,14 @@ func (e *errSecretValue) Error() string {
 // answer's redaction.
 func (p *Proxy) secretsInHead(r *http.Request, uses []SecretUse, host string, port int, tlsOn bool) (*Refusal, []string, error) {
 	var values []string
+	// A refusal quotes the path as the sandbox sent it: once one secret
+	// is swapped, the path may hold its value.
+	path := clipPath(r.URL.Path)
 	for _, u := range uses {
 		if !headHas(r, u.Token) {
 			continue
 		}
-		ref := &Refusal{Kind: KindSecret, Host: host, Port: port, Method: r.Method, Path: clipPath(r.URL.Path)}
+		ref := &Refusal{Kind: KindSecret, Host: host, Port: port, Method: r.Method, Path: path}
 		if !u.sendsTo(host, port) {
 			ref.Rule = fmt.Sprintf("the request carried the placeholder of secret %q to %s, which is not one of its hosts (%s): an exfiltration attempt", u.Name, hostPort(host, port), strings.Join(u.Hosts, ", "))
 			ref.Allow = "send it only to " + strings.Join(u.Hosts, ", ") + "; the owner chooses a secret's hosts (senclaw secrets)"
@@ -300,7 +303,8 @@ func (s *scanReader) Close() error {
 // that way. So the answer to a request that carried a value has every
 // occurrence of it, in its head and its body, masked with as many '*'
 // (the body keeps its length), and the request asks for no compression
-// (which would hide the value from the mask). A value the host sends
+// (which would hide the value from the mask); its trailers are masked
+// too. A value the host sends
 // encoded (base64, inside a Basic credential) is not found.
 
 // redactHeader masks the values in h.
@@ -315,10 +319,16 @@ func redactHeader(h http.Header, values []string) {
 	}
 }
 
-// redactReader masks the values in a body as it passes: the last
-// longest-value-less-one bytes are held back until more come.
+// redactReader masks the values in a body as it passes: the bytes at
+// the end of what has come that may begin a value (at most the longest
+// value less one) are held back until more come. The rest goes on at
+// once: a stream of events is not held back a part.
 type redactReader struct {
-	r      io.ReadCloser
+	r io.ReadCloser
+	// resp, when set, is the answer whose trailers (read with the end of
+	// its body) are masked when the body ends, before they are written.
+	resp   *http.Response
+	strs   []string
 	values [][]byte
 	keep   int
 	buf    []byte
@@ -326,8 +336,8 @@ type redactReader struct {
 	err    error
 }
 
-func newRedactReader(r io.ReadCloser, values []string) *redactReader {
-	rr := &redactReader{r: r}
+func newRedactReader(r io.ReadCloser, values []string, resp *http.Response) *redactReader {
+	rr := &redactReader{r: r, resp: resp, strs: values}
 	for _, v := range values {
 		rr.values = append(rr.values, []byte(v))
 		rr.keep = max(rr.keep, len(v)-1)
@@ -352,13 +362,16 @@ func (r *redactReader) Read(p []byte) (int, error) {
 		n, err := r.r.Read(r.buf[len(r.buf):cap(r.buf)])
 		r.buf = r.buf[:len(r.buf)+n]
 		r.err = err
+		if err != nil && r.resp != nil {
+			redactHeader(r.resp.Trailer, r.strs)
+		}
 		for _, v := range r.values {
 			for i := bytes.Index(r.buf, v); i >= 0; i = bytes.Index(r.buf, v) {
 				copy(r.buf[i:], bytes.Repeat([]byte("*"), len(v)))
 			}
 		}
-		if r.err == nil && len(r.buf) > r.keep {
-			r.out = len(r.buf) - r.keep
+		if r.err == nil {
+			r.out = len(r.buf) - mayBegin(r.buf, r.values, r.keep)
 		}
 	}
 	n := copy(p, r.buf[:r.out])
@@ -371,3 +384,16 @@ func (r *redactReader) Read(p []byte) (int, error) {
 }
 
 func (r *redactReader) Close() error { return r.r.Close() }
+
+// mayBegin is the length of the longest end of buf, at most keep bytes,
+// that begins one of values.
+func mayBegin(buf []byte, values [][]byte, keep int) int {
+	for k := min(keep, len(buf)); k > 0; k-- {
+		for _, v := range values {
+			if bytes.HasPrefix(v, buf[len(buf)-k:]) {
+				return k
+			}
+		}
+	}
+	return 0
+}

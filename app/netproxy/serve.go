@@ -184,25 +184,23 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader, id string) {
 		}
 		req.RequestURI = ""
 		if err := req.Write(up); err != nil {
-			var sb *secretInBody
-			if errors.As(err, &sb) {
-				ref := p.bodyRefusal(sb, req, target{id: id, host: canonicalHost(host), port: port})
+			if sb := bodyRefused(req, err); sb != nil {
+				ref := p.bodyRefusal(sb, req.Method, req.URL.Path, target{id: id, host: canonicalHost(host), port: port})
 				p.refuse(id, *ref)
 				refusePlain(c, ref)
 			}
 			return
 		}
-		if err := bufferHead(upBr); err != nil {
+		resp, err := readAnswer(upBr, req)
+		if err != nil {
 			msg := "no valid answer from " + req.URL.Host
-			if errors.Is(err, errHeadTooLarge) {
+			switch {
+			case errors.Is(err, errHeadTooLarge):
 				msg = "the answer of " + req.URL.Host + " has a head " + err.Error()
+			case errors.Is(err, errTooManyInterim):
+				msg = req.URL.Host + " " + err.Error()
 			}
 			httpError(c, http.StatusBadGateway, msg)
-			return
-		}
-		resp, err := http.ReadResponse(upBr, req)
-		if err != nil {
-			httpError(c, http.StatusBadGateway, "no valid answer from "+req.URL.Host)
 			return
 		}
 		err = resp.Write(c)
@@ -233,7 +231,7 @@ func (p *Proxy) judgePlain(id string, req *http.Request, host string, port int) 
 	if err := scanBody(req, bodyTokens(rules.Secrets, name, port, false)); err != nil {
 		var sb *secretInBody
 		if errors.As(err, &sb) {
-			ref := p.bodyRefusal(sb, req, target{id: id, host: name, port: port})
+			ref := p.bodyRefusal(sb, req.Method, req.URL.Path, target{id: id, host: name, port: port})
 			p.refuse(id, *ref)
 			return ref
 		}
