@@ -173,6 +173,13 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	// swap may put a value in req's.
 	sent := req.URL.Path
 	ref, values, err := p.secretsInHead(req, rules.Secrets, t.host, t.port, t.tls)
+	if err == nil && ref == nil {
+		// Every answer of a secret's host is masked, not only those to a
+		// request that carried its placeholder: a host may keep what it
+		// was sent (an upload's name, a header-less secret swapped into
+		// the query) and give it back to a later request.
+		values, err = p.hostValues(values, rules.Secrets, t.host, t.port, t.tls)
+	}
 	if err != nil {
 		return fail(http.StatusBadGateway, err.Error())
 	}

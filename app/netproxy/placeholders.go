@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
+	"slices"
 	"strings"
 )
 
@@ -78,6 +79,29 @@ func (p *Proxy) secretsInHead(r *http.Request, uses []SecretUse, host string, po
 		}
 	}
 	return nil, values, nil
+}
+
+// hostValues adds to values (the secrets swapped into a request) the
+// value of every other secret of uses whose hosts include host:port,
+// over TLS (no value goes over plain HTTP): what the proxy masks in that
+// host's answers.
+func (p *Proxy) hostValues(values []string, uses []SecretUse, host string, port int, tlsOn bool) ([]string, error) {
+	if !tlsOn {
+		return values, nil
+	}
+	for _, u := range uses {
+		if !u.sendsTo(host, port) {
+			continue
+		}
+		value, err := p.opts.SecretValue(u.Name)
+		if err != nil {
+			return nil, &errSecretValue{u.Name, err}
+		}
+		if v := string(value); v != "" && !slices.Contains(values, v) {
+			values = append(values, v)
+		}
+	}
+	return values, nil
 }
 
 func hostPort(host string, port int) string {
