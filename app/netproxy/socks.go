@@ -139,5 +139,14 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader, id string) {
 		c.Close()
 		return
 	}
+	if tg, look, err := p.lookInside(ctx, id, port, ap, c, br); err != nil || look {
+		t.Close()
+		if look {
+			p.intercept(withBuffer(c, br), tg)
+		} else {
+			c.Close()
+		}
+		return
+	}
 	netfwd.Relay(withBuffer(c, br), t)
 }

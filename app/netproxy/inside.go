@@ -1,0 +1,229 @@
+package netproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// A tunnel's name is the sandbox's word: an HTTP rule or a secret for
+// api.example.org would be walked around by a CONNECT to the host's
+// address, or to another name of it, with api.example.org as the TLS
+// server name (or the Host) inside. So on a port an HTTP rule or a
+// secret covers, a sandbox that has either is not tunnelled on the
+// CONNECT's word alone: the proxy reads the client's first bytes (the
+// TLS ClientHello's server name, or the Host of a plain request) and
+// looks into the tunnel when that name is one it looks into. A TLS
+// client that gives no server name, to an address of a host an HTTP rule
+// names by its exact name, is refused. What stays beyond reach: a host
+// that serves a ruled host under a name no rule gives (domain fronting,
+// an alias on the same front end) is the host's to answer.
+
+// inspectsPort reports whether an HTTP rule or a secret of r covers
+// port, for any host.
+func (r Rules) inspectsPort(port int) bool {
+	covers := func(pattern string, defaults ...int) bool {
+		_, p, err := parseHostPattern(pattern)
+		if err != nil {
+			return false
+		}
+		if p != 0 {
+			return p == port
+		}
+		for _, d := range defaults {
+			if d == port {
+				return true
+			}
+		}
+		return false
+	}
+	for _, h := range r.Ports.AllowHTTP {
+		if covers(h.Host, portHTTPS, portHTTP) {
+			return true
+		}
+	}
+	for _, s := range r.Secrets {
+		for _, h := range s.Hosts {
+			if covers(h, portHTTPS) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lookInside decides a tunnel to ap on port, opened to the client c (br
+// reads it), that its name did not make the proxy look into: the target
+// to look into under the name the client speaks to inside, or none. The
+// client's first bytes stay in br.
+func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.AddrPort, c net.Conn, br *bufio.Reader) (target, bool, error) {
+	r, ok := p.opts.Rules(id)
+	if !ok || !r.inspectsPort(port) {
+		return target{}, false, nil
+	}
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	name, isTLS, err := innerName(br)
+	_ = c.SetReadDeadline(time.Time{})
+	if errors.Is(err, errHelloTooLarge) || errors.Is(err, errHeadTooLarge) {
+		rule := "the tunnel's first message (" + err.Error() + ") is too large for the proxy to read the name inside, which the sandbox's HTTP rules or secrets may name"
+		ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: "send a smaller TLS ClientHello or request head"}
+		p.refuse(id, ref)
+		return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
+	}
+	if err != nil {
+		return target{}, false, err
+	}
+	if name == "" {
+		if isTLS {
+			if host := p.ruledHostAt(ctx, r, port, ap.Addr()); host != "" {
+				rule := fmt.Sprintf("a TLS connection that names no server, to %s, an address of %s, which the sandbox's HTTP rules name", ap, host)
+				ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: "connect to " + host + " by its name"}
+				p.refuse(id, ref)
+				return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
+			}
+		}
+		return target{}, false, nil
+	}
+	return p.lookInto(id, name, port, ap)
+}
+
+// ruledHostAt is the first host an HTTP rule of r names exactly (no
+// wildcard) on port whose addresses include addr, "" for none.
+func (p *Proxy) ruledHostAt(ctx context.Context, r Rules, port int, addr netip.Addr) string {
+	for _, h := range r.Ports.AllowHTTP {
+		name, _, err := parseHostPattern(h.Host)
+		if err != nil || strings.HasPrefix(name, "*.") || !matchHostPattern(h.Host, name, port, portHTTPS, portHTTP) {
+			continue
+		}
+		if a, err := netip.ParseAddr(name); err == nil {
+			if a.Unmap() == addr.Unmap() {
+				return name
+			}
+			continue
+		}
+		addrs, err := p.resolve(ctx, name)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if a.Unmap() == addr.Unmap() {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// maxHello bounds the ClientHello the proxy reads a server name from.
+const maxHello = 64 << 10
+
+// innerName reads, without taking it from br, the name the client of a
+// tunnel speaks to: its TLS ClientHello's server name (isTLS), or the
+// Host of its plain HTTP request; "" when it names none or speaks
+// neither.
+func innerName(br *bufio.Reader) (name string, isTLS bool, err error) {
+	first, err := br.Peek(1)
+	if err != nil {
+		return "", false, err
+	}
+	if first[0] != 0x16 {
+		if !looksLikeHTTP(br) {
+			return "", false, nil
+		}
+		if err := bufferHead(br); err != nil {
+			return "", false, err
+		}
+		head, _ := br.Peek(br.Buffered())
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(head)))
+		if err != nil {
+			return "", false, nil
+		}
+		host := req.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		return canonicalHost(host), false, nil
+	}
+	// A ClientHello may take more than one record: read them until
+	// crypto/tls has seen it whole.
+	n := 0
+	for n < maxHello {
+		hdr, err := br.Peek(n + recordHeader)
+		if err != nil {
+			return "", true, err
+		}
+		if hdr[n] != 0x16 {
+			return "", true, nil
+		}
+		n += recordHeader + (int(hdr[n+3])<<8 | int(hdr[n+4]))
+		if n > br.Size() {
+			return "", true, errHelloTooLarge
+		}
+		records, err := br.Peek(n)
+		if err != nil {
+			return "", true, err
+		}
+		if hello, whole := clientHello(records); whole {
+			return canonicalHost(hello), true, nil
+		}
+	}
+	return "", true, nil
+}
+
+// looksLikeHTTP reports whether br begins with an HTTP method and a
+// space.
+func looksLikeHTTP(br *bufio.Reader) bool {
+	b, _ := br.Peek(8)
+	i := bytes.IndexByte(b, ' ')
+	if i < 3 {
+		return false
+	}
+	for _, c := range b[:i] {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// errHelloTooLarge is a ClientHello larger than the proxy reads a name
+// from: the tunnel is refused rather than taken on its CONNECT's word.
+var errHelloTooLarge = fmt.Errorf("a TLS ClientHello larger than %d bytes", MaxHeadBytes)
+
+// errHelloSeen stops crypto/tls once it has read the ClientHello.
+var errHelloSeen = errors.New("the ClientHello was read")
+
+// clientHello parses records, the start of a TLS stream, as crypto/tls
+// does: the ClientHello's server name, and whether the hello was whole.
+func clientHello(records []byte) (serverName string, whole bool) {
+	conn := &helloConn{r: bytes.NewReader(records)}
+	err := tls.Server(conn, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		serverName = h.ServerName
+		return nil, errHelloSeen
+	}}).Handshake()
+	return serverName, errors.Is(err, errHelloSeen)
+}
+
+// helloConn is a connection that reads r and writes nowhere.
+type helloConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *helloConn) Read(b []byte) (int, error)       { return c.r.Read(b) }
+func (c *helloConn) Write(b []byte) (int, error)      { return len(b), nil }
+func (c *helloConn) Close() error                     { return nil }
+func (c *helloConn) SetDeadline(time.Time) error      { return nil }
+func (c *helloConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *helloConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *helloConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (c *helloConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
