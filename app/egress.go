@@ -228,12 +228,31 @@ func (e *Engine) pinnedRoots(host string, port int) *x509.CertPool {
 	if len(pins) == 0 {
 		return nil
 	}
-	for pattern, pemText := range pins {
+	// The most specific pattern that matches holds, whatever the map's
+	// order: a name before a wildcard, a longer wildcard before a
+	// shorter one.
+	var match []string
+	for pattern := range pins {
 		if netproxy.MatchHostPattern(pattern, host, port) {
-			pool := x509.NewCertPool()
-			if pool.AppendCertsFromPEM([]byte(pemText)) {
-				return pool
+			match = append(match, pattern)
+		}
+	}
+	slices.SortFunc(match, func(a, b string) int {
+		if wa, wb := strings.HasPrefix(a, "*."), strings.HasPrefix(b, "*."); wa != wb {
+			if wa {
+				return 1
 			}
+			return -1
+		}
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	for _, pattern := range match {
+		pool := x509.NewCertPool()
+		if pool.AppendCertsFromPEM([]byte(pins[pattern])) {
+			return pool
 		}
 	}
 	return nil

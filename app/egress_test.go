@@ -548,3 +548,38 @@ func TestAWriteTheFileAPIRefusedIsInTheRunsRefusals(t *testing.T) {
 		t.Fatalf("the run's write refusals %+v (all: %+v)", writes, res.Record.Refusals)
 	}
 }
+
+// TestThePinnedCAOfTheMostSpecificPatternHolds: with pins for
+// *.example.org, *.api.example.org and api.example.org:8443, the exact
+// name and port wins, then the longer wildcard, whatever the order the
+// settings' map gives them.
+func TestThePinnedCAOfTheMostSpecificPatternHolds(t *testing.T) {
+	t.Parallel()
+	e := bwrapEngine(t)
+	cas := map[string]*testutil.TestCA{}
+	s := e.Settings()
+	s.PinnedCAs = map[string]string{}
+	for _, p := range []string{"*.example.org", "*.api.example.org", "api.example.org:8443"} {
+		cas[p] = testutil.NewTestCA(t)
+		s.PinnedCAs[p] = cas[p].PEM()
+	}
+	if _, err := e.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		host string
+		port int
+		want string
+	}{
+		{"api.example.org", 8443, "api.example.org:8443"},
+		{"v2.api.example.org", 443, "*.api.example.org"},
+		{"www.example.org", 443, "*.example.org"},
+	} {
+		for i := 0; i < 20; i++ { // map order varies from call to call
+			pool := e.pinnedRoots(c.host, c.port)
+			if pool == nil || !pool.Equal(cas[c.want].Pool()) {
+				t.Fatalf("%s:%d: the pin of another pattern than %s was taken", c.host, c.port, c.want)
+			}
+		}
+	}
+}

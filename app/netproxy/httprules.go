@@ -3,6 +3,7 @@ package netproxy
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -165,6 +166,31 @@ func httpRulesFor(rules []backends.HTTPRule, host string, port int) []backends.H
 		}
 	}
 	return out
+}
+
+// methodOverrides are the headers with which some hosts take a request
+// for another method than its own (a POST that acts as a DELETE).
+var methodOverrides = []string{"x-http-method-override", "x-http-method", "x-method-override"}
+
+// checkRequest decides req as checkHTTP does, for its method and for
+// each method a header of methodOverrides names (in any spelling): the
+// host may act on either.
+func checkRequest(rules []backends.HTTPRule, host string, port int, req *http.Request) *Refusal {
+	if ref := checkHTTP(rules, host, port, req.Method, req.URL.Path); ref != nil {
+		return ref
+	}
+	for k, vs := range req.Header {
+		if !slices.Contains(methodOverrides, strings.ReplaceAll(strings.ToLower(k), "_", "-")) {
+			continue
+		}
+		for _, v := range vs {
+			if ref := checkHTTP(rules, host, port, strings.ToUpper(strings.TrimSpace(v)), req.URL.Path); ref != nil {
+				ref.Rule += " (the method named by the request's " + k + " header)"
+				return ref
+			}
+		}
+	}
+	return nil
 }
 
 // checkHTTP decides a request against the HTTP rules of its host: a host

@@ -166,7 +166,7 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	if req.URL.IsAbs() && !sameHost(req.URL.Host, t) {
 		return fail(http.StatusBadRequest, fmt.Sprintf("SenClaw's proxy refused the request for %s on a connection opened to %s", req.URL.Host, t.hostPort()))
 	}
-	if ref := checkHTTP(rules.Ports.AllowHTTP, t.host, t.port, req.Method, req.URL.Path); ref != nil {
+	if ref := checkRequest(rules.Ports.AllowHTTP, t.host, t.port, req); ref != nil {
 		return refuse(ref)
 	}
 	// The path as the sandbox sent it, for what the proxy reports: the
@@ -205,9 +205,18 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	}
 	if len(values) > 0 {
 		// The answer is masked (redactHeader): uncompressed, and so is a
-		// WebSocket's stream after it.
-		req.Header.Del("Accept-Encoding")
-		req.Header.Del("Sec-WebSocket-Extensions")
+		// WebSocket's stream after it. A server that reads Accept_Encoding
+		// as Accept-Encoding (CGI's HTTP_ names) is not asked either.
+		for _, name := range []string{"Accept-Encoding", "Sec-WebSocket-Extensions", "Te"} {
+			delHeaderAnySpelling(req.Header, name)
+		}
+	}
+	// HTTP/2 over the cleartext upgrade would carry requests the proxy
+	// does not read: the upgrade is not passed on (the request is served
+	// as HTTP/1.1).
+	if headerHasToken(req.Header, "Upgrade", "h2c") {
+		delHeaderAnySpelling(req.Header, "Upgrade")
+		delHeaderAnySpelling(req.Header, "HTTP2-Settings")
 	}
 	upgrade := req.Header.Get("Upgrade") != "" && headerHasToken(req.Header, "Connection", "upgrade")
 	dropHopHeaders(req.Header, upgrade)
@@ -255,6 +264,13 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 	defer resp.Body.Close()
 	if len(values) > 0 {
 		redactHeader(resp.Header, values)
+		// A host that compressed its answer although it was not asked to
+		// would hide the value from the mask: the answer is decoded
+		// first, or refused when the proxy cannot decode it.
+		if err := decodeForMask(resp); err != nil {
+			up.broken = true
+			return fail(http.StatusBadGateway, fmt.Sprintf("SenClaw's proxy refused the answer of %s: %v, and answers of a secret's host are masked, which needs them uncompressed", t.hostPort(), err))
+		}
 		resp.Body = newRedactReader(resp.Body, values, resp)
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade {

@@ -2,6 +2,8 @@ package netproxy
 
 import (
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -102,6 +104,52 @@ func (p *Proxy) hostValues(values []string, uses []SecretUse, host string, port 
 		}
 	}
 	return values, nil
+}
+
+// delHeaderAnySpelling removes name from h in every spelling a server
+// may take for it: any case, and with underscores for dashes.
+func delHeaderAnySpelling(h http.Header, name string) {
+	want := strings.ToLower(name)
+	for k := range h {
+		if strings.ReplaceAll(strings.ToLower(k), "_", "-") == want {
+			delete(h, k)
+		}
+	}
+}
+
+// decodeForMask makes resp's body the decoded one when the host sent it
+// compressed (gzip or deflate), dropping Content-Encoding and the length
+// that no longer holds; another encoding is an error.
+func decodeForMask(resp *http.Response) error {
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if enc == "" || enc == "identity" {
+		return nil
+	}
+	var r io.ReadCloser
+	switch enc {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return fmt.Errorf("its gzip body does not decode (%v)", err)
+		}
+		r = zr
+	case "deflate":
+		zr, err := zlib.NewReader(resp.Body)
+		if err != nil {
+			return fmt.Errorf("its deflate body does not decode (%v)", err)
+		}
+		r = zr
+	default:
+		return fmt.Errorf("it is encoded with %q, which the proxy does not decode", enc)
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{r, resp.Body}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength, resp.TransferEncoding = -1, []string{"chunked"}
+	return nil
 }
 
 func hostPort(host string, port int) string {

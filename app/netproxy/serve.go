@@ -227,7 +227,7 @@ func (p *Proxy) judgePlain(id string, req *http.Request, host string, port int) 
 		return &Refusal{Kind: KindHTTP, Host: host, Port: port, Method: req.Method, Path: req.URL.Path, Rule: "the sandbox no longer exists"}
 	}
 	name := canonicalHost(host)
-	if ref := checkHTTP(rules.Ports.AllowHTTP, name, port, req.Method, req.URL.Path); ref != nil {
+	if ref := checkRequest(rules.Ports.AllowHTTP, name, port, req); ref != nil {
 		p.refuse(id, *ref)
 		return ref
 	}
