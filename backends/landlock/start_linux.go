@@ -326,7 +326,22 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 		}
 		defer tr.Release()
 	}
-	err = cmd.Start()
+	// The helper is born in the run's cgroups (limits.StartInside) where
+	// it can be: moving it there after (Add) waits, on cgroup v1, for an
+	// RCU grace period, 10-15 ms here, longer than the rest of the
+	// start. Under strace it is moved after, as strace's own child.
+	inside := false
+	if tr == nil {
+		if err = takePlan(); err == nil {
+			if plan.Cgroups != nil {
+				inside, err = plan.Cgroups.StartInside(cmd.Start)
+			} else {
+				err = cmd.Start()
+			}
+		}
+	} else {
+		err = cmd.Start()
+	}
 	setupR.Close()
 	statusW.Close()
 	if r.guard != nil {
@@ -344,10 +359,10 @@ func (b *Backend) launch(ctx context.Context, spec *backends.Spec, r *prepared, 
 			err = errors.New("strace did not start the helper in time")
 		}
 	}
-	if err == nil {
+	if err == nil && !planned {
 		err = takePlan()
 	}
-	if err == nil && plan.Cgroups != nil {
+	if err == nil && plan.Cgroups != nil && !inside {
 		err = plan.Cgroups.Add(helperPid)
 	}
 	p := newProcess(cmd, helperPid, plan, r, b.log)
