@@ -70,6 +70,9 @@ func TestRunsArePrunedOldestFirst(t *testing.T) {
 	if n, _ := s.CountRuns(); n != 3 {
 		t.Fatalf("count after update = %d", n)
 	}
+	if got := strings.Join(listIDs(t, s, "a", 0), ","); got != "r05,r03" {
+		t.Fatalf("runs of a after an update = %s", got)
+	}
 	if got := listIDs(t, s, "", 1); len(got) != 1 || got[0] != "r05" {
 		t.Fatalf("limit 1 = %v", got)
 	}
