@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -150,7 +151,8 @@ func (cg *Cgroups) Procs() []int {
 	seen := map[int]bool{}
 	var out []int
 	for _, d := range cg.dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		// Read at every run's end, when it is most often empty.
+		b, err := readSmall(filepath.Join(d, "cgroup.procs"), 64)
 		if err != nil {
 			continue
 		}
@@ -210,12 +212,12 @@ func (cg *Cgroups) OOMKilled() bool {
 	if d == "" {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(d, file))
+	b, err := readSmall(filepath.Join(d, file), 256)
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if n, ok := strings.CutPrefix(line, "oom_kill "); ok && strings.TrimSpace(n) != "0" {
+	for line := range bytes.Lines(b) {
+		if n, ok := bytes.CutPrefix(line, []byte("oom_kill ")); ok && string(bytes.TrimSpace(n)) != "0" {
 			return true
 		}
 	}

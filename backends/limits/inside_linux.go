@@ -129,14 +129,9 @@ func threadCgroups(mounts map[string]string) (map[string]string, error) {
 // every run on cgroup v1: one read into a small buffer (the file is a
 // line a hierarchy), the whole file only when it is larger.
 func cgroupsIn(file string, mounts map[string]string) (map[string]string, error) {
-	buf, whole, err := readHead(file, 1024)
+	buf, err := readSmall(file, 1024)
 	if err != nil {
 		return nil, err
-	}
-	if !whole {
-		if buf, err = os.ReadFile(file); err != nil {
-			return nil, err
-		}
 	}
 	out := make(map[string]string, len(mounts))
 	for len(buf) > 0 {

@@ -232,6 +232,16 @@ func realIDs(pid int) (uid, gid int, err error) {
 	return uid, gid, nil
 }
 
+// readSmall reads the file name, most often of at most size bytes:
+// into a buffer of that size, the whole file only when it is larger.
+func readSmall(name string, size int) ([]byte, error) {
+	buf, whole, err := readHead(name, size)
+	if err != nil || whole {
+		return buf, err
+	}
+	return os.ReadFile(name)
+}
+
 // readHead reads at most size bytes of the file name into a buffer of
 // its own (a /proc file read for every run: no whole-file read and
 // growth); whole says the file ended within them.
