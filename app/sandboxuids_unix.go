@@ -3,9 +3,8 @@
 package app
 
 import (
-	"fmt"
 	"os"
-	"strings"
+	"strconv"
 	"syscall"
 
 	"github.com/senclaw/sandbox/app/sandboxuid"
@@ -15,15 +14,21 @@ import (
 // modification time; useradd replaces them by rename, a new inode): when
 // it differs, they are read again.
 func accountFiles(sys sandboxuid.System) string {
-	var b strings.Builder
-	for _, p := range []string{sys.Passwd, sys.Group, sys.Subuid, sys.Subgid} {
+	// Read at every run: one buffer, no formatting of boxed numbers.
+	b := make([]byte, 0, 4*64)
+	for _, p := range [...]string{sys.Passwd, sys.Group, sys.Subuid, sys.Subgid} {
 		if fi, err := os.Stat(p); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				fmt.Fprintf(&b, "%d:%d:%d;", st.Ino, st.Size, fi.ModTime().UnixNano())
+				b = strconv.AppendUint(b, uint64(st.Ino), 10)
+				b = append(b, ':')
+				b = strconv.AppendInt(b, st.Size, 10)
+				b = append(b, ':')
+				b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 10)
+				b = append(b, ';')
 				continue
 			}
 		}
-		b.WriteString("-;")
+		b = append(b, "-;"...)
 	}
-	return b.String()
+	return string(b)
 }
