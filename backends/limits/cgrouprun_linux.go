@@ -121,8 +121,7 @@ func (cg *Cgroups) has(c, file string) bool {
 	if d == "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(d, file))
-	return err == nil
+	return exists(filepath.Join(d, file))
 }
 
 func (cg *Cgroups) write(c, file, value string) error {
@@ -130,7 +129,7 @@ func (cg *Cgroups) write(c, file, value string) error {
 	if d == "" {
 		return fmt.Errorf("setting %s: the %s controller is not available", file, c)
 	}
-	if err := os.WriteFile(filepath.Join(d, file), []byte(value), 0o644); err != nil {
+	if err := writeSmall(filepath.Join(d, file), []byte(value)); err != nil {
 		return fmt.Errorf("setting %s: %w", file, err)
 	}
 	return nil
@@ -139,7 +138,7 @@ func (cg *Cgroups) write(c, file, value string) error {
 // Add moves pid into every cgroup of the run.
 func (cg *Cgroups) Add(pid int) error {
 	for _, d := range cg.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		if err := writeSmall(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid))); err != nil {
 			return fmt.Errorf("moving pid %d into %s: %w", pid, d, err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 
@@ -116,7 +115,7 @@ func (cg *Cgroups) JoinThread() (leave func() error, err error) {
 
 // joinSelf moves the calling thread into the v1 cgroup dir.
 func joinSelf(dir string) error {
-	return os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0o644)
+	return writeSmall(filepath.Join(dir, "tasks"), []byte("0"))
 }
 
 // threadCgroups maps each controller of mounts to the directory of the
