@@ -125,7 +125,9 @@ func (w *recordWriter) write(queue []queuedRecord, touches map[string]time.Time)
 	items := make([]store.RunItem, len(queue))
 	var ahead []store.AheadEdit
 	for i, q := range queue {
-		items[i] = store.RunItem{ID: q.rec.ID, SandboxID: q.rec.SandboxID, Value: q.rec}
+		// The record by its address: as a value it would be copied to
+		// the heap to go in an interface.
+		items[i] = store.RunItem{ID: q.rec.ID, SandboxID: q.rec.SandboxID, Value: &queue[i].rec}
 		ahead = append(ahead, q.ahead...)
 	}
 	edits := make(map[string]store.SandboxEdit, len(touches))

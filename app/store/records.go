@@ -129,7 +129,14 @@ func (s *Store) WriteWith(runs []RunItem, edits map[string]SandboxEdit, ahead []
 			return nil
 		}
 		bucket := tx.Bucket(bucketRuns)
-		n := runCount(tx)
+		// Run ids sort by their start, so runs go in at the end: pages
+		// split full rather than half full (bbolt's default, for keys
+		// in any order) keep half as many pages, and every write reads
+		// half as many entries on its way to the last page.
+		bucket.FillPercent = 1
+		index := tx.Bucket(bucketRunIndex)
+		counted := runCount(tx)
+		n := counted
 		for i, r := range runs {
 			if bucket.Get([]byte(r.ID)) == nil {
 				n++
@@ -137,8 +144,11 @@ func (s *Store) WriteWith(runs []RunItem, edits map[string]SandboxEdit, ahead []
 			if err := bucket.Put([]byte(r.ID), encoded[i]); err != nil {
 				return err
 			}
-			if r.SandboxID != "" {
-				idx, err := tx.Bucket(bucketRunIndex).CreateBucketIfNotExists([]byte(r.SandboxID))
+			// A record saved again (a run's end after its start) is
+			// in the index already: putting it again would rewrite
+			// the index's pages for nothing.
+			if r.SandboxID != "" && !indexed(index, r.SandboxID, r.ID) {
+				idx, err := index.CreateBucketIfNotExists([]byte(r.SandboxID))
 				if err != nil {
 					return err
 				}
@@ -147,16 +157,31 @@ func (s *Store) WriteWith(runs []RunItem, edits map[string]SandboxEdit, ahead []
 				}
 			}
 		}
-		return s.prune(tx, n)
+		return s.prune(tx, counted, n)
 	})
 }
 
+// indexed reports whether run id is in sandboxID's index.
+func indexed(index *bolt.Bucket, sandboxID, id string) bool {
+	sb := index.Bucket([]byte(sandboxID))
+	if sb == nil {
+		return false
+	}
+	k, _ := sb.Cursor().Seek([]byte(id))
+	return string(k) == id
+}
+
 // prune deletes the oldest runs beyond maxRuns, with their index entries,
-// and saves the new count. n is the number of runs now stored.
-func (s *Store) prune(tx *bolt.Tx, n int) error {
+// and saves the new count. n is the number of runs now stored, counted
+// what runCount said before the writes: an unchanged count is not
+// written again.
+func (s *Store) prune(tx *bolt.Tx, counted, n int) error {
 	runs := tx.Bucket(bucketRuns)
 	extra := n - s.maxRuns
 	if extra <= 0 {
+		if n == counted {
+			return nil
+		}
 		return writeRunCount(tx, n)
 	}
 	type victim struct{ id, sandbox string }

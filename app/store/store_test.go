@@ -70,6 +70,9 @@ func TestRunsArePrunedOldestFirst(t *testing.T) {
 	if n, _ := s.CountRuns(); n != 3 {
 		t.Fatalf("count after update = %d", n)
 	}
+	if got := strings.Join(listIDs(t, s, "a", 0), ","); got != "r05,r03" {
+		t.Fatalf("runs of a after an update = %s", got)
+	}
 	if got := listIDs(t, s, "", 1); len(got) != 1 || got[0] != "r05" {
 		t.Fatalf("limit 1 = %v", got)
 	}
@@ -310,5 +313,38 @@ func TestAVersionNoEngineWroteIsDamage(t *testing.T) {
 		if !errors.As(err, &de) || !strings.Contains(err.Error(), "which no engine writes") {
 			t.Fatalf("version %x: %v", raw, err)
 		}
+	}
+}
+
+// Runs go in at the end of their bucket, which keeps its pages full:
+// half-full pages (bbolt's split for keys in any order) would double
+// what every run's write reads.
+func TestRunPagesAreFilled(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	type fat struct {
+		run
+		Stdout string `json:"stdout"`
+	}
+	for i := 0; i < 200; i++ {
+		id := fmt.Sprintf("r%04d", i)
+		if err := s.PutRun(id, "sb", fat{run{id, "sb"}, strings.Repeat("x", 300)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketRuns).Stats()
+		fill := float64(st.LeafInuse) / float64(st.LeafAlloc)
+		if fill < 0.8 {
+			t.Errorf("the runs' leaf pages are %.0f%% full (%d pages), want at least 80%%", fill*100, st.LeafPageN)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

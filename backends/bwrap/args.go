@@ -357,7 +357,11 @@ func cover(kind PathKind, at string) []string {
 // value (a variable of the run's environment) pass options of its own, so
 // it is refused.
 func ArgsData(opts []string) ([]byte, error) {
-	var b []byte
+	n := 0
+	for _, o := range opts {
+		n += len(o) + 1
+	}
+	b := make([]byte, 0, n)
 	for _, o := range opts {
 		if strings.IndexByte(o, 0) >= 0 {
 			return nil, fmt.Errorf("refusing a bwrap option that holds a NUL byte: %q", o)

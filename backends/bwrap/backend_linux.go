@@ -666,27 +666,37 @@ func waitConsumed(ctx context.Context, w *os.File, exited <-chan struct{}) error
 	if err != nil {
 		return fmt.Errorf("waiting for bwrap: %w", err)
 	}
+	// One look, one timer for every wait: it polls a few times a run.
+	var n int
+	look := func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }
+	var wait *time.Timer
 	deadline := time.Now().Add(setupTimeout)
 	for delay := 50 * time.Microsecond; ; delay = min(delay*3/2, 200*time.Microsecond) {
-		n := -1
-		cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		n = -1
+		cerr := raw.Control(look)
 		if cerr != nil || err != nil {
 			return fmt.Errorf("waiting for bwrap: %w", errors.Join(cerr, err))
 		}
 		if n == 0 {
 			return nil
 		}
+		if wait == nil {
+			wait = time.NewTimer(delay)
+			defer wait.Stop()
+		} else {
+			wait.Reset(delay)
+		}
 		select {
 		case <-exited:
 			// A quick command can read the byte, run and exit between two
 			// looks: only an unread byte means setup failed.
-			if cerr := raw.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr == nil && err == nil && n == 0 {
+			if cerr := raw.Control(look); cerr == nil && err == nil && n == 0 {
 				return nil
 			}
 			return errSetupExit
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for bwrap: %w", ctx.Err())
-		case <-time.After(delay):
+		case <-wait.C:
 		}
 		if time.Now().After(deadline) {
 			return errors.New("waiting for bwrap: setup took too long")

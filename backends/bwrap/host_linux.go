@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/senclaw/sandbox/backends"
 )
 
@@ -25,13 +27,15 @@ func detectHost(spec *backends.Spec, scan *backends.RuntimeScan) Host {
 	if spec.FsMode != backends.FsOpen {
 		h.Prefixes = installPrefixes(envPath(spec.Env), "/opt", scan)
 	}
-	for _, p := range backends.SystemRoots() {
-		fi, err := os.Lstat(p)
-		if err != nil {
+	roots := backends.SystemRoots()
+	h.Roots = make([]Root, 0, len(roots))
+	for _, p := range roots {
+		var st unix.Stat_t
+		if statPath(p, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
 		}
 		r := Root{Path: p}
-		if fi.Mode()&os.ModeSymlink != 0 {
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			target, err := os.Readlink(p)
 			if err != nil {
 				continue
@@ -89,7 +93,8 @@ func envPath(env []string) string {
 // kindOf says what p is for a mask. Stat follows links, so a symlink is
 // masked by what it points to in the sandbox's view of the same path.
 func kindOf(p string) PathKind {
-	fi, err := os.Stat(p)
+	var st unix.Stat_t
+	err := statPath(p, &st, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Absent
@@ -97,9 +102,20 @@ func kindOf(p string) PathKind {
 		// Unknown: mask it as a directory; if that is wrong bwrap fails
 		// and nothing runs.
 		return Dir
-	case fi.IsDir():
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return Dir
 	default:
 		return File
+	}
+}
+
+// statPath is os.Stat, or os.Lstat with flags AT_SYMLINK_NOFOLLOW,
+// into st, which the caller keeps: every run's bwrap looks at a dozen
+// paths, and os makes a FileInfo or a PathError of each.
+func statPath(p string, st *unix.Stat_t, flags int) error {
+	for {
+		if err := unix.Fstatat(unix.AT_FDCWD, p, st, flags); err != unix.EINTR {
+			return err
+		}
 	}
 }

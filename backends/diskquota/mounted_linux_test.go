@@ -1,8 +1,10 @@
 package diskquota
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -47,5 +49,25 @@ func TestMountedReadsTheMountTable(t *testing.T) {
 	}
 	if Mounted(spaced) {
 		t.Errorf("Mounted(%q) is true after Unmount", spaced)
+	}
+	// A table longer than one read of its buffer is read to its end.
+	many := testutil.SandboxDir(t, "senclaw-mounted-many-")
+	var last string
+	for i := 0; i < 80; i++ {
+		dir := filepath.Join(many, fmt.Sprintf("%03d-%s", i, strings.Repeat("m", 200)))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+		last = dir
+	}
+	if b, _ := os.ReadFile("/proc/self/mountinfo"); len(b) <= 16<<10 {
+		t.Fatalf("the mount table is %d bytes, not longer than one read", len(b))
+	}
+	if !Mounted(last) {
+		t.Errorf("Mounted(%q) is false for the last of 80 tmpfs", last)
 	}
 }

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -120,8 +121,7 @@ func (cg *Cgroups) has(c, file string) bool {
 	if d == "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(d, file))
-	return err == nil
+	return exists(filepath.Join(d, file))
 }
 
 func (cg *Cgroups) write(c, file, value string) error {
@@ -129,7 +129,7 @@ func (cg *Cgroups) write(c, file, value string) error {
 	if d == "" {
 		return fmt.Errorf("setting %s: the %s controller is not available", file, c)
 	}
-	if err := os.WriteFile(filepath.Join(d, file), []byte(value), 0o644); err != nil {
+	if err := writeSmall(filepath.Join(d, file), []byte(value)); err != nil {
 		return fmt.Errorf("setting %s: %w", file, err)
 	}
 	return nil
@@ -138,7 +138,7 @@ func (cg *Cgroups) write(c, file, value string) error {
 // Add moves pid into every cgroup of the run.
 func (cg *Cgroups) Add(pid int) error {
 	for _, d := range cg.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		if err := writeSmall(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid))); err != nil {
 			return fmt.Errorf("moving pid %d into %s: %w", pid, d, err)
 		}
 	}
@@ -150,7 +150,8 @@ func (cg *Cgroups) Procs() []int {
 	seen := map[int]bool{}
 	var out []int
 	for _, d := range cg.dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		// Read at every run's end, when it is most often empty.
+		b, err := readSmall(filepath.Join(d, "cgroup.procs"), 64)
 		if err != nil {
 			continue
 		}
@@ -210,12 +211,12 @@ func (cg *Cgroups) OOMKilled() bool {
 	if d == "" {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(d, file))
+	b, err := readSmall(filepath.Join(d, file), 256)
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if n, ok := strings.CutPrefix(line, "oom_kill "); ok && strings.TrimSpace(n) != "0" {
+	for line := range bytes.Lines(b) {
+		if n, ok := bytes.CutPrefix(line, []byte("oom_kill ")); ok && string(bytes.TrimSpace(n)) != "0" {
 			return true
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 
@@ -116,7 +115,7 @@ func (cg *Cgroups) JoinThread() (leave func() error, err error) {
 
 // joinSelf moves the calling thread into the v1 cgroup dir.
 func joinSelf(dir string) error {
-	return os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0o644)
+	return writeSmall(filepath.Join(dir, "tasks"), []byte("0"))
 }
 
 // threadCgroups maps each controller of mounts to the directory of the
@@ -129,14 +128,9 @@ func threadCgroups(mounts map[string]string) (map[string]string, error) {
 // every run on cgroup v1: one read into a small buffer (the file is a
 // line a hierarchy), the whole file only when it is larger.
 func cgroupsIn(file string, mounts map[string]string) (map[string]string, error) {
-	buf, whole, err := readHead(file, 1024)
+	buf, err := readSmall(file, 1024)
 	if err != nil {
 		return nil, err
-	}
-	if !whole {
-		if buf, err = os.ReadFile(file); err != nil {
-			return nil, err
-		}
 	}
 	out := make(map[string]string, len(mounts))
 	for len(buf) > 0 {

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,43 @@ func TestCgroupsInReadsEveryLine(t *testing.T) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestCgroupFilesAreReadWhole: the run's cgroup files are read into a
+// small buffer first; a longer list of pids, or events, is still read
+// to its end.
+func TestCgroupFilesAreReadWhole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var want []int
+	var procs strings.Builder
+	for pid := 100000; pid < 100040; pid++ {
+		want = append(want, pid)
+		fmt.Fprintf(&procs, "%d\n", pid)
+	}
+	events := strings.Repeat("low 0\n", 60) + "oom_kill 1\n"
+	for name, text := range map[string]string{"cgroup.procs": procs.String(), "memory.events": events} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cg := &Cgroups{version: 2, dirs: map[string]string{"": dir}}
+	if got := cg.Procs(); !slices.Equal(got, want) {
+		t.Errorf("Procs = %v, want %v", got, want)
+	}
+	if !cg.OOMKilled() {
+		t.Error("OOMKilled = false past the first read of memory.events")
+	}
+	for _, n := range []int{0, 63, 64, 65, 200} {
+		text := strings.Repeat("y", n)
+		file := filepath.Join(dir, fmt.Sprintf("f%d", n))
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := readSmall(file, 64); err != nil || string(got) != text {
+			t.Errorf("readSmall of %d bytes: %d bytes, %v", n, len(got), err)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -230,26 +229,6 @@ func realIDs(pid int) (uid, gid int, err error) {
 		return 0, 0, fmt.Errorf("pid %d runs as uid %d gid %d; refusing to borrow root ids", pid, uid, gid)
 	}
 	return uid, gid, nil
-}
-
-// readHead reads at most size bytes of the file name into a buffer of
-// its own (a /proc file read for every run: no whole-file read and
-// growth); whole says the file ended within them.
-func readHead(name string, size int) (data []byte, whole bool, err error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	buf := make([]byte, size)
-	n, err := io.ReadFull(f, buf)
-	switch {
-	case err == nil:
-		return buf, false, nil
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return buf[:n], true, nil
-	}
-	return nil, false, err
 }
 
 // statusID is the first number of the line key begins in a /proc status
