@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 const pageSize = 4096
@@ -249,4 +251,28 @@ func TestOpenSurvivesRandomDamage(t *testing.T) {
 	if damagedN < 100 {
 		t.Fatalf("only %d of 300 garbled stores were found damaged", damagedN)
 	}
+}
+
+// TestAStoreThatLostItsMetaBucketIsDamaged: a root page that lost the
+// meta bucket but kept the others (one variant of random damage seen in
+// TestOpenSurvivesRandomDamage) is damage, not a new file to make the
+// buckets in again (which failed with "bucket already exists").
+func TestAStoreThatLostItsMetaBucketIsDamaged(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lost-meta.db")
+	filledStore(t, path, 10)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketMeta) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(path, Options{})
+	var de *DamagedError
+	if !errors.As(err, &de) || !strings.Contains(de.Reason, "meta bucket is missing") {
+		t.Fatalf("Open of a store without its meta bucket: %v, want a DamagedError that says so", err)
+	}
+	os.Remove(de.Kept)
 }

@@ -43,6 +43,14 @@ var migrations = map[int]func(tx *bolt.Tx) error{
 	7: migrateSecurity,  // principals.go
 }
 
+// clipKey is k for a message: at most 32 bytes.
+func clipKey(k []byte) []byte {
+	if len(k) > 32 {
+		return k[:32]
+	}
+	return k
+}
+
 func readVersion(tx *bolt.Tx) int {
 	b := tx.Bucket(bucketMeta)
 	if b == nil {
@@ -68,6 +76,12 @@ func (s *Store) migrate() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		v := readVersion(tx)
 		if v == 0 && tx.Bucket(bucketMeta) == nil {
+			// A new file holds nothing; one that holds buckets but not
+			// the meta bucket lost it (a damaged root page), and is not
+			// made again over what is left.
+			if k, _ := tx.Cursor().First(); k != nil {
+				return versionDamage(fmt.Sprintf("the meta bucket is missing, but the store holds %q and more: its root is damaged", clipKey(k)))
+			}
 			for _, name := range [][]byte{bucketMeta, bucketSettings, bucketSandboxes, bucketRuns, bucketRunIndex, bucketEvents, bucketSchedules, bucketApps, bucketTokens, bucketTenants, bucketSecurity} {
 				if _, err := tx.CreateBucket(name); err != nil {
 					return fmt.Errorf("creating bucket %s: %w", name, err)
