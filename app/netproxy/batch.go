@@ -113,11 +113,10 @@ func (w heldWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// answerBody is the body of an answer being written through bw: before
-// a read that would wait for the host it flushes what bw holds, so that
-// the sandbox gets each part of an answer as soon as the host has sent
-// it (a stream of events is not held back), and a download is written
-// in writes as large as what has come.
+// answerBody is the body of a short answer being written through bw:
+// before a read that would wait for the host it flushes what bw holds,
+// so that the sandbox gets each part of an answer as soon as the host
+// has sent it.
 type answerBody struct {
 	io.ReadCloser
 	bw *bufio.Writer
@@ -131,6 +130,216 @@ func (a *answerBody) Read(p []byte) (int, error) {
 		}
 	}
 	return a.ReadCloser.Read(p)
+}
+
+// aheadBody is the body of a long answer (or one of unknown length)
+// being written through bw. A goroutine of its own reads the host's
+// answer (and decrypts it) while the one that writes to the sandbox
+// encrypts and writes what came before: a download costs the slower of
+// the two, not their sum. Before
+// a read that would wait for the host it flushes what bw holds, so that
+// the sandbox gets each part of an answer as soon as the host has sent
+// it (a stream of events is not held back), and a download is written
+// in writes as large as what has come.
+type aheadBody struct {
+	body io.ReadCloser
+	bw   *bufio.Writer
+	up   *upstream
+	// full carries what the reader read, in order; the reader stops at
+	// the first error (io.EOF at the end) or when stop is closed.
+	full chan aheadChunk
+	stop chan struct{}
+	done chan struct{}
+	cur  aheadChunk
+	off  int
+	once sync.Once
+}
+
+// aheadChunk is one part of an answer read ahead: n bytes of buf, then
+// err (nil but at the end).
+type aheadChunk struct {
+	buf *[]byte
+	n   int
+	err error
+}
+
+// Bounds of what is read ahead: aheadChunks of at most aheadSize bytes,
+// at most aheadChunks of them waiting to be written.
+const (
+	aheadSize   = 64 << 10
+	aheadChunks = 4
+)
+
+var aheadBufs = sync.Pool{New: func() any { b := make([]byte, aheadSize); return &b }}
+
+// newAheadBody starts reading body, the answer of up, ahead.
+func newAheadBody(body io.ReadCloser, bw *bufio.Writer, up *upstream) *aheadBody {
+	a := &aheadBody{body: body, bw: bw, up: up, full: make(chan aheadChunk, aheadChunks), stop: make(chan struct{}), done: make(chan struct{})}
+	go a.readAhead()
+	return a
+}
+
+// readAhead reads the answer into chunks: each takes what has come and
+// does not wait for more (up.ready), so that a part the host sent alone
+// is passed on alone.
+func (a *aheadBody) readAhead() {
+	defer close(a.done)
+	for {
+		c := a.readChunk()
+		select {
+		case a.full <- c:
+		case <-a.stop:
+			aheadBufs.Put(c.buf)
+			return
+		}
+		if c.err != nil {
+			return
+		}
+	}
+}
+
+// readChunk reads the next chunk: what has come, up to aheadSize.
+func (a *aheadBody) readChunk() aheadChunk {
+	b := aheadBufs.Get().(*[]byte)
+	n, err := a.body.Read(*b)
+	for err == nil && n < len(*b) && a.up.ready() {
+		var m int
+		m, err = a.body.Read((*b)[n:])
+		n += m
+	}
+	return aheadChunk{buf: b, n: n, err: err}
+}
+
+// next makes a.cur hold what is to be written next, waiting for the
+// reader if need be (what bw holds is written first), or returns the
+// error that ends the answer (io.EOF at its end).
+func (a *aheadBody) next() error {
+	for a.off == a.cur.n {
+		if a.cur.err != nil {
+			return a.cur.err
+		}
+		a.giveBack()
+		var ok bool
+		select {
+		case a.cur, ok = <-a.full:
+		default:
+			if a.bw.Buffered() > 0 {
+				if err := a.bw.Flush(); err != nil {
+					return err
+				}
+			}
+			a.cur, ok = <-a.full
+		}
+		if !ok {
+			return io.ErrClosedPipe
+		}
+		a.off = 0
+	}
+	return nil
+}
+
+func (a *aheadBody) Read(p []byte) (int, error) {
+	if err := a.next(); err != nil {
+		return 0, err
+	}
+	n := copy(p, (*a.cur.buf)[a.off:a.cur.n])
+	a.off += n
+	return n, nil
+}
+
+// WriteTo writes the rest of the answer to w, each part as it was read:
+// no copy through a buffer of the caller's.
+func (a *aheadBody) WriteTo(w io.Writer) (int64, error) { return a.writeTo(w, -1) }
+
+// writeTo writes at most limit bytes of the answer (all of it when
+// limit < 0) to w.
+func (a *aheadBody) writeTo(w io.Writer, limit int64) (int64, error) {
+	var written int64
+	for limit < 0 || written < limit {
+		if err := a.next(); err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return written, err
+		}
+		part := (*a.cur.buf)[a.off:a.cur.n]
+		if limit >= 0 && int64(len(part)) > limit-written {
+			part = part[:limit-written]
+		}
+		n, err := w.Write(part)
+		a.off += n
+		written += int64(n)
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// answerWriter writes answers to the sandbox: small writes (a head, a
+// chunk's size) are collected in bw, and a large one, once what bw holds
+// is written, goes straight to the connection under bw (w) rather than
+// being copied into bw first.
+type answerWriter struct {
+	bw *bufio.Writer
+	w  io.Writer
+}
+
+// directWrite is the size from which a write skips bw: a TLS record's.
+const directWrite = 16 << 10
+
+func (aw answerWriter) Write(p []byte) (int, error) {
+	if len(p) < directWrite {
+		return aw.bw.Write(p)
+	}
+	if err := aw.bw.Flush(); err != nil {
+		return 0, err
+	}
+	return aw.w.Write(p)
+}
+
+// ReadFrom writes a body read ahead (net/http copies a body of known
+// length through an io.LimitedReader) part by part, as WriteTo does;
+// any other reader is copied as io.Copy would.
+func (aw answerWriter) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if a, ok := lr.R.(*aheadBody); ok {
+			n, err := a.writeTo(aw, lr.N)
+			lr.N -= n
+			return n, err
+		}
+	}
+	return io.Copy(struct{ io.Writer }{aw}, r)
+}
+
+func (a *aheadBody) giveBack() {
+	if a.cur.buf != nil {
+		aheadBufs.Put(a.cur.buf)
+		a.cur.buf = nil
+	}
+}
+
+// Close stops the reader and waits for it: a reader still waiting for
+// the host (the answer was not read to its end) is woken by closing the
+// connection, which then serves no other request.
+func (a *aheadBody) Close() error {
+	a.once.Do(func() {
+		close(a.stop)
+		if a.cur.err == nil { // the reader may be waiting for the host
+			select {
+			case <-a.done:
+			default:
+				a.up.broken = true
+				a.up.conn.Close()
+			}
+		}
+		<-a.done
+		a.giveBack()
+		for len(a.full) > 0 {
+			aheadBufs.Put((<-a.full).buf)
+		}
+	})
+	return a.body.Close()
 }
 
 // pooledReader reads through a buffer of upstreamReadBuffer bytes taken

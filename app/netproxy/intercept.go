@@ -128,7 +128,7 @@ func (p *Proxy) serveLooked(c net.Conn, w io.Writer, t target) {
 			return
 		}
 		_ = c.SetReadDeadline(time.Time{})
-		keep, upgraded := p.answerLooked(req, c, br, bw, &up, t)
+		keep, upgraded := p.answerLooked(req, c, br, answerWriter{bw, w}, &up, t)
 		if upgraded || !keep {
 			return
 		}
@@ -142,7 +142,8 @@ const answerBuffer = 128 << 10
 // answerLooked judges req and answers it. keep says whether the client's
 // connection serves another request; upgraded that it became a relay
 // (101 Switching Protocols) and is done.
-func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw *bufio.Writer, upp **upstream, t target) (keep, upgraded bool) {
+func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, aw answerWriter, upp **upstream, t target) (keep, upgraded bool) {
+	bw := aw.bw
 	defer bw.Flush()
 	fail := func(code int, msg string) (bool, bool) {
 		httpError(bw, code, msg)
@@ -289,11 +290,19 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, bw
 		netfwd.Relay(withBuffer(c, br), from)
 		return false, true
 	}
-	resp.Body = &answerBody{ReadCloser: resp.Body, bw: bw, up: up}
+	// A short answer is passed on as it is read; a long one is read
+	// ahead by a goroutine of its own (batch.go), which costs more than
+	// a short answer takes. So is one with trailers, which the reader
+	// fills at the end while the head that announces them is written.
+	if resp.ContentLength >= 0 && resp.ContentLength <= aheadSize || len(resp.Trailer) > 0 {
+		resp.Body = &answerBody{ReadCloser: resp.Body, bw: bw, up: up}
+	} else {
+		resp.Body = newAheadBody(resp.Body, bw, up)
+	}
 	dropHopHeaders(resp.Header, false)
-	// Written through a plain Writer: bw's ReadFrom would read the body
-	// into bw's own buffer, which answerBody flushes.
-	if err := resp.Write(struct{ io.Writer }{bw}); err != nil {
+	// Written through aw, not bw: bw's ReadFrom would read the body into
+	// bw's own buffer, which answerBody flushes.
+	if err := resp.Write(aw); err != nil {
 		up.broken = true
 		up.conn.Close()
 		return false, false
