@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,9 +74,13 @@ func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.Ad
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	name, isTLS, err := innerName(br)
 	_ = c.SetReadDeadline(time.Time{})
-	if errors.Is(err, errHelloTooLarge) || errors.Is(err, errHeadTooLarge) {
-		rule := "the tunnel's first message (" + err.Error() + ") is too large for the proxy to read the name inside, which the sandbox's HTTP rules or secrets may name"
-		ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: "send a smaller TLS ClientHello or request head"}
+	if errors.Is(err, errHelloTooLarge) || errors.Is(err, errHeadTooLarge) || errors.Is(err, errHelloEncrypted) {
+		rule := "the tunnel's first message (" + err.Error() + ") hides the name inside from the proxy, and that name may be one the sandbox's HTTP rules or secrets name"
+		allow := "send a smaller TLS ClientHello or request head"
+		if errors.Is(err, errHelloEncrypted) {
+			allow = "connect without Encrypted Client Hello (ECH)"
+		}
+		ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: allow}
 		p.refuse(id, ref)
 		return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
 	}
@@ -172,7 +177,10 @@ func innerName(br *bufio.Reader) (name string, isTLS bool, err error) {
 		if err != nil {
 			return "", true, err
 		}
-		if hello, whole := clientHello(records); whole {
+		if hello, ech, whole := clientHello(records); whole {
+			if ech {
+				return "", true, errHelloEncrypted
+			}
 			return canonicalHost(hello), true, nil
 		}
 	}
@@ -203,15 +211,27 @@ var errHelloTooLarge = fmt.Errorf("a TLS ClientHello larger than %d bytes", MaxH
 var errHelloSeen = errors.New("the ClientHello was read")
 
 // clientHello parses records, the start of a TLS stream, as crypto/tls
-// does: the ClientHello's server name, and whether the hello was whole.
-func clientHello(records []byte) (serverName string, whole bool) {
+// does: the ClientHello's server name, whether it offers an encrypted
+// ClientHello (whose outer name is not the one inside), and whether the
+// hello was whole.
+func clientHello(records []byte) (serverName string, ech, whole bool) {
 	conn := &helloConn{r: bytes.NewReader(records)}
 	err := tls.Server(conn, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 		serverName = h.ServerName
+		ech = slices.Contains(h.Extensions, extEncryptedClientHello)
 		return nil, errHelloSeen
 	}}).Handshake()
-	return serverName, errors.Is(err, errHelloSeen)
+	return serverName, ech, errors.Is(err, errHelloSeen)
 }
+
+// extEncryptedClientHello is the TLS extension of an encrypted
+// ClientHello (RFC 9849).
+const extEncryptedClientHello = 0xfe0d
+
+// errHelloEncrypted is a ClientHello that hides its server name: on a
+// port the sandbox's HTTP rules or secrets cover, it is refused, since
+// the name inside may be one of theirs.
+var errHelloEncrypted = errors.New("an encrypted TLS ClientHello, whose server name the proxy cannot read")
 
 // helloConn is a connection that reads r and writes nowhere.
 type helloConn struct {

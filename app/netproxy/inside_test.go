@@ -2,6 +2,8 @@ package netproxy
 
 import (
 	"bufio"
+	"crypto/ecdh"
+	"crypto/rand"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -117,4 +119,54 @@ func connect(t *testing.T, addr, target string) net.Conn {
 		t.Fatalf("CONNECT %s: %v %v", target, resp, err)
 	}
 	return withBuffer(c, br)
+}
+
+// TestAnEncryptedClientHelloIsRefusedWhereRulesHold: an encrypted
+// ClientHello (ECH) shows the proxy only its outer name, a cover; inside
+// may be a host the sandbox's rules name. On a port they cover, the
+// tunnel is refused, and the refusal says why.
+func TestAnEncryptedClientHelloIsRefusedWhereRulesHold(t *testing.T) {
+	f := newLookFixture(t, map[string]Rules{}, true)
+	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), "api.test", "tunnel.test")
+	f.rules["e"] = Rules{Network: true, Ports: backends.PortRules{AllowHTTP: []backends.HTTPRule{{Host: fmt.Sprintf("api.test:%d", port), Methods: []string{"GET"}}}}}
+	c := connect(t, f.listen(t, "e"), fmt.Sprintf("tunnel.test:%d", port))
+	tc := tls.Client(c, &tls.Config{ServerName: "api.test", InsecureSkipVerify: true, MinVersion: tls.VersionTLS13, EncryptedClientHelloConfigList: echConfigList(t, "tunnel.test")})
+	_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := tc.Handshake(); err == nil {
+		t.Fatal("a tunnel with an encrypted ClientHello was opened on a port the rules cover")
+	}
+	refused := false
+	for _, r := range f.refusals() {
+		refused = refused || strings.Contains(r.Rule, "encrypted TLS ClientHello")
+	}
+	if !refused {
+		t.Errorf("the refusals do not say why: %+v", f.refusals())
+	}
+}
+
+// echConfigList is an ECHConfigList (RFC 9849) of one X25519 config whose
+// public name is publicName.
+func echConfigList(t *testing.T, publicName string) []byte {
+	t.Helper()
+	key, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u16 := func(b []byte, v int) []byte { return append(b, byte(v>>8), byte(v)) }
+	var c []byte
+	c = append(c, 1)   // config_id
+	c = u16(c, 0x0020) // KEM: DHKEM(X25519, HKDF-SHA256)
+	pub := key.PublicKey().Bytes()
+	c = u16(c, len(pub))
+	c = append(c, pub...)
+	c = u16(c, 4)      // cipher suites
+	c = u16(c, 0x0001) // HKDF-SHA256
+	c = u16(c, 0x0001) // AES-128-GCM
+	c = append(c, 0)   // maximum_name_length
+	c = append(c, byte(len(publicName)))
+	c = append(c, publicName...)
+	c = u16(c, 0) // extensions
+	cfg := u16(u16(nil, 0xfe0d), len(c))
+	cfg = append(cfg, c...)
+	return append(u16(nil, len(cfg)), cfg...)
 }
