@@ -1,6 +1,7 @@
-// Package hostsecrets lists what under a system root other users may not read, walked again only when inotify says the root changed.
+// Package hostsecrets lists what under a system root other users may not read.
 //
-// A host exec runs as the engine's user, and on a root engine that is
+// The list is walked again only when inotify says the root changed. A
+// host exec runs as the engine's user, and on a root engine that is
 // uid 0 without capabilities, which the file modes still let read root's
 // own files (/etc/shadow, /etc/ssl/private) and its groups'. The
 // Landlock domain of a tenant's host exec reads the system roots but

@@ -1,5 +1,8 @@
-// Command senclaw-landlock is the Landlock helper on its own: the engine starts it for every Landlock run and every confined host exec, where its own executable (every package of the engine, all their init) would take about three times as long to start.
+// Command senclaw-landlock is the Landlock helper on its own, which starts sooner than the engine.
 //
+// The engine starts it for every Landlock run and every confined host
+// exec, where its own executable (every package of the engine, all
+// their init) would take about three times as long to start.
 // It is started as the engine's executable would be, with
 // landlock.HelperCommand as its one argument and the setup on fd 3;
 // with --protocol it prints the setup protocol it reads, which the
