@@ -153,6 +153,11 @@ type aheadBody struct {
 	cur  aheadChunk
 	off  int
 	once sync.Once
+	// started says the reader runs: it starts at the first read, once
+	// the answer's head is written, since at its end net/http's body sets
+	// the answer's trailers (those the host did not announce too), which
+	// writing the head reads.
+	started bool
 }
 
 // aheadChunk is one part of an answer read ahead: n bytes of buf, then
@@ -172,11 +177,10 @@ const (
 
 var aheadBufs = sync.Pool{New: func() any { b := make([]byte, aheadSize); return &b }}
 
-// newAheadBody starts reading body, the answer of up, ahead.
+// newAheadBody is body, the answer of up, to be read ahead from its
+// first read on.
 func newAheadBody(body io.ReadCloser, bw *bufio.Writer, up *upstream) *aheadBody {
-	a := &aheadBody{body: body, bw: bw, up: up, full: make(chan aheadChunk, aheadChunks), stop: make(chan struct{}), done: make(chan struct{})}
-	go a.readAhead()
-	return a
+	return &aheadBody{body: body, bw: bw, up: up, full: make(chan aheadChunk, aheadChunks), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // readAhead reads the answer into chunks: each takes what has come and
@@ -214,6 +218,10 @@ func (a *aheadBody) readChunk() aheadChunk {
 // reader if need be (what bw holds is written first), or returns the
 // error that ends the answer (io.EOF at its end).
 func (a *aheadBody) next() error {
+	if !a.started {
+		a.started = true
+		go a.readAhead()
+	}
 	for a.off == a.cur.n {
 		if a.cur.err != nil {
 			return a.cur.err
@@ -324,6 +332,11 @@ func (a *aheadBody) giveBack() {
 // connection, which then serves no other request.
 func (a *aheadBody) Close() error {
 	a.once.Do(func() {
+		if !a.started { // never read: the host's connection holds the answer
+			a.up.broken = true
+			a.up.conn.Close()
+			return
+		}
 		close(a.stop)
 		if a.cur.err == nil { // the reader may be waiting for the host
 			select {

@@ -74,11 +74,14 @@ func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.Ad
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	name, isTLS, err := innerName(br)
 	_ = c.SetReadDeadline(time.Time{})
-	if errors.Is(err, errHelloTooLarge) || errors.Is(err, errHeadTooLarge) || errors.Is(err, errHelloEncrypted) {
+	if errors.Is(err, errHelloTooLarge) || errors.Is(err, errHeadTooLarge) || errors.Is(err, errHelloEncrypted) || errors.Is(err, errHelloUnread) {
 		rule := "the tunnel's first message (" + err.Error() + ") hides the name inside from the proxy, and that name may be one the sandbox's HTTP rules or secrets name"
 		allow := "send a smaller TLS ClientHello or request head"
-		if errors.Is(err, errHelloEncrypted) {
+		switch {
+		case errors.Is(err, errHelloEncrypted):
 			allow = "connect without Encrypted Client Hello (ECH)"
+		case errors.Is(err, errHelloUnread):
+			allow = "begin the TLS connection with its ClientHello, in handshake records only"
 		}
 		ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: allow}
 		p.refuse(id, ref)
@@ -88,13 +91,18 @@ func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.Ad
 		return target{}, false, err
 	}
 	if name == "" {
-		if isTLS {
-			if host := p.ruledHostAt(ctx, r, port, ap.Addr()); host != "" {
-				rule := fmt.Sprintf("a TLS connection that names no server, to %s, an address of %s, which the sandbox's HTTP rules name", ap, host)
-				ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: "connect to " + host + " by its name"}
-				p.refuse(id, ref)
-				return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
+		// A client that names no host, to an address of a host an HTTP
+		// rule names exactly, is refused: TLS without a server name, a
+		// request without Host, or bytes the proxy does not read at all
+		// (the host may still serve them as the ruled host's).
+		if host := p.ruledHostAt(ctx, r, port, ap.Addr()); host != "" {
+			rule := fmt.Sprintf("a connection that names no host the proxy can read (no TLS server name, no HTTP Host), to %s, an address of %s, which the sandbox's HTTP rules name", ap, host)
+			if isTLS {
+				rule = fmt.Sprintf("a TLS connection that names no server, to %s, an address of %s, which the sandbox's HTTP rules name", ap, host)
 			}
+			ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: "connect to " + host + " by its name"}
+			p.refuse(id, ref)
+			return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
 		}
 		return target{}, false, nil
 	}
@@ -128,9 +136,6 @@ func (p *Proxy) ruledHostAt(ctx context.Context, r Rules, port int, addr netip.A
 	return ""
 }
 
-// maxHello bounds the ClientHello the proxy reads a server name from.
-const maxHello = 64 << 10
-
 // innerName reads, without taking it from br, the name the client of a
 // tunnel speaks to: its TLS ClientHello's server name (isTLS), or the
 // Host of its plain HTTP request; "" when it names none or speaks
@@ -140,7 +145,13 @@ func innerName(br *bufio.Reader) (name string, isTLS bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	if first[0] != 0x16 {
+	if first[0] != recordHandshake {
+		// Another TLS record before the ClientHello (a warning alert, which
+		// a server may drop and then read the hello after it) would hide
+		// the name from a reader that takes the stream for no TLS at all.
+		if b, _ := br.Peek(2); len(b) == 2 && b[1] == 3 && b[0] >= recordChangeCipherSpec && b[0] <= recordApplicationData {
+			return "", true, errHelloUnread
+		}
 		if !looksLikeHTTP(br) {
 			return "", false, nil
 		}
@@ -158,18 +169,26 @@ func innerName(br *bufio.Reader) (name string, isTLS bool, err error) {
 		}
 		return canonicalHost(host), false, nil
 	}
-	// A ClientHello may take more than one record: read them until
-	// crypto/tls has seen it whole.
-	n := 0
-	for n < maxHello {
+	// A ClientHello may take more than one record, each of them a
+	// handshake record: their lengths are added up until the handshake
+	// message (whose length its first 4 bytes give) is whole, and then
+	// crypto/tls reads it, once (parsed again at each record, a hello
+	// sent a byte a record would cost the proxy seconds).
+	n, payload, msgLen := 0, 0, -1
+	var msgHead []byte
+	for {
+		if n+recordHeader > br.Size() {
+			return "", true, errHelloTooLarge
+		}
 		hdr, err := br.Peek(n + recordHeader)
 		if err != nil {
 			return "", true, err
 		}
-		if hdr[n] != 0x16 {
-			return "", true, nil
+		if hdr[n] != recordHandshake {
+			return "", true, errHelloUnread
 		}
-		n += recordHeader + (int(hdr[n+3])<<8 | int(hdr[n+4]))
+		size := int(hdr[n+3])<<8 | int(hdr[n+4])
+		n += recordHeader + size
 		if n > br.Size() {
 			return "", true, errHelloTooLarge
 		}
@@ -177,31 +196,62 @@ func innerName(br *bufio.Reader) (name string, isTLS bool, err error) {
 		if err != nil {
 			return "", true, err
 		}
-		if hello, ech, whole := clientHello(records); whole {
-			if ech {
-				return "", true, errHelloEncrypted
+		payload += size
+		if len(msgHead) < 4 {
+			frag := records[n-size:]
+			msgHead = append(msgHead, frag[:min(len(frag), 4-len(msgHead))]...)
+			if len(msgHead) == 4 {
+				msgLen = int(msgHead[1])<<16 | int(msgHead[2])<<8 | int(msgHead[3])
 			}
-			return canonicalHost(hello), true, nil
 		}
+		if msgLen < 0 || payload < 4+msgLen {
+			continue
+		}
+		hello, ech, whole := clientHello(records)
+		switch {
+		case !whole:
+			return "", true, errHelloUnread
+		case ech:
+			return "", true, errHelloEncrypted
+		}
+		return canonicalHost(hello), true, nil
 	}
-	return "", true, nil
 }
 
-// looksLikeHTTP reports whether br begins with an HTTP method and a
-// space.
+// TLS record types.
+const (
+	recordChangeCipherSpec = 0x14
+	recordHandshake        = 0x16
+	recordApplicationData  = 0x17
+)
+
+// errHelloUnread is a TLS stream that does not begin with a ClientHello
+// crypto/tls reads, in handshake records alone: the name a server reads
+// from it, after records it drops or from a hello it reads otherwise, may
+// be one the sandbox's HTTP rules or secrets name.
+var errHelloUnread = errors.New("a TLS stream that does not begin with a ClientHello the proxy can read")
+
+// looksLikeHTTP reports whether br begins with an HTTP method (a token
+// of up to maxMethod characters, in any case: a server may take a method
+// the proxy does not know) and a space.
 func looksLikeHTTP(br *bufio.Reader) bool {
-	b, _ := br.Peek(8)
-	i := bytes.IndexByte(b, ' ')
-	if i < 3 {
-		return false
-	}
-	for _, c := range b[:i] {
-		if c < 'A' || c > 'Z' {
+	for n := 1; n <= maxMethod+1; n++ {
+		b, err := br.Peek(n)
+		if err != nil {
+			return false
+		}
+		switch c := b[n-1]; {
+		case c == ' ':
+			return n > 1
+		case c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0:
 			return false
 		}
 	}
-	return true
+	return false
 }
+
+// maxMethod bounds the method of a request the proxy reads the Host of.
+const maxMethod = 32
 
 // errHelloTooLarge is a ClientHello larger than the proxy reads a name
 // from: the tunnel is refused rather than taken on its CONNECT's word.

@@ -294,7 +294,8 @@ func (p *Proxy) answerLooked(req *http.Request, c net.Conn, br *bufio.Reader, aw
 	// ahead by a goroutine of its own (batch.go), which costs more than
 	// a short answer takes. So is one with trailers, which the reader
 	// fills at the end while the head that announces them is written.
-	if resp.ContentLength >= 0 && resp.ContentLength <= aheadSize || len(resp.Trailer) > 0 {
+	// An answer to HEAD has none to read, whatever its Content-Length.
+	if req.Method == http.MethodHead || resp.ContentLength >= 0 && resp.ContentLength <= aheadSize || len(resp.Trailer) > 0 {
 		resp.Body = &answerBody{ReadCloser: resp.Body, bw: bw, up: up}
 	} else {
 		resp.Body = newAheadBody(resp.Body, bw, up)

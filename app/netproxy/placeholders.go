@@ -121,9 +121,22 @@ func delHeaderAnySpelling(h http.Header, name string) {
 // compressed (gzip or deflate), dropping Content-Encoding and the length
 // that no longer holds; another encoding is an error.
 func decodeForMask(resp *http.Response) error {
-	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
-	if enc == "" || enc == "identity" {
+	// Every Content-Encoding the host sent, in every header line: a
+	// client decodes them all (urllib3 and curl do), not only the first.
+	var encs []string
+	for _, v := range resp.Header.Values("Content-Encoding") {
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.ToLower(strings.TrimSpace(e)); e != "" && e != "identity" {
+				encs = append(encs, e)
+			}
+		}
+	}
+	if len(encs) == 0 {
 		return nil
+	}
+	enc := strings.Join(encs, ", ")
+	if len(encs) > 1 {
+		return fmt.Errorf("it is encoded with %q, more than one encoding, which the proxy does not decode", enc)
 	}
 	var r io.ReadCloser
 	switch enc {
