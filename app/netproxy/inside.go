@@ -66,7 +66,7 @@ func (r Rules) inspectsPort(port int) bool {
 // reads it), that its name did not make the proxy look into: the target
 // to look into under the name the client speaks to inside, or none. The
 // client's first bytes stay in br.
-func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.AddrPort, c net.Conn, br *bufio.Reader) (target, bool, error) {
+func (p *Proxy) lookInside(ctx context.Context, id, host string, port int, ap netip.AddrPort, c net.Conn, br *bufio.Reader) (target, bool, error) {
 	r, ok := p.opts.Rules(id)
 	if !ok || !r.inspectsPort(port) {
 		return target{}, false, nil
@@ -74,6 +74,14 @@ func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.Ad
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	name, isTLS, err := innerName(br)
 	_ = c.SetReadDeadline(time.Time{})
+	if errors.Is(err, errHelloEncrypted) && name != "" && name == canonicalHost(host) {
+		// An ECH extension whose outer name is the one the tunnel was
+		// opened to: Chromium's and others' GREASE (a random extension
+		// sent to every server), or a real ECH whose front end is that
+		// host, which then answers for the names behind it (the fronting
+		// the proxy cannot see in any case). Judged by that name.
+		err = nil
+	}
 	if errors.Is(err, errHelloTooLarge) || errors.Is(err, errHeadTooLarge) || errors.Is(err, errHelloEncrypted) || errors.Is(err, errHelloUnread) {
 		rule := "the tunnel's first message (" + err.Error() + ") hides the name inside from the proxy, and that name may be one the sandbox's HTTP rules or secrets name"
 		allow := "send a smaller TLS ClientHello or request head"
@@ -105,6 +113,16 @@ func (p *Proxy) lookInside(ctx context.Context, id string, port int, ap netip.Ad
 			return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
 		}
 		return target{}, false, nil
+	}
+	if !isTLS {
+		// A plain HTTP tunnel is served request by request, whatever its
+		// first request names: each later request must name the same
+		// host (serveLooked), so one naming a ruled host cannot follow
+		// one that names another.
+		if tg, look, err := p.lookInto(id, name, port, ap); err != nil || look {
+			return tg, look, err
+		}
+		return target{id: id, host: name, port: port, ap: ap}, true, nil
 	}
 	return p.lookInto(id, name, port, ap)
 }
@@ -212,7 +230,7 @@ func innerName(br *bufio.Reader) (name string, isTLS bool, err error) {
 		case !whole:
 			return "", true, errHelloUnread
 		case ech:
-			return "", true, errHelloEncrypted
+			return canonicalHost(hello), true, errHelloEncrypted
 		}
 		return canonicalHost(hello), true, nil
 	}

@@ -123,24 +123,36 @@ func connect(t *testing.T, addr, target string) net.Conn {
 
 // TestAnEncryptedClientHelloIsRefusedWhereRulesHold: an encrypted
 // ClientHello (ECH) shows the proxy only its outer name, a cover; inside
-// may be a host the sandbox's rules name. On a port they cover, the
-// tunnel is refused, and the refusal says why.
+// may be a host the sandbox's rules name. On a port they cover, a tunnel
+// whose outer name is not the one it was opened to is refused, and the
+// refusal says why; one whose outer name is that host (GREASE, which
+// browsers send to every server) is judged by that name, not refused.
 func TestAnEncryptedClientHelloIsRefusedWhereRulesHold(t *testing.T) {
 	f := newLookFixture(t, map[string]Rules{}, true)
 	port := f.upstream.ServeTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), "api.test", "tunnel.test")
 	f.rules["e"] = Rules{Network: true, Ports: backends.PortRules{AllowHTTP: []backends.HTTPRule{{Host: fmt.Sprintf("api.test:%d", port), Methods: []string{"GET"}}}}}
-	c := connect(t, f.listen(t, "e"), fmt.Sprintf("tunnel.test:%d", port))
-	tc := tls.Client(c, &tls.Config{ServerName: "api.test", InsecureSkipVerify: true, MinVersion: tls.VersionTLS13, EncryptedClientHelloConfigList: echConfigList(t, "tunnel.test")})
-	_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
-	if err := tc.Handshake(); err == nil {
-		t.Fatal("a tunnel with an encrypted ClientHello was opened on a port the rules cover")
+	addr := f.listen(t, "e")
+	hello := func(outer string) {
+		c := connect(t, addr, fmt.Sprintf("tunnel.test:%d", port))
+		tc := tls.Client(c, &tls.Config{ServerName: "api.test", InsecureSkipVerify: true, MinVersion: tls.VersionTLS13, EncryptedClientHelloConfigList: echConfigList(t, outer)})
+		_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
+		_ = tc.Handshake() // the host has no ECH keys: it fails either way
 	}
-	refused := false
-	for _, r := range f.refusals() {
-		refused = refused || strings.Contains(r.Rule, "encrypted TLS ClientHello")
+	said := func() bool {
+		for _, r := range f.refusals() {
+			if strings.Contains(r.Rule, "encrypted TLS ClientHello") {
+				return true
+			}
+		}
+		return false
 	}
-	if !refused {
-		t.Errorf("the refusals do not say why: %+v", f.refusals())
+	hello("tunnel.test")
+	if said() {
+		t.Errorf("an ECH hello whose outer name is the tunnel's host was refused: %+v", f.refusals())
+	}
+	hello("cover.test")
+	if !said() {
+		t.Errorf("an ECH hello with another outer name was not refused: %+v", f.refusals())
 	}
 }
 

@@ -103,7 +103,6 @@ func openFinding(t *testing.T) {
 // reads only that first request's Host, and the DELETE for api.test after
 // it reaches the host. (Open.)
 func TestReviewAPipelinedRequestIsJudged(t *testing.T) {
-	openFinding(t)
 	f := newLookFixture(t, map[string]Rules{}, true)
 	h, seen := methodsSeen()
 	plain := httptest.NewServer(h)

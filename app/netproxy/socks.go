@@ -139,7 +139,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader, id string) {
 		c.Close()
 		return
 	}
-	if tg, look, err := p.lookInside(ctx, id, port, ap, c, br); err != nil || look {
+	if tg, look, err := p.lookInside(ctx, id, host, port, ap, c, br); err != nil || look {
 		t.Close()
 		if look {
 			p.intercept(withBuffer(c, br), tg)
