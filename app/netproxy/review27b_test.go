@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -90,18 +89,11 @@ func TestReviewPlainRequestsATunnelCarries(t *testing.T) {
 	}
 }
 
-// openFinding skips a test of a finding not fixed yet unless
-// SENCLAW_OPEN_FINDINGS=1 (then it fails, as it does until fixed).
-func openFinding(t *testing.T) {
-	if os.Getenv("SENCLAW_OPEN_FINDINGS") != "1" {
-		t.Skip("an open finding of issue #27's review: run with SENCLAW_OPEN_FINDINGS=1 to see it fail")
-	}
-}
-
 // TestReviewAPipelinedRequestIsJudged: a plain HTTP tunnel to the address
-// of a GET-only host whose first request names another host: the proxy
-// reads only that first request's Host, and the DELETE for api.test after
-// it reaches the host. (Open.)
+// of a GET-only host whose first request names another host: the DELETE
+// for api.test pipelined after it never reaches the host, since every
+// request of the tunnel is served by the proxy and held to the first's
+// host.
 func TestReviewAPipelinedRequestIsJudged(t *testing.T) {
 	f := newLookFixture(t, map[string]Rules{}, true)
 	h, seen := methodsSeen()
