@@ -86,6 +86,13 @@ func TestSpaceAppsAttentionOverDBus(t *testing.T) {
 		return false
 	})
 
+	// What is so when the tray first looks is shown, not told: the app
+	// must come to need a restart after that look (the tooltip, "SenClaw
+	// Sandbox" until then, says the first snapshot is in), or there is
+	// nothing to tell.
+	testutil.WaitFor(t, 10*time.Second, "the tray's first look at the engine", func() bool {
+		return strings.HasPrefix(tooltipTitle(t, conn, sender), "SenClaw Sandbox: ")
+	})
 	on := true
 	if r, err := c.SetAppSandbox(ctx, "notes", spaceapps.SandboxPatch{Enabled: &on}); err != nil || !r.NeedsRestart {
 		t.Fatalf("enabling the sandbox: %+v %v", r, err)
