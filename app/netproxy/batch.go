@@ -136,11 +136,10 @@ func (a *answerBody) Read(p []byte) (int, error) {
 // being written through bw. A goroutine of its own reads the host's
 // answer (and decrypts it) while the one that writes to the sandbox
 // encrypts and writes what came before: a download costs the slower of
-// the two, not their sum. Before
-// a read that would wait for the host it flushes what bw holds, so that
-// the sandbox gets each part of an answer as soon as the host has sent
-// it (a stream of events is not held back), and a download is written
-// in writes as large as what has come.
+// the two, not their sum. Before a read that would wait for the host it
+// flushes what bw holds, so that the sandbox gets each part of an answer
+// as soon as the host has sent it (a stream of events is not held back),
+// and a download is written in writes as large as what has come.
 type aheadBody struct {
 	body io.ReadCloser
 	bw   *bufio.Writer

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,18 +76,16 @@ func matchHostPattern(pattern, host string, port int, defaults ...int) bool {
 	if err != nil {
 		return false
 	}
-	if p == 0 {
-		ok := false
-		for _, d := range defaults {
-			ok = ok || d == port
-		}
-		if !ok {
-			return false
-		}
-	} else if p != port {
-		return false
+	return portMatches(p, port, defaults) && matchDomain(host, []string{name})
+}
+
+// portMatches reports whether port is a pattern's port p, or one of the
+// defaults when the pattern gives none (p 0).
+func portMatches(p, port int, defaults []int) bool {
+	if p != 0 {
+		return p == port
 	}
-	return matchDomain(host, []string{name})
+	return slices.Contains(defaults, port)
 }
 
 // MatchHostPattern reports whether host:port (host normalised) is one of

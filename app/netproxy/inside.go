@@ -34,18 +34,7 @@ import (
 func (r Rules) inspectsPort(port int) bool {
 	covers := func(pattern string, defaults ...int) bool {
 		_, p, err := parseHostPattern(pattern)
-		if err != nil {
-			return false
-		}
-		if p != 0 {
-			return p == port
-		}
-		for _, d := range defaults {
-			if d == port {
-				return true
-			}
-		}
-		return false
+		return err == nil && portMatches(p, port, defaults)
 	}
 	for _, h := range r.Ports.AllowHTTP {
 		if covers(h.Host, portHTTPS, portHTTP) {
@@ -91,9 +80,7 @@ func (p *Proxy) lookInside(ctx context.Context, id, host string, port int, ap ne
 		case errors.Is(err, errHelloUnread):
 			allow = "begin the TLS connection with its ClientHello, in handshake records only"
 		}
-		ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: allow}
-		p.refuse(id, ref)
-		return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
+		return target{}, false, p.refuseConnect(id, ap.Addr().String(), port, rule, allow)
 	}
 	if err != nil {
 		return target{}, false, err
@@ -108,9 +95,7 @@ func (p *Proxy) lookInside(ctx context.Context, id, host string, port int, ap ne
 			if isTLS {
 				rule = fmt.Sprintf("a TLS connection that names no server, to %s, an address of %s, which the sandbox's HTTP rules name", ap, host)
 			}
-			ref := Refusal{Kind: KindConnect, Host: ap.Addr().String(), Port: port, Rule: rule, Allow: "connect to " + host + " by its name"}
-			p.refuse(id, ref)
-			return target{}, false, &Denied{Host: ref.Host, Port: port, Rule: rule, Allow: ref.Allow}
+			return target{}, false, p.refuseConnect(id, ap.Addr().String(), port, rule, "connect to "+host+" by its name")
 		}
 		return target{}, false, nil
 	}

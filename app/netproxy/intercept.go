@@ -59,11 +59,17 @@ func (p *Proxy) lookInto(id, host string, port int, ap netip.AddrPort) (target, 
 		return target{}, false, nil
 	}
 	if p.opts.CA == nil {
-		d := &Denied{Host: name, Port: port, Rule: "the sandbox's HTTP rules or secrets name this host, and the proxy has no CA to look into its connections with"}
-		p.refuse(id, Refusal{Kind: KindConnect, Host: name, Port: port, Rule: d.Rule})
-		return target{}, false, d
+		return target{}, false, p.refuseConnect(id, name, port, "the sandbox's HTTP rules or secrets name this host, and the proxy has no CA to look into its connections with", "")
 	}
 	return target{id: id, host: name, port: port, ap: ap}, true, nil
+}
+
+// refuseConnect records the refusal of a connection to host:port by rule
+// (allow says how to allow it) and returns it as the Denied its caller
+// answers with.
+func (p *Proxy) refuseConnect(id, host string, port int, rule, allow string) *Denied {
+	p.refuse(id, Refusal{Kind: KindConnect, Host: host, Port: port, Rule: rule, Allow: allow})
+	return &Denied{Host: host, Port: port, Rule: rule, Allow: allow}
 }
 
 // intercept serves the connection c of a tunnel to t, whose client has

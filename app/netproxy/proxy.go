@@ -149,9 +149,7 @@ func (d *Denied) Error() string {
 func (p *Proxy) decide(ctx context.Context, id, host string, port int) (netip.AddrPort, error) {
 	allow := ""
 	deny := func(rule string, args ...any) (netip.AddrPort, error) {
-		d := &Denied{Host: host, Port: port, Rule: fmt.Sprintf(rule, args...), Allow: allow}
-		p.refuse(id, Refusal{Kind: KindConnect, Host: host, Port: port, Rule: d.Rule, Allow: allow})
-		return netip.AddrPort{}, d
+		return netip.AddrPort{}, p.refuseConnect(id, host, port, fmt.Sprintf(rule, args...), allow)
 	}
 	r, ok := p.opts.Rules(id)
 	if !ok {
