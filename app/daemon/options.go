@@ -175,6 +175,15 @@ func landlockHelperIn(dirs []string, logger *slog.Logger) string {
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			continue
 		}
+		// The helper runs as the engine's user, root's for a root
+		// engine, before it confines itself: one that another user could
+		// replace, or whose folder they could, is never started.
+		if err := ownExecutable(p); err != nil {
+			if logger != nil {
+				logger.Warn("senclaw-landlock is not used: another user could replace it; the engine starts itself as the Landlock helper.", "path", p, "err", err)
+			}
+			return ""
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		cmd := exec.CommandContext(ctx, p, "--protocol")
 		cmd.Env = backends.HelperEnv()
