@@ -84,11 +84,8 @@ func (e *Engine) hostExec(ctx context.Context, who principal.Principal, path, re
 	} else {
 		where += " with no sandbox (Landlock is not available for host exec: " + conf.why + ")"
 	}
-	switch {
-	case pol == HostPolicyAllow:
-		return conf.ok, nil
-	case pol == HostPolicyWarn && (conf.ok || who.Tenant == ""):
-		if record && e.firstHostWarning(who.Label()+" "+path) {
+	if hostOutcome(pol, conf.ok, who.Tenant) != hostRunRefused {
+		if pol == HostPolicyWarn && record && e.firstHostWarning(who.Label()+" "+path) {
 			e.security.Record(secevents.Event{
 				Kind: EventTenantHostWouldDeny, Principal: who.Label(), Tenant: who.Tenant, Source: "engine", Request: request,
 				Reason: fmt.Sprintf("%s; exec.tenantHostPolicy is warn, so it runs; deny would refuse it", where),
@@ -105,6 +102,24 @@ func (e *Engine) hostExec(ctx context.Context, who principal.Principal, path, re
 		Reason: where + "; " + why,
 	})
 	return false, refused("%s; %s. %s, or the owner sets exec.tenantHostPolicy=allow (senclaw settings set exec.tenantHostPolicy=allow)", where, why, toSandbox(path))
+}
+
+// hostOutcome is what the tenant host policy pol makes of a host exec of
+// a principal other than the owner (of tenant, "" for none), confinable
+// saying whether Landlock can confine it: deny refuses it; allow and
+// warn run it confined where Landlock can, and unconfined where it
+// cannot, but a tenant's under warn, which is refused. Any other policy
+// refuses, as deny does.
+func hostOutcome(pol string, confinable bool, tenant string) string {
+	switch {
+	case pol != HostPolicyAllow && pol != HostPolicyWarn:
+		return hostRunRefused
+	case confinable:
+		return hostRunConfined
+	case pol == HostPolicyWarn && tenant != "":
+		return hostRunRefused
+	}
+	return hostRunUnconfined
 }
 
 // hostWarnEvery spaces out the warnings of one principal's host exec on

@@ -151,15 +151,16 @@ func (e *Engine) directHostExec(ctx context.Context, sb *Sandbox) hostRun {
 	pol := e.tenantHostPolicy()
 	conf := e.hostConfinement(ctx, false)
 	lead := fmt.Sprintf("the direct backend runs commands on this machine: for %s that is host exec, which exec.tenantHostPolicy (%s) governs", who, pol)
-	switch {
-	case pol == HostPolicyDeny:
-		return hostRun{hostRunRefused, lead + "; deny keeps host exec for the owner, so your runs here are refused; use an isolating backend (bwrap, landlock, docker, or none named)"}
-	case conf.ok:
-		return hostRun{hostRunConfined, lead + "; your runs here are confined by Landlock (isolation landlock (host exec)): the workspace and your tenant's directory to write, the system roots to read, nothing else; the fs mode does not apply"}
-	case pol == HostPolicyWarn && who.Tenant != "":
-		return hostRun{hostRunRefused, lead + "; Landlock is not available for host exec (" + conf.why + "), and under warn a tenant's commands never run unconfined on the host, so your runs here are refused; use an isolating backend"}
+	switch state := hostOutcome(pol, conf.ok, who.Tenant); {
+	case pol != HostPolicyAllow && pol != HostPolicyWarn:
+		return hostRun{state, lead + "; deny keeps host exec for the owner, so your runs here are refused; use an isolating backend (bwrap, landlock, docker, or none named)"}
+	case state == hostRunConfined:
+		return hostRun{state, lead + "; your runs here are confined by Landlock (isolation landlock (host exec)): the workspace and your tenant's directory to write, the system roots to read, nothing else; the fs mode does not apply"}
+	case state == hostRunRefused:
+		return hostRun{state, lead + "; Landlock is not available for host exec (" + conf.why + "), and under warn a tenant's commands never run unconfined on the host, so your runs here are refused; use an isolating backend"}
+	default:
+		return hostRun{state, lead + "; Landlock is not available for host exec (" + conf.why + "), so your runs here are unconfined (a command naming a tenant's directory is refused)"}
 	}
-	return hostRun{hostRunUnconfined, lead + "; Landlock is not available for host exec (" + conf.why + "), so your runs here are unconfined (a command naming a tenant's directory is refused)"}
 }
 
 // backend is the backend whose rules the caller's runs get: Landlock's
