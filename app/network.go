@@ -126,7 +126,7 @@ func (e *Engine) netRules(id string) (netproxy.Rules, bool) {
 func (e *Engine) netDir(id string) string { return filepath.Join(e.opts.DataDir, "net", id) }
 
 // ErrNoForwarder explains how to get the forwarder.
-const noForwarder = "this run needs network (the network is on or port rules are set), which on Linux goes through the engine's proxy and its in-sandbox forwarder senclaw-netfwd, and no forwarder was found next to the senclaw executable or on PATH; build it with `make build`, or `CGO_ENABLED=0 go build -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd` and put it next to senclaw. Runs with the network off work without it"
+const noForwarder = "this run needs network (the network is on or port rules are set), which on Linux goes through the engine's proxy and its in-sandbox forwarder senclaw-netfwd, and no forwarder was found next to the senclaw executable or on PATH (one in a folder another user may write is passed over, and the engine's log says so); build it with `make build`, or `CGO_ENABLED=0 go build -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd` and put it next to senclaw. Runs with the network off work without it"
 
 // plumbNetwork gives spec the network plumbing its sandbox's rules ask
 // for, and returns what to call when the run ends. A backend without a

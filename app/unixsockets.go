@@ -15,7 +15,7 @@ import (
 // backends/unixguard, which lets it reach only the sockets in its own
 // places, the engine's proxy and the settings' allowedSockets.
 
-const noForwarderGuard = "every bwrap run needs the in-sandbox forwarder senclaw-netfwd, which loads the Unix socket guard before the command (and relays the network when it is on), and no forwarder was found next to the senclaw executable or on PATH; build it with `make build`, or `CGO_ENABLED=0 go build -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd` and put it next to senclaw"
+const noForwarderGuard = "every bwrap run needs the in-sandbox forwarder senclaw-netfwd, which loads the Unix socket guard before the command (and relays the network when it is on), and no forwarder was found next to the senclaw executable or on PATH (one in a folder another user may write is passed over, and the engine's log says so); build it with `make build`, or `CGO_ENABLED=0 go build -o senclaw-netfwd ./backends/netfwd/cmd/senclaw-netfwd` and put it next to senclaw"
 
 // guardUnixSockets gives a bwrap run the Unix socket guard. Without the
 // forwarder the run is refused; on a kernel that cannot run the guard it

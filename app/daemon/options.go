@@ -45,6 +45,7 @@ func EngineOptions(dataDirFlag string, getenv func(string) string, logger *slog.
 	// user's engine asks systemd's user manager for a delegated scope
 	// named after its data dir when it may make no cgroup itself.
 	cgroups := limits.NewHost(limits.HostOptions{Scope: "senclaw-" + dataDirHash(dataDir), Getenv: getenv, Logger: logger})
+	forwarder := findForwarder(logger)
 	offered, err := offeredBackends(getenv("SENCLAW_BACKENDS"), append(nativeBackends(home, logger),
 		bwrap.New(bwrap.Options{Logger: logger, Launcher: selfPath(), IDMapDir: filepath.Join(dataDir, "idmap"), Cgroups: cgroups}),
 		landlock.New(landlock.Options{Logger: logger, Cgroups: cgroups, Helper: findLandlockHelper(logger)}),
@@ -55,7 +56,7 @@ func EngineOptions(dataDirFlag string, getenv func(string) string, logger *slog.
 			PoolDir:      filepath.Join(dataDir, "docker-pool"),
 			HardQuota:    true,
 			Owner:        DockerOwner(dataDir),
-			Forwarder:    findForwarder(),
+			Forwarder:    forwarder,
 			Logger:       logger,
 		}),
 		direct.New(direct.Options{Launcher: selfPath(), Reaper: selfPath()}),
@@ -83,7 +84,7 @@ func EngineOptions(dataDirFlag string, getenv func(string) string, logger *slog.
 		Backends:         offered,
 		Logger:           logger,
 		EUID:             euid,
-		Forwarder:        findForwarder(),
+		Forwarder:        forwarder,
 		Disks:            diskquota.NewImages(filepath.Join(dataDir, "disks"), logger),
 		SessionBus:       sessionBus(),
 		// The named Docker engines of the settings carry the same owner
@@ -131,22 +132,41 @@ func selfPath() string {
 // findForwarder finds senclaw-netfwd, the in-sandbox forwarder (it loads
 // the Unix socket guard and relays the network): next to this executable
 // (a build in a clone), in ../lib/senclaw beside it (where make install
-// and the Debian package put it), else on PATH. "" when there is none: the
-// engine then refuses bwrap runs and runs that need network, and says how
-// to build it.
-func findForwarder() string {
+// and the Debian package put it), else on PATH. A candidate that another
+// user could replace, or whose folder they could, is passed over with a
+// warning: the forwarder is what puts the guard in front of every
+// sandboxed command. "" when there is none: the engine then refuses bwrap
+// runs and runs that need network, and says how to build it.
+func findForwarder(logger *slog.Logger) string {
+	var candidates []string
 	if self := selfPath(); self != "" {
 		dir := filepath.Dir(self)
-		for _, p := range []string{filepath.Join(dir, "senclaw-netfwd"), filepath.Join(dir, "..", "lib", "senclaw", "senclaw-netfwd")} {
-			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-				return filepath.Clean(p)
-			}
-		}
+		candidates = append(candidates, filepath.Join(dir, "senclaw-netfwd"), filepath.Join(dir, "..", "lib", "senclaw", "senclaw-netfwd"))
 	}
 	if p, err := exec.LookPath("senclaw-netfwd"); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
-			return abs
+			candidates = append(candidates, abs)
 		}
+	}
+	return forwarderIn(candidates, logger)
+}
+
+// forwarderIn is the first of candidates that is an executable file no
+// other user could replace, "" for none.
+func forwarderIn(candidates []string, logger *slog.Logger) string {
+	for _, p := range candidates {
+		p = filepath.Clean(p)
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		if err := ownExecutable(p); err != nil {
+			if logger != nil {
+				logger.Warn("senclaw-netfwd is not used: another user could replace it; keep it in a folder only root or you may write (make build, or reinstall the package).", "path", p, "err", err)
+			}
+			continue
+		}
+		return p
 	}
 	return ""
 }
