@@ -156,19 +156,28 @@ func findForwarder(logger *slog.Logger) string {
 func forwarderIn(candidates []string, logger *slog.Logger) string {
 	for _, p := range candidates {
 		p = filepath.Clean(p)
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			continue
+		if _, ok := ownHelper(p, logger, "the next one is looked for; keep it in a folder only root or you may write (make build, or reinstall the package)."); ok {
+			return p
 		}
-		if err := ownExecutable(p); err != nil {
-			if logger != nil {
-				logger.Warn("senclaw-netfwd is not used: another user could replace it; keep it in a folder only root or you may write (make build, or reinstall the package).", "path", p, "err", err)
-			}
-			continue
-		}
-		return p
 	}
 	return ""
+}
+
+// ownHelper reports whether p is an executable file (found) and whether
+// no other user could replace it or its folders (ok). One found but not
+// ok is warned of in logger, with instead: what the engine does then.
+func ownHelper(p string, logger *slog.Logger, instead string) (found, ok bool) {
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return false, false
+	}
+	if err := ownExecutable(p); err != nil {
+		if logger != nil {
+			logger.Warn(filepath.Base(p)+" is not used: another user could replace it; "+instead, "path", p, "err", err)
+		}
+		return true, false
+	}
+	return true, true
 }
 
 // findLandlockHelper finds senclaw-landlock, the Landlock helper on its
@@ -191,17 +200,14 @@ func findLandlockHelper(logger *slog.Logger) string {
 func landlockHelperIn(dirs []string, logger *slog.Logger) string {
 	for _, dir := range dirs {
 		p := filepath.Clean(filepath.Join(dir, "senclaw-landlock"))
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			continue
-		}
 		// The helper runs as the engine's user, root's for a root
 		// engine, before it confines itself: one that another user could
 		// replace, or whose folder they could, is never started.
-		if err := ownExecutable(p); err != nil {
-			if logger != nil {
-				logger.Warn("senclaw-landlock is not used: another user could replace it; the engine starts itself as the Landlock helper.", "path", p, "err", err)
-			}
+		found, ok := ownHelper(p, logger, "the engine starts itself as the Landlock helper.")
+		if !found {
+			continue
+		}
+		if !ok {
 			return ""
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
