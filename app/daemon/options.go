@@ -139,9 +139,8 @@ func selfPath() string {
 // runs and runs that need network, and says how to build it.
 func findForwarder(logger *slog.Logger) string {
 	var candidates []string
-	if self := selfPath(); self != "" {
-		dir := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(dir, "senclaw-netfwd"), filepath.Join(dir, "..", "lib", "senclaw", "senclaw-netfwd"))
+	for _, dir := range helperDirs() {
+		candidates = append(candidates, filepath.Join(dir, "senclaw-netfwd"))
 	}
 	if p, err := exec.LookPath("senclaw-netfwd"); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
@@ -187,12 +186,23 @@ func ownHelper(p string, logger *slog.Logger, instead string) (found, ok bool) {
 // with a warning. "" (also off Linux) makes the Landlock backend start
 // this executable as its helper, which works the same and starts slower.
 func findLandlockHelper(logger *slog.Logger) string {
-	self := selfPath()
-	if runtime.GOOS != "linux" || self == "" {
+	if runtime.GOOS != "linux" {
 		return ""
 	}
+	return landlockHelperIn(helperDirs(), logger)
+}
+
+// helperDirs are where the engine's helper binaries are looked for: the
+// folder of this executable (a build in a clone) and ../lib/senclaw
+// beside it (make install, the Debian package); none when this
+// executable's path is unknown.
+func helperDirs() []string {
+	self := selfPath()
+	if self == "" {
+		return nil
+	}
 	dir := filepath.Dir(self)
-	return landlockHelperIn([]string{dir, filepath.Join(dir, "..", "lib", "senclaw")}, logger)
+	return []string{dir, filepath.Join(dir, "..", "lib", "senclaw")}
 }
 
 // landlockHelperIn is the first senclaw-landlock in dirs that reads this
